@@ -1,0 +1,146 @@
+#include "ikbench/kinematics/goal.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "ikbench/kinematics/config.h"
+
+namespace ikbench {
+
+std::string_view toString(GoalKind k) {
+  switch (k) {
+    case GoalKind::kPosition: return "position";
+    case GoalKind::kOrientation: return "orientation";
+    case GoalKind::kPose: return "pose";
+  }
+  return "?";
+}
+
+bool GoalErrors::finite() const {
+  return std::isfinite(position) && std::isfinite(orientation) && std::isfinite(weighted_norm);
+}
+
+int totalRows(const std::vector<Goal>& goals) {
+  int m = 0;
+  for (const Goal& g : goals) m += goalRows(g.kind);
+  return m;
+}
+
+int Problem::rows() const { return totalRows(goals); }
+
+bool Problem::isValid(std::string* why) const {
+  auto fail = [&](std::string msg) {
+    if (why) *why = fmt::format("problem '{}': {}", name, msg);
+    return false;
+  };
+  if (!model) return fail("has no model");
+  if (goals.empty()) return fail("has no goals");
+  for (size_t i = 0; i < goals.size(); ++i) {
+    const Goal& g = goals[i];
+    if (g.body < 0 || g.body >= model->numJoints())
+      return fail(fmt::format("goal {} names body {}, but the model has bodies 0..{}", i, g.body,
+                              model->numJoints() - 1));
+    if (!g.point.allFinite()) return fail(fmt::format("goal {}: effector point is not finite", i));
+    if (hasPosition(g.kind) && !g.target_position.allFinite())
+      return fail(fmt::format("goal {}: target position is not finite", i));
+    if (hasOrientation(g.kind)) {
+      const Eigen::Matrix3d& R = g.target_orientation;
+      if (!R.allFinite()) return fail(fmt::format("goal {}: target orientation is not finite", i));
+      if (!(R.transpose() * R).isApprox(Eigen::Matrix3d::Identity(), 1e-6) || R.determinant() < 0)
+        return fail(fmt::format("goal {}: target orientation is not a rotation matrix", i));
+    }
+    if (!(g.weight > 0.0) || !std::isfinite(g.weight))
+      return fail(fmt::format("goal {}: weight {} must be finite and > 0", i, g.weight));
+    if (!(g.orientation_scale > 0.0) || !std::isfinite(g.orientation_scale))
+      return fail(fmt::format("goal {}: orientation_scale {} must be finite and > 0", i, g.orientation_scale));
+  }
+  std::string qwhy;
+  if (!isValidConfiguration(*model, q0, &qwhy)) return fail("start configuration q0: " + qwhy);
+  return true;
+}
+
+Eigen::Vector3d effectorPosition(const Goal& goal, const Data& data) {
+  return data.world_T_body[goal.body].act(goal.point);
+}
+
+GoalErrors evaluateGoals(const Model& model, const std::vector<Goal>& goals, Data& data) {
+  (void)model;
+  const int m = totalRows(goals);
+  data.resizeGoals(static_cast<int>(goals.size()), m);
+  GoalErrors out;
+  int row = 0;
+  for (size_t i = 0; i < goals.size(); ++i) {
+    const Goal& g = goals[i];
+    const Pose3d& T = data.world_T_body[g.body];
+    double pe = 0.0, oe = 0.0;
+    if (hasPosition(g.kind)) {
+      const Eigen::Vector3d e = g.target_position - T.act(g.point);
+      pe = e.norm();
+      data.residual.segment<3>(row) = g.weight * e;
+      row += 3;
+    }
+    if (hasOrientation(g.kind)) {
+      const Eigen::Vector3d e = so3::log(g.target_orientation * T.R.transpose());
+      oe = e.norm();
+      data.residual.segment<3>(row) = (g.weight * g.orientation_scale) * e;
+      row += 3;
+    }
+    data.goal_position_error[i] = pe;
+    data.goal_orientation_error[i] = oe;
+    out.position = std::max(out.position, pe);
+    out.orientation = std::max(out.orientation, oe);
+    if (std::isnan(pe)) out.position = pe;
+    if (std::isnan(oe)) out.orientation = oe;
+  }
+  out.weighted_norm = data.residual.norm();
+  return out;
+}
+
+void goalJacobian(const Model& model, const std::vector<Goal>& goals, Data& data, JacobianMode mode) {
+  const int m = totalRows(goals);
+  const int nv = model.nv();
+  if (data.J.rows() != m || data.J.cols() != nv) data.J.resize(m, nv);
+  data.J.setZero();
+  if (data.residual.size() != m) data.resizeGoals(static_cast<int>(goals.size()), m);
+  int row = 0;
+  for (const Goal& g : goals) {
+    const bool pos = hasPosition(g.kind), ori = hasOrientation(g.kind);
+    const int rp = row, ro = pos ? row + 3 : row;
+    const double wp = g.weight, wo = g.weight * g.orientation_scale;
+    const Eigen::Vector3d x = data.world_T_body[g.body].act(g.point);
+    // One column: angular part a about pivot (or pure translation t).
+    auto hinge = [&](int col, const Eigen::Vector3d& a, const Eigen::Vector3d& pivot) {
+      if (pos) data.J.col(col).segment<3>(rp) = wp * a.cross(x - pivot);
+      if (ori) data.J.col(col).segment<3>(ro) = wo * a;
+    };
+    auto slider = [&](int col, const Eigen::Vector3d& t) {
+      if (pos) data.J.col(col).segment<3>(rp) = wp * t;
+    };
+    for (int j = g.body; j >= 0; j = model.parent(j)) {
+      const int iv = model.idxV(j);
+      const Eigen::Matrix3d& R = data.world_R_dof[j];
+      const Eigen::Vector3d& pivot = data.world_T_body[j].p;
+      switch (model.type(j)) {
+        case JointType::kRevolute: hinge(iv, R * model.axis(j), pivot); break;
+        case JointType::kPrismatic: slider(iv, R * model.axis(j)); break;
+        case JointType::kBall:
+          for (int k = 0; k < 3; ++k) hinge(iv + k, R.col(k), pivot);
+          break;
+        case JointType::kFree:
+          for (int k = 0; k < 3; ++k) slider(iv + k, R.col(k));
+          for (int k = 0; k < 3; ++k) hinge(iv + 3 + k, R.col(k), pivot);
+          break;
+        case JointType::kFixed: break;
+      }
+    }
+    if (ori && mode == JacobianMode::kExactResidual) {
+      const Eigen::Vector3d e = data.residual.segment<3>(ro) / wo;
+      const Eigen::Matrix3d Jinv = so3::rightJacobianInverse(e);
+      data.J.middleRows<3>(ro) = Jinv * data.J.middleRows<3>(ro);
+    }
+    row += goalRows(g.kind);
+  }
+}
+
+}  // namespace ikbench

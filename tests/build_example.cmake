@@ -1,0 +1,18 @@
+# Run by ctest: install, configure the example against the install, build, run.
+file(REMOVE_RECURSE ${WORK_DIR})
+function(run)
+  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "command failed (${rc}): ${ARGN}\n${out}\n${err}")
+  endif()
+  message(STATUS "${out}")
+endfunction()
+run(${CMAKE_COMMAND} --install ${IKBENCH_BINARY_DIR} --prefix ${WORK_DIR}/prefix)
+set(flags "")
+if(BUILD_TYPE STREQUAL "Debug")
+  set(flags "-DCMAKE_CXX_FLAGS=-fsanitize=address,undefined")
+endif()
+run(${CMAKE_COMMAND} -S ${IKBENCH_SOURCE_DIR}/examples/custom_solver -B ${WORK_DIR}/build
+    -DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix -DCMAKE_BUILD_TYPE=${BUILD_TYPE} ${flags})
+run(${CMAKE_COMMAND} --build ${WORK_DIR}/build)
+run(${WORK_DIR}/build/my_solver_demo)

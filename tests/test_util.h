@@ -1,0 +1,113 @@
+// Shared helpers for the unit tests.
+#pragma once
+
+#include <Eigen/Core>
+#include <memory>
+#include <vector>
+
+#include "ikbench/kinematics/config.h"
+#include "ikbench/kinematics/forward_kinematics.h"
+#include "ikbench/kinematics/goal.h"
+#include "ikbench/kinematics/model.h"
+
+namespace ikbench::test {
+
+inline JointSpec revolute(const std::string& name, int parent, const Eigen::Vector3d& offset,
+                          const Eigen::Vector3d& axis) {
+  JointSpec j;
+  j.name = name;
+  j.parent = parent;
+  j.type = JointType::kRevolute;
+  j.parent_T_joint.p = offset;
+  j.axis = axis;
+  return j;
+}
+
+inline JointSpec fixed(const std::string& name, int parent, const Eigen::Vector3d& offset) {
+  JointSpec j;
+  j.name = name;
+  j.parent = parent;
+  j.type = JointType::kFixed;
+  j.parent_T_joint.p = offset;
+  return j;
+}
+
+// Planar chain in the x-y plane (axes +z), links along +x, with a fixed tip.
+inline std::shared_ptr<const Model> planarChain(const std::vector<double>& lengths) {
+  std::vector<JointSpec> joints;
+  double prev = 0.0;
+  for (size_t i = 0; i < lengths.size(); ++i) {
+    joints.push_back(revolute("j" + std::to_string(i), static_cast<int>(i) - 1, {prev, 0, 0}, {0, 0, 1}));
+    prev = lengths[i];
+  }
+  joints.push_back(fixed("tip", static_cast<int>(lengths.size()) - 1, {prev, 0, 0}));
+  return std::make_shared<const Model>(std::move(joints), "planar");
+}
+
+// Positions of all goal rows' "current" values (position and rotation
+// vector of the body relative to a reference), used by finite differences.
+struct GoalPoses {
+  std::vector<Eigen::Vector3d> p;
+  std::vector<Eigen::Matrix3d> R;
+};
+
+inline GoalPoses goalPoses(const Model& model, const std::vector<Goal>& goals, const Eigen::VectorXd& q) {
+  Data d(model);
+  forwardKinematics(model, q, d);
+  GoalPoses out;
+  for (const Goal& g : goals) {
+    out.p.push_back(d.world_T_body[g.body].act(g.point));
+    out.R.push_back(d.world_T_body[g.body].R);
+  }
+  return out;
+}
+
+// Central finite differences of the geometric Jacobian taken on the tangent
+// space: column k = (pose(integrate(q, h e_k)) - pose(integrate(q, -h e_k))) / 2h,
+// where the rotation part is log(R+ R-^T) / 2h (world-frame angular velocity).
+inline Eigen::MatrixXd numericGeometricJacobian(const Model& model, const std::vector<Goal>& goals,
+                                                const Eigen::VectorXd& q, double h = 1e-6) {
+  const int m = totalRows(goals);
+  Eigen::MatrixXd J(m, model.nv());
+  for (int k = 0; k < model.nv(); ++k) {
+    Eigen::VectorXd dq = Eigen::VectorXd::Zero(model.nv());
+    dq[k] = h;
+    const GoalPoses plus = goalPoses(model, goals, integrate(model, q, dq));
+    const GoalPoses minus = goalPoses(model, goals, integrate(model, q, -dq));
+    int row = 0;
+    for (size_t i = 0; i < goals.size(); ++i) {
+      const Goal& g = goals[i];
+      if (hasPosition(g.kind)) {
+        J.col(k).segment<3>(row) = g.weight * (plus.p[i] - minus.p[i]) / (2 * h);
+        row += 3;
+      }
+      if (hasOrientation(g.kind)) {
+        J.col(k).segment<3>(row) =
+            g.weight * g.orientation_scale * so3::log(plus.R[i] * minus.R[i].transpose()) / (2 * h);
+        row += 3;
+      }
+    }
+  }
+  return J;
+}
+
+// Central finite differences of the residual: -(r(q + h e_k) - r(q - h e_k)) / 2h,
+// the exact derivative that JacobianMode::kExactResidual claims to be.
+inline Eigen::MatrixXd numericResidualJacobian(const Model& model, const std::vector<Goal>& goals,
+                                               const Eigen::VectorXd& q, double h = 1e-6) {
+  Data d(model);
+  Eigen::MatrixXd J(totalRows(goals), model.nv());
+  for (int k = 0; k < model.nv(); ++k) {
+    Eigen::VectorXd dq = Eigen::VectorXd::Zero(model.nv());
+    dq[k] = h;
+    forwardKinematics(model, integrate(model, q, dq), d);
+    evaluateGoals(model, goals, d);
+    const Eigen::VectorXd rp = d.residual;
+    forwardKinematics(model, integrate(model, q, -dq), d);
+    evaluateGoals(model, goals, d);
+    J.col(k) = -(rp - d.residual) / (2 * h);
+  }
+  return J;
+}
+
+}  // namespace ikbench::test
