@@ -1,0 +1,64 @@
+// Suites: named, seeded collections of scenario families, read from JSON
+// suite files (scenarios/data/suites/*.json or a user's own file).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "ikbench/kinematics/goal.h"
+#include "ikbench/solvers/options.h"
+
+namespace ikbench {
+
+// Bad suite file or loader input; what() names the file, line and field and
+// says what was expected.
+class SuiteError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// One family of problems in a suite: one model source and one goal set.
+struct Family {
+  std::string name;  // unique within the suite, e.g. "chain7-position"
+  std::string description;
+  std::vector<Problem> problems;
+  int dof = 0;        // nv of the family's model(s)
+  int effectors = 0;  // goals per problem
+  std::string goal;   // "position" | "orientation" | "pose" | "mixed"
+  // Trajectory / mocap tracking ("previous solution" start policy): problem
+  // i starts from the solver's answer to problem i-1, so the harness runs the
+  // family in order on one thread; problems[i].q0 is used only for i == 0.
+  bool sequential = false;
+};
+
+struct Suite {
+  std::string name;    // "quick", "default", or the file's stem
+  std::string source;  // path of the suite file
+  std::uint64_t seed = 0;  // master seed; every family's seed derives from it
+  SolverOptions options;   // tolerances, iteration cap, budget from the file
+  std::vector<std::string> solvers;  // default solver specs of the suite
+  std::vector<Family> families;
+};
+
+// Directory of the shipped data (scenarios/data): $IKBENCH_DATA_DIR if set,
+// else the source tree's, else the installed copy.
+std::string dataDirectory();
+// Names of the shipped suites (files in <data>/suites/).
+std::vector<std::string> builtinSuiteNames();
+// Loads a shipped suite by name or a suite file by path and builds every
+// family deterministically from the seed (seed_override replaces the file's).
+Suite loadSuite(const std::string& name_or_path, std::optional<std::uint64_t> seed_override = std::nullopt);
+
+// For `ikbench run --urdf FILE`: `samples` random reachable pose targets
+// within limits on the chain base -> tip (whole model's leaves if empty),
+// started at the middle of the limits.
+Family urdfFamily(const std::string& path, const std::string& base, const std::string& tip, int samples,
+                  std::uint64_t seed);
+// For `ikbench run --bvh FILE`: the file's own motion frames as goals (end
+// effector positions per frame), solved in sequence from the previous answer.
+Family bvhFamily(const std::string& path, std::uint64_t seed);
+
+}  // namespace ikbench
