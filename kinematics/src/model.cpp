@@ -51,6 +51,7 @@ Model::Model(std::vector<JointSpec> joints, std::string name)
   const int n = static_cast<int>(joints_.size());
   idx_q_.resize(n);
   idx_v_.resize(n);
+  rest_identity_.resize(n);
   children_.assign(n, {});
   std::unordered_set<std::string> joint_names, body_names;
   for (int i = 0; i < n; ++i) {
@@ -69,6 +70,7 @@ Model::Model(std::vector<JointSpec> joints, std::string name)
     const Eigen::Matrix3d RtR = j.parent_T_joint.R.transpose() * j.parent_T_joint.R;
     if (!RtR.isApprox(Eigen::Matrix3d::Identity(), 1e-6) || j.parent_T_joint.R.determinant() < 0)
       throw ModelError(who + ": parent_T_joint rotation is not a proper rotation matrix");
+    rest_identity_[i] = j.parent_T_joint.R == Eigen::Matrix3d::Identity();
     if (j.type == JointType::kRevolute || j.type == JointType::kPrismatic) {
       if (!j.axis.allFinite()) throw ModelError(who + ": axis contains NaN or infinity");
       const double norm = j.axis.norm();

@@ -51,7 +51,11 @@ void forwardKinematics(const Model& model, const S* q, Pose<S>* world_T_body,
       p = rest.p.template cast<S>();
     } else {
       const Pose<S>& wp = world_T_body[parent];
-      R.noalias() = wp.R * rest.R.template cast<S>();
+      if (model.restRotationIsIdentity(i)) {
+        R = wp.R;
+      } else {
+        R.noalias() = wp.R * rest.R.template cast<S>();
+      }
       p.noalias() = wp.R * rest.p.template cast<S>();
       p += wp.p;
     }

@@ -79,6 +79,8 @@ class Model {
   int parent(int i) const { return joints_[i].parent; }
   const Pose3d& parentTJoint(int i) const { return joints_[i].parent_T_joint; }
   const Eigen::Vector3d& axis(int i) const { return joints_[i].axis; }
+  // True when parent_T_joint has an identity rotation (lets FK skip a product).
+  bool restRotationIsIdentity(int i) const { return rest_identity_[i] != 0; }
   int idxQ(int i) const { return idx_q_[i]; }
   int idxV(int i) const { return idx_v_[i]; }
   int jointNq(int i) const { return configSize(joints_[i].type); }
@@ -115,6 +117,7 @@ class Model {
   std::string name_;
   std::vector<JointSpec> joints_;
   std::vector<int> idx_q_, idx_v_, dof_joint_;
+  std::vector<char> rest_identity_;
   std::vector<std::vector<int>> children_;
   Eigen::VectorXd lower_, upper_, weight_;
   int nq_ = 0, nv_ = 0;
