@@ -67,6 +67,12 @@ class SolveContext {
   bool endIteration(const Eigen::VectorXd& q, const GoalErrors& e, double step_norm, double damping = 0.0);
   // For a backend that stops for its own reason (e.g. a singular system).
   void stop(Status status, std::string message = "");
+  // For a backend whose iterations run inside a library that reports only
+  // their number (KDL's LMA): counts n iterations without trace records; the
+  // next endIteration() records the state they reached as one more iteration.
+  void addIterations(int n) {
+    if (n > 0) iteration_ += n;
+  }
 
   int iteration() const { return iteration_; }
   Status status() const { return status_; }
