@@ -1,0 +1,46 @@
+# Run by ctest (see regress.cmake) on the real harness:
+# 1. the same build, run on the quick suite at 1 thread and at 2 threads,
+#    passes the regression gate against itself (directly and through a
+#    baseline written by `update`);
+# 2. a deliberately weakened solver (dls with max_step=0.05, relabelled as
+#    `dls`) fails it with exit status 1.
+# Only deterministic figures are compared (--no-time): unit tests do not time
+# things. Solvers: IKBENCH_GATE_TEST_SOLVERS (default dls) keeps this cheap
+# under the sanitizers; scripts/ci_gate.sh runs the suite's full list.
+file(REMOVE_RECURSE ${WORK_DIR})
+file(MAKE_DIRECTORY ${WORK_DIR})
+if(DEFINED ENV{IKBENCH_GATE_TEST_SOLVERS})
+  set(solvers $ENV{IKBENCH_GATE_TEST_SOLVERS})
+else()
+  set(solvers dls)
+endif()
+function(run)
+  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  message(STATUS "${ARGN}\n${out}")
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "command failed (${rc}): ${ARGN}\n${out}\n${err}")
+  endif()
+endfunction()
+set(gate ${PYTHON} ${SOURCE_DIR}/scripts/regress.py)
+set(ikb_run ${IKBENCH} run --suite quick --no-trace --progress none)
+
+run(${ikb_run} --solvers ${solvers} --threads 1 --out ${WORK_DIR}/t1)
+run(${ikb_run} --solvers ${solvers} --threads 2 --out ${WORK_DIR}/t2)
+run(${gate} compare ${WORK_DIR}/t1 ${WORK_DIR}/t2 --no-time)
+run(${gate} update ${WORK_DIR}/t1 --baseline ${WORK_DIR}/baseline)
+run(${gate} compare ${WORK_DIR}/baseline ${WORK_DIR}/t2 --no-time)
+
+run(${ikb_run} --solvers dls:max_step=0.05 --threads 2 --out ${WORK_DIR}/weak)
+file(READ ${WORK_DIR}/weak/solves.csv csv)
+string(REPLACE ",dls:max_step=0.05," ",dls," csv "${csv}")
+file(WRITE ${WORK_DIR}/weak/solves.csv "${csv}")
+execute_process(COMMAND ${gate} compare ${WORK_DIR}/baseline ${WORK_DIR}/weak --no-time --allow-missing
+  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+message(STATUS "weakened dls:\n${out}")
+if(NOT rc EQUAL 1)
+  message(FATAL_ERROR "the gate did not fail on a weakened dls (exit ${rc}, expected 1)\n${out}\n${err}")
+endif()
+string(REGEX MATCH "chain7-pose +dls +[0-9]+ [^\n]*REGRESSION" hit "${out}")
+if(NOT hit)
+  message(FATAL_ERROR "the weakened dls is not marked on chain7-pose:\n${out}")
+endif()
