@@ -137,7 +137,13 @@ void goalJacobian(const Model& model, const std::vector<Goal>& goals, Data& data
     if (ori && mode == JacobianMode::kExactResidual) {
       const Eigen::Vector3d e = data.residual.segment<3>(ro) / wo;
       const Eigen::Matrix3d Jinv = so3::rightJacobianInverse(e);
-      data.J.middleRows<3>(ro) = Jinv * data.J.middleRows<3>(ro);
+      // Column by column through a stack Vector3d: the aliased block product
+      // J.middleRows<3>(ro) = Jinv * J.middleRows<3>(ro) would evaluate into
+      // a heap temporary (3 x nv) on every call, inside solvers' loops.
+      for (int c = 0; c < nv; ++c) {
+        const Eigen::Vector3d col = data.J.col(c).segment<3>(ro);
+        data.J.col(c).segment<3>(ro).noalias() = Jinv * col;
+      }
     }
     row += goalRows(g.kind);
   }
