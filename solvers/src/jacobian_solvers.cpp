@@ -1,106 +1,360 @@
-// The Jacobian family of IK backends.
+// The Jacobian family of IK backends: the shared iteration loop, the common
+// parameters and the registration of every backend. The methods themselves
+// live in jacobian_gradient.cpp (jt, gd-momentum), jacobian_svd.cpp (pinv,
+// gn, sdls) and jacobian_dls.cpp (dls, dls-adaptive, dls-marquardt, lm); the
+// notation (e, J, W, S, Jw, dqw) is explained in jacobian_common.h.
 //
-// Notation: e = stacked weighted residual (target - current), J = weighted
-// geometric Jacobian d(current)/d(dq) (see goal.h), W = diag(DOF weights)
-// (motion cost, model.h). A weighted step minimises |J dq - e|^2 + lambda^2
-// dq^T W dq; with Jw = J W^-1/2 and dq = W^-1/2 dqw this is the ordinary
-// damped least-squares problem in dqw.
+// Units: residual rows are metres (orientation rows via
+// Goal::orientation_scale [m/rad]), so a damping lambda is in metres, a
+// Jacobian entry in m/rad (hinge) or m/m (slider), joint steps in rad or m.
+#include <fmt/format.h>
+
 #include <Eigen/Cholesky>
+#include <algorithm>
 #include <cmath>
 
 #include "ikbench/kinematics/config.h"
-#include "ikbench/solvers/registry.h"
-#include "ikbench/solvers/solver.h"
+#include "jacobian_common.h"
 
 namespace ikbench {
-namespace {
+namespace jacobian {
 
-// Scales dq so that its largest component is at most max_step (Buss 2004,
-// "clamping the maximum angle change"); max_step <= 0 disables it.
-double clampStep(Eigen::VectorXd& dq, double max_step) {
-  if (max_step > 0.0) {
-    const double m = dq.cwiseAbs().maxCoeff();
-    if (m > max_step) dq *= max_step / m;
+std::vector<ParamSpec> commonParamSpecs(double default_max_step, bool with_null_space, const char* default_jacobian) {
+  std::vector<ParamSpec> out = {
+      {"max_step", ParamType::kDouble, fmt::format("{}", default_max_step),
+       "clamp on the largest joint change per iteration, dq <- dq * min(1, max_step / max|dq_i|) "
+       "[rad or m] (Buss 2004, 'clamping the maximum angle change'); 0 = no clamp"},
+      {"limits", ParamType::kString, "clamp",
+       "joint limits inside the loop: 'clamp' (take the step, clamp q into the box) or 'freeze' "
+       "(Baerlocher & Boulic 2004 clamping loop: DOFs whose step would cross a limit are put on the "
+       "limit, removed, and the step re-solved without them)"},
+      {"jacobian", ParamType::kString, default_jacobian,
+       "orientation rows of J: 'geometric' (angular velocity, Buss 2004) or 'exact' (derivative of the "
+       "log(R_target R^T) residual, Jr^-1(e) times the geometric rows)"},
+  };
+  if (with_null_space) {
+    out.push_back({"null_gain", ParamType::kDouble, "0",
+                   "null-space secondary objective (Liegeois 1977 gradient projection): dq += (I - J^+ J) z with "
+                   "z = null_gain * W^-1 (c_target - c), c = joint coordinates; a fraction of the distance per "
+                   "iteration in [0, 1]; 0 = off"});
+    out.push_back({"null_target", ParamType::kString, "mid",
+                   "target of the null-space pull: 'mid' (middle of finite limits, 0 elsewhere) or 'rest' "
+                   "(the zero pose, clamped into the limits)"});
   }
-  return dq.norm();
+  return out;
 }
 
-// Damped least squares with a fixed damping factor (Wampler 1986; Nakamura &
-// Hanafusa 1986; Buss 2004, "Introduction to Inverse Kinematics with Jacobian
-// Transpose, Pseudoinverse and Damped Least Squares methods", eq. 11):
-//   dq = J^T (J J^T + lambda^2 I)^-1 e
-// computed in whichever of the two equivalent forms is smaller:
-//   m <= nv:  y = (Jw Jw^T + lambda^2 I_m)^-1 e,  dqw = Jw^T y
-//   m >  nv:  dqw = (Jw^T Jw + lambda^2 I_nv)^-1 Jw^T e
-class DlsSolver final : public Solver {
- public:
-  explicit DlsSolver(const Params& p) : lambda_(p.getDouble("lambda")), max_step_(p.getDouble("max_step")) {
-    if (!(lambda_ >= 0.0)) throw SpecError("dls: lambda must be >= 0");
+CommonParams parseCommon(const std::string& solver, const Params& p, bool with_null_space) {
+  CommonParams c;
+  c.max_step = p.getDouble("max_step");
+  if (!(c.max_step >= 0.0)) throw SpecError(fmt::format("{}: max_step must be >= 0 (0 = no clamp)", solver));
+  const std::string& lim = p.getString("limits");
+  if (lim == "clamp") {
+    c.limits = LimitMode::kClamp;
+  } else if (lim == "freeze") {
+    c.limits = LimitMode::kFreeze;
+  } else {
+    throw SpecError(fmt::format("{}: limits='{}' must be 'clamp' or 'freeze'", solver, lim));
   }
+  const std::string& jac = p.getString("jacobian");
+  if (jac == "geometric") {
+    c.jacobian_mode = JacobianMode::kGeometric;
+  } else if (jac == "exact") {
+    c.jacobian_mode = JacobianMode::kExactResidual;
+  } else {
+    throw SpecError(fmt::format("{}: jacobian='{}' must be 'geometric' or 'exact'", solver, jac));
+  }
+  if (with_null_space) {
+    c.null_gain = p.getDouble("null_gain");
+    if (!(c.null_gain >= 0.0 && c.null_gain <= 1.0))
+      throw SpecError(fmt::format("{}: null_gain must be in [0, 1]", solver));
+    const std::string& t = p.getString("null_target");
+    if (t != "mid" && t != "rest")
+      throw SpecError(fmt::format("{}: null_target='{}' must be 'mid' or 'rest'", solver, t));
+    c.null_to_rest = t == "rest";
+  }
+  return c;
+}
 
- protected:
-  void solveImpl(const Problem& problem, Eigen::VectorXd& q, SolveContext& ctx) override {
-    const Model& model = *problem.model;
-    const int nv = model.nv(), m = problem.rows();
-    const int n = std::min(m, nv);
-    // Everything the loop touches is sized here, before the first iteration.
-    const Eigen::VectorXd inv_sqrt_w = model.dofWeights().cwiseSqrt().cwiseInverse();
-    Eigen::MatrixXd Jw(m, nv), A(n, n);
-    Eigen::VectorXd rhs(n), dqw(nv), dq(nv), q_next(q.size());
-    Eigen::LLT<Eigen::MatrixXd> llt(n);
-    const double lambda2 = lambda_ * lambda_;
+void clampMaxAbs(Eigen::VectorXd& v, double d) {
+  if (d <= 0.0 || v.size() == 0) return;
+  const double a = v.cwiseAbs().maxCoeff();
+  if (a > d) v *= d / a;
+}
 
-    GoalErrors e = ctx.evaluate(q);
-    if (ctx.begin(q, e)) return;
-    for (;;) {
-      const Eigen::MatrixXd& J = ctx.jacobian();
-      Jw.noalias() = J * inv_sqrt_w.asDiagonal();
-      const Eigen::VectorXd& r = ctx.data().residual;
-      if (m <= nv) {
-        A.noalias() = Jw * Jw.transpose();
-        A.diagonal().array() += lambda2;
-        llt.compute(A);
-        rhs = r;
-        llt.solveInPlace(rhs);
-        dqw.noalias() = Jw.transpose() * rhs;
-      } else {
-        A.noalias() = Jw.transpose() * Jw;
-        A.diagonal().array() += lambda2;
-        llt.compute(A);
-        dqw.noalias() = Jw.transpose() * r;
-        llt.solveInPlace(dqw);
-      }
-      if (llt.info() != Eigen::Success) {
-        ctx.stop(Status::kNumericalFailure, "dls: J J^T + lambda^2 I is not positive definite (lambda = 0 at a singularity?)");
-        return;
-      }
-      dq = inv_sqrt_w.asDiagonal() * dqw;
-      const double step = clampStep(dq, max_step_);
-      integrate(model, q, dq, q_next);
-      clampToLimits(model, q_next);
-      if (!q_next.allFinite()) {
-        ctx.stop(Status::kNumericalFailure, "dls: non-finite step");
-        return;
-      }
-      q.swap(q_next);
-      e = ctx.evaluate(q);
-      if (ctx.endIteration(q, e, step, lambda_)) return;
+void JacobianSolver::setup(const Problem& problem) {
+  const Model& model = *problem.model;
+  const int m = problem.rows(), nv = model.nv();
+  // resize() is a no-op when the size is unchanged, so repeated solves of the
+  // same problem shape do not allocate here either.
+  m_ = m;
+  nv_ = nv;
+  s_.resize(nv);
+  s_ = model.dofWeights().cwiseSqrt().cwiseInverse();
+  unit_weights_ = (model.dofWeights().array() == 1.0).all();
+  jw_.resize(m, nv);
+  r_act_.resize(m);
+  tmp_m_.resize(m);
+  for (Eigen::VectorXd* v : {&dqw_, &dq_, &fixed_, &zw_, &tmp_nv_, &coords_, &null_target_}) v->resize(nv);
+  q_next_.resize(model.nq());
+  frozen_.assign(nv, 0);
+  blocked_.assign(nv, 0);
+  scalar_q_.assign(nv, -1);
+  const Eigen::VectorXd& lo = model.lowerLimits();
+  const Eigen::VectorXd& hi = model.upperLimits();
+  for (int j = 0; j < model.numJoints(); ++j) {
+    const int iq = model.idxQ(j), iv = model.idxV(j);
+    switch (model.type(j)) {
+      case JointType::kRevolute:
+      case JointType::kPrismatic: scalar_q_[iv] = iq; break;
+      case JointType::kFree:
+        for (int k = 0; k < 3; ++k) scalar_q_[iv + k] = iq + k;
+        break;
+      default: break;
     }
   }
+  for (int v = 0; v < nv; ++v) {
+    const bool finite = std::isfinite(lo[v]) && std::isfinite(hi[v]);
+    null_target_[v] = common_.null_to_rest ? std::clamp(0.0, lo[v], hi[v]) : (finite ? 0.5 * (lo[v] + hi[v]) : 0.0);
+  }
+  if (common_.null_gain > 0.0) {
+    const bool small_m = m <= nv;
+    const int n = small_m ? m : nv;
+    Eigen::MatrixXd& A = small_m ? null_Am_ : null_An_;
+    Eigen::LLT<Eigen::MatrixXd>& llt = small_m ? null_llt_m_ : null_llt_n_;
+    if (A.rows() != n) {
+      A.resize(n, n);
+      rebuild(llt, n);
+    }
+  }
+  resize(m, nv);
+}
 
- private:
-  double lambda_, max_step_;
-};
+void JacobianSolver::solveImpl(const Problem& problem, Eigen::VectorXd& q, SolveContext& ctx) {
+  setup(problem);
+  resetAttempt();
+  GoalErrors e = ctx.evaluate(q);
+  if (ctx.begin(q, e)) return;
+  while (!iterate(ctx, q, e)) {
+  }
+}
 
-}  // namespace
+void JacobianSolver::weightJacobian(const Eigen::MatrixXd& J) {
+  if (unit_weights_) {
+    jw_ = J;
+  } else {
+    jw_.noalias() = J * s_.asDiagonal();
+  }
+}
+
+bool JacobianSolver::computeStep(const Model& model, const Eigen::VectorXd& q, const Eigen::MatrixXd& J,
+                                 const Eigen::VectorXd& r, std::string* why) {
+  const bool freeze = common_.limits == LimitMode::kFreeze;
+  const bool null_space = common_.null_gain > 0.0 && supportsNullSpace();
+  if (freeze) {
+    std::fill(frozen_.begin(), frozen_.end(), 0);
+    fixed_.setZero();
+    r_act_ = r;
+  }
+  const Eigen::VectorXd& rhs = freeze ? r_act_ : r;
+  if (null_space) tangentCoordinates(model, q, coords_);
+  const Eigen::VectorXd& lo = model.lowerLimits();
+  const Eigen::VectorXd& hi = model.upperLimits();
+  const double scale = stepScale();
+  for (int pass = 0;; ++pass) {
+    if (!factor(jw_, rhs, why)) return false;
+    apply(jw_, rhs, dqw_);
+    if (null_space) {
+      // Gradient projection (Liegeois 1977): dqw += (I - Jw^# Jw) zw, where
+      // zw = S * gain * (c_target - c) is the scaled descent direction of
+      // H = 1/2 |c - c_target|^2 (W^-1 weighted in dq, as the main step).
+      zw_ = common_.null_gain * s_.cwiseProduct(null_target_ - coords_);
+      if (freeze)
+        for (int v = 0; v < nv_; ++v)
+          if (frozen_[v]) zw_[v] = 0.0;
+      projectNull();
+      dqw_ += tmp_nv_;
+    }
+    dq_ = scale * s_.cwiseProduct(dqw_);
+    if (!freeze) break;
+    for (int v = 0; v < nv_; ++v)
+      if (frozen_[v]) dq_[v] = fixed_[v];
+    if (pass >= nv_) break;
+    bool any = false;
+    for (int v = 0; v < nv_; ++v) {
+      const int iq = scalar_q_[v];
+      if (iq < 0 || frozen_[v]) continue;
+      const double x = q[iq] + dq_[v];
+      double d;
+      if (x > hi[v]) {
+        d = hi[v] - q[iq];
+      } else if (x < lo[v]) {
+        d = lo[v] - q[iq];
+      } else {
+        continue;
+      }
+      // Saturate DOF v: it moves exactly onto its limit, the rest of the
+      // chain solves for what remains (e - J_v d).
+      frozen_[v] = 1;
+      fixed_[v] = d;
+      dq_[v] = d;
+      r_act_.noalias() -= J.col(v) * d;
+      jw_.col(v).setZero();
+      any = true;
+    }
+    if (!any) break;
+  }
+  if (!dq_.allFinite()) {
+    *why = "non-finite step";
+    return false;
+  }
+  return true;
+}
+
+void JacobianSolver::projectNull() {
+  // tmp_nv_ = (I - Jw^T (Jw Jw^T + eps I)^-1 Jw) zw, or the equivalent nv x nv
+  // form: the projector onto the null space of the (active) Jacobian,
+  // regularised by eps = 1e-10 * mean eigenvalue so that it stays bounded
+  // (norm <= 1) at singularities. It is deliberately not the damped inverse
+  // of the main step: with lambda > 0, I - J^# J leaks lambda-sized motion
+  // into the task space and the task would never reach 1e-5.
+  const bool small_m = m_ <= nv_;
+  Eigen::MatrixXd& A = small_m ? null_Am_ : null_An_;
+  if (small_m) {
+    A.noalias() = jw_ * jw_.transpose();
+  } else {
+    A.noalias() = jw_.transpose() * jw_;
+  }
+  const double eps = 1e-10 * std::max(A.trace() / A.rows(), 1e-300);
+  A.diagonal().array() += eps;
+  Eigen::LLT<Eigen::MatrixXd>& llt = small_m ? null_llt_m_ : null_llt_n_;
+  llt.compute(A);
+  tmp_m_.noalias() = jw_ * zw_;
+  if (small_m) {
+    llt.solveInPlace(tmp_m_);
+    tmp_nv_.noalias() = jw_.transpose() * tmp_m_;
+  } else {
+    tmp_nv_.noalias() = jw_.transpose() * tmp_m_;
+    llt.solveInPlace(tmp_nv_);
+  }
+  tmp_nv_ = zw_ - tmp_nv_;
+}
+
+double JacobianSolver::takeStep(const Model& model, const Eigen::VectorXd& q) {
+  const double before = dq_.norm();
+  clampMaxAbs(dq_, common_.max_step);
+  const double step = dq_.norm();
+  clamp_factor_ = before > 0.0 ? step / before : 1.0;
+  integrate(model, q, dq_, q_next_);
+  clampToLimits(model, q_next_);
+  for (int v = 0; v < nv_; ++v) {
+    const int iq = scalar_q_[v];
+    blocked_[v] = iq >= 0 && q_next_[iq] != q[iq] + dq_[v];
+  }
+  return step;
+}
+
+bool JacobianSolver::iterate(SolveContext& ctx, Eigen::VectorXd& q, GoalErrors& e) {
+  const Model& model = ctx.model();
+  const Eigen::MatrixXd& J = ctx.jacobian(common_.jacobian_mode);
+  weightJacobian(J);
+  std::string why;  // empty: no allocation unless a failure is reported
+  if (!computeStep(model, q, J, ctx.data().residual, &why)) {
+    ctx.stop(Status::kNumericalFailure, fmt::format("{}: {}", name_, why));
+    return true;
+  }
+  const double step = takeStep(model, q);
+  if (!q_next_.allFinite()) {
+    ctx.stop(Status::kNumericalFailure, fmt::format("{}: non-finite configuration after the step", name_));
+    return true;
+  }
+  stepTaken(dq_, blocked_);
+  q.swap(q_next_);  // same sizes: swaps buffers, no allocation
+  const double old_norm = e.weighted_norm;
+  e = ctx.evaluate(q);
+  evaluated(old_norm, e.weighted_norm);
+  return ctx.endIteration(q, e, step, damping());
+}
+
+}  // namespace jacobian
 
 void registerJacobianSolvers(Registry& registry) {
+  using jacobian::commonParamSpecs;
+  auto with = [](std::vector<ParamSpec> own, double max_step, bool null_space, const char* jac = "geometric") {
+    for (ParamSpec& p : commonParamSpecs(max_step, null_space, jac)) own.push_back(std::move(p));
+    return own;
+  };
+  registry.add({"jt",
+                "Jacobian transpose (gradient descent), dq = alpha J^T e with Buss's step "
+                "alpha = <e, J J^T e> / |J J^T e|^2 or a fixed alpha (Buss 2004, sec. 4)",
+                with({{"alpha", ParamType::kDouble, "0",
+                       "step size [rad/m^2]; 0 = Buss's optimal step for the linearised residual"}},
+                     0.5, false),
+                jacobian::makeJt});
+  registry.add({"gd-momentum",
+                "gradient descent with Nesterov momentum, v <- beta v + step J^T e, dq = beta v + step J^T e "
+                "(Nesterov 1983; Sutskever et al. 2013 form; adaptive restart O'Donoghue & Candes 2015)",
+                with({{"step", ParamType::kDouble, "0",
+                       "gradient step [rad/m^2]; 0 = 1/|J|_F^2 every iteration (1/L, L bounds the curvature)"},
+                      {"beta", ParamType::kDouble, "0.9", "momentum coefficient in [0, 1)"},
+                      {"restart", ParamType::kBool, "true",
+                       "zero the momentum when the residual grows (O'Donoghue & Candes 2015)"}},
+                     0.5, false),
+                jacobian::makeGdMomentum});
+  registry.add({"pinv",
+                "pseudoinverse by SVD, dq = sum_{s_i > rcond s_max} v_i u_i^T e / s_i (Buss 2004, sec. 5)",
+                with({{"rcond", ParamType::kDouble, "1e-3",
+                       "relative singular-value cutoff: s_i <= rcond * s_max are treated as 0"}},
+                     0.5, true),
+                jacobian::makePinv});
+  registry.add({"gn",
+                "Gauss-Newton on the normal equations: (J^T J) dq = J^T e (m >= nv) or the minimum-norm "
+                "dq = J^T (J J^T)^-1 e (m < nv); numerical-failure when singular (Nocedal & Wright 2006, "
+                "sec. 10.3)",
+                with({{"rcond_min", ParamType::kDouble, "1e-12",
+                       "reciprocal condition number of the normal matrix below which the step is refused "
+                       "(status numerical-failure)"}},
+                     0.5, false, "exact"),
+                jacobian::makeGn});
   registry.add({"dls",
                 "damped least squares, fixed damping: dq = J^T (J J^T + lambda^2 I)^-1 e (Buss 2004, eq. 11)",
-                {{"lambda", ParamType::kDouble, "0.05", "damping factor lambda [m], >= 0"},
-                 {"max_step", ParamType::kDouble, "0.5",
-                  "clamp on the largest joint change per iteration [rad or m] (Buss 2004); 0 = no clamp"}},
-                [](const Params& p) { return std::make_unique<DlsSolver>(p); }});
+                with({{"lambda", ParamType::kDouble, "0.05", "damping factor lambda [m], >= 0"}}, 0.5, true),
+                jacobian::makeDls});
+  registry.add(
+      {"dls-adaptive",
+       "damped least squares with adaptive damping lambda^2 = lambda_max^2 (1 - (s_min/epsilon)^2) near "
+       "singularities (Nakamura & Hanafusa 1986; Chiaverini et al. 1994) + err_gain |e|^2 (Sugihara 2011)",
+       with({{"mode", ParamType::kString, "both", "'sv' (singular-value term), 'error' (error term) or 'both'"},
+             {"lambda_max", ParamType::kDouble, "0.1", "largest singular-value damping lambda_max [m]"},
+             {"epsilon", ParamType::kDouble, "0.1",
+              "singular region: damping applies while the smallest singular value s_min < epsilon [m]"},
+             {"err_gain", ParamType::kDouble, "0.5", "error term err_gain * |e|^2 [1] (Sugihara's E = 1/2 |e|^2)"},
+             {"lambda_min", ParamType::kDouble, "1e-3", "damping floor lambda_min [m] (Sugihara's w_bar)"}},
+            0.5, true),
+       jacobian::makeDlsAdaptive});
+  registry.add({"dls-marquardt",
+                "damped least squares with Marquardt scaling, (J^T J + lambda diag(J^T J)) d = J^T e, "
+                "q += relax d (Marquardt 1963)",
+                with({{"lambda", ParamType::kDouble, "0.1", "relative damping lambda [1], > 0"},
+                      {"relax", ParamType::kDouble, "1", "relaxation factor on the step, in (0, 2)"}},
+                     0.5, true),
+                jacobian::makeDlsMarquardt});
+  registry.add({"lm",
+                "Levenberg-Marquardt with accept/reject by gain ratio and mu up/down (Levenberg 1944; "
+                "Marquardt 1963; Madsen, Nielsen & Tingleff 2004, Algorithm 3.16)",
+                with({{"tau", ParamType::kDouble, "1e-3", "initial mu = tau * max diag(J^T J)"},
+                      {"mu_min", ParamType::kDouble, "1e-12", "floor on mu [m^2]"},
+                      {"gtol", ParamType::kDouble, "1e-10",
+                       "stop (stalled, local minimum) when |J^T e|_inf <= gtol [m^2] (Madsen et al. eps_1)"}},
+                     0.5, false, "exact"),
+                jacobian::makeLm});
+  registry.add({"sdls",
+                "selectively damped least squares: per singular value clamp gamma_i = min(1, N_i/M_i) "
+                "gamma_max (Buss & Kim 2005)",
+                with({{"gamma_max", ParamType::kDouble, "0.785398163397448",
+                       "largest joint change per iteration gamma_max [rad] (pi/4 in Buss & Kim)"}},
+                     0.0, false),
+                jacobian::makeSdls});
 }
 
 }  // namespace ikbench

@@ -1,0 +1,161 @@
+// Private to the Jacobian family of backends (jacobian_*.cpp): the iteration
+// loop they share, the parameters every one of them accepts, and the
+// per-backend hooks.
+//
+// Notation used in every jacobian_*.cpp file:
+//   e   stacked residual (target - current), goal weights already applied;
+//       orientation rows are rotation vectors times Goal::orientation_scale
+//       [m/rad], so every row is in metres (goal.h).
+//   J   the weighted geometric Jacobian d(current)/d(dq) [m per rad or m/m].
+//   W   diag(Model::dofWeights()), a motion cost: the methods minimise
+//       |J dq - e|^2 + (damping) dq^T W dq, i.e. a weighted pseudoinverse.
+//       With S = W^-1/2, Jw = J S and dq = S dqw each method runs unchanged
+//       in the scaled coordinates dqw ("weighted" = "in dqw").
+//   m   rows, nv tangent DOFs.
+#pragma once
+
+#include <Eigen/Cholesky>
+#include <Eigen/Core>
+#include <new>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "ikbench/kinematics/goal.h"
+#include "ikbench/kinematics/model.h"
+#include "ikbench/solvers/params.h"
+#include "ikbench/solvers/registry.h"
+#include "ikbench/solvers/solver.h"
+
+namespace ikbench::jacobian {
+
+// How joint limits act inside the iteration (the final q is clamped anyway).
+enum class LimitMode {
+  // q <- clamp(q + dq): the step is taken, then projected onto the box
+  // (componentwise; ball joints clamp their rotation-vector components).
+  kClamp,
+  // The clamping loop of Baerlocher & Boulic 2004 ("An inverse kinematics
+  // architecture enforcing an arbitrary number of strict priority levels",
+  // The Visual Computer 20(6), sec. 4.2): every scalar DOF (revolute,
+  // prismatic, free-root translation) whose step would cross a limit is moved
+  // exactly onto the limit and frozen, its contribution J_j dq_j is removed
+  // from the residual and the step is re-solved with the remaining DOFs, until
+  // no new DOF saturates. Ball-joint rotations are clamped as in kClamp.
+  kFreeze,
+};
+
+// Parameters every Jacobian backend accepts (besides the registry's common
+// restarts / budget_us / max_iters).
+struct CommonParams {
+  double max_step = 0.5;  // ClampMaxAbs on dq [rad or m]; 0 = none
+  LimitMode limits = LimitMode::kClamp;
+  double null_gain = 0.0;     // null-space pull per iteration, fraction of the distance; 0 = off
+  bool null_to_rest = false;  // target: false = middle of the limits, true = rest (zero) pose
+  // Orientation rows of J: the geometric Jacobian (angular velocity, the
+  // classic choice of Buss 2004) or the exact derivative of the residual
+  // log(R_t R^T) (Jr^-1(e) times it), which Newton-type methods need for an
+  // accurate linear model far from the target (goal.h, JacobianMode).
+  JacobianMode jacobian_mode = JacobianMode::kGeometric;
+};
+
+// The parameter declarations of CommonParams, to append to a backend's list.
+// `with_null_space` adds null_gain / null_target (offered where the step is a
+// least-squares solution of J dq = e, so that adding a null-space motion
+// keeps it one: dls, dls-adaptive, dls-marquardt, pinv).
+std::vector<ParamSpec> commonParamSpecs(double default_max_step, bool with_null_space,
+                                        const char* default_jacobian = "geometric");
+CommonParams parseCommon(const std::string& solver, const Params& p, bool with_null_space);
+
+// Re-constructs an Eigen decomposition in place with a new size (what Eigen
+// does internally): assigning a freshly constructed LLT / SVD / eigensolver
+// would copy its not-yet-initialised `info` member, which UBSan rejects.
+template <typename T, typename... Args>
+void rebuild(T& obj, Args&&... args) {
+  obj.~T();
+  ::new (&obj) T(std::forward<Args>(args)...);
+}
+
+// Scales v so that max|v_i| <= d (Buss & Kim 2005, "ClampMaxAbs"); d <= 0 disables.
+void clampMaxAbs(Eigen::VectorXd& v, double d);
+
+// The shared loop. A backend implements factor() and apply(); the default
+// iterate() then does: J, Jw = J S; [freeze loop: factor, apply, null space,
+// saturate]; dq = S dqw; ClampMaxAbs(dq, max_step); q <- clamp(q (+) dq);
+// evaluate; endIteration. Backends with their own step logic (lm) override
+// iterate(), reusing the helpers.
+class JacobianSolver : public Solver {
+ public:
+  JacobianSolver(std::string name, CommonParams common) : name_(std::move(name)), common_(common) {}
+
+ protected:
+  void solveImpl(const Problem& problem, Eigen::VectorXd& q, SolveContext& ctx) final;
+
+  // Sizes the backend's own buffers (called once per attempt, before the loop;
+  // allocates only when m or nv changed since the last call).
+  virtual void resize(int m, int nv) = 0;
+  // Called at the start of every attempt (reset momentum, lambda, ...).
+  virtual void resetAttempt() {}
+  // Prepares the generalised inverse of Jw (m x nv; frozen columns are zero)
+  // for the residual r. Returns false on a singular / non-finite system, with
+  // the reason in *why (reported as numerical-failure).
+  virtual bool factor(const Eigen::MatrixXd& Jw, const Eigen::VectorXd& r, std::string* why) = 0;
+  // dqw = Jw^# rhs, the backend's step for residual rhs (after factor()).
+  virtual void apply(const Eigen::MatrixXd& Jw, const Eigen::VectorXd& rhs, Eigen::VectorXd& dqw) = 0;
+  // Multiplies the free part of the step (dls-marquardt's relaxation).
+  virtual double stepScale() const { return 1.0; }
+  // Damping reported in the trace (lambda, mu, alpha); 0 if none.
+  virtual double damping() const { return 0.0; }
+  // Called after a step is taken with the final dq (nv) and a mask of the DOFs
+  // that ended on a limit (momentum bookkeeping); and after its evaluation.
+  virtual void stepTaken(const Eigen::VectorXd& /*dq*/, const std::vector<char>& /*blocked*/) {}
+  virtual void evaluated(double /*old_norm*/, double /*new_norm*/) {}
+  // One iteration from (q, e); returns true when the attempt is over.
+  virtual bool iterate(SolveContext& ctx, Eigen::VectorXd& q, GoalErrors& e);
+
+  // ---- helpers for iterate() implementations ----
+  // Jw = J S into jw_ (and caches J for the freeze loop).
+  void weightJacobian(const Eigen::MatrixXd& J);
+  // The step for the current jw_ / residual r into dq_ (tangent, unscaled by
+  // max_step), with the limit mode and the null-space term applied. Returns
+  // false on numerical failure (message in *why).
+  bool computeStep(const Model& model, const Eigen::VectorXd& q, const Eigen::MatrixXd& J,
+                   const Eigen::VectorXd& r, std::string* why);
+  // q_next_ = clamp(q (+) dq_) after ClampMaxAbs(dq_, max_step); fills
+  // blocked_ and returns |dq_| (the step actually taken, before clamping).
+  double takeStep(const Model& model, const Eigen::VectorXd& q);
+  // tmp_nv_ = null-space projection of zw_ for the current jw_ (see the .cpp).
+  void projectNull();
+
+  const std::string name_;
+  const CommonParams common_;
+  bool unit_weights_ = true;
+  Eigen::VectorXd s_;        // W^-1/2 (nv)
+  Eigen::MatrixXd jw_;       // Jw (m x nv), frozen columns zeroed
+  Eigen::VectorXd r_act_;    // residual minus frozen DOFs' contribution (m)
+  Eigen::VectorXd dqw_, dq_, fixed_, zw_, tmp_nv_, coords_, null_target_;
+  Eigen::VectorXd tmp_m_;
+  Eigen::VectorXd q_next_;   // nq
+  std::vector<char> frozen_, blocked_;
+  std::vector<int> scalar_q_;  // q index of scalar DOF v (-1 for rotation DOFs)
+  int m_ = 0, nv_ = 0;
+  double clamp_factor_ = 1.0;
+  Eigen::MatrixXd null_Am_, null_An_;
+  Eigen::LLT<Eigen::MatrixXd> null_llt_m_, null_llt_n_;  // |dq| after / before the max_step clamp of the last step
+
+ private:
+  virtual bool supportsNullSpace() const { return false; }
+  void setup(const Problem& problem);
+};
+
+// Factories, one per backend (jacobian_*.cpp).
+std::unique_ptr<Solver> makeJt(const Params& p);
+std::unique_ptr<Solver> makeGdMomentum(const Params& p);
+std::unique_ptr<Solver> makePinv(const Params& p);
+std::unique_ptr<Solver> makeGn(const Params& p);
+std::unique_ptr<Solver> makeSdls(const Params& p);
+std::unique_ptr<Solver> makeDls(const Params& p);
+std::unique_ptr<Solver> makeDlsAdaptive(const Params& p);
+std::unique_ptr<Solver> makeDlsMarquardt(const Params& p);
+std::unique_ptr<Solver> makeLm(const Params& p);
+
+}  // namespace ikbench::jacobian

@@ -1,0 +1,313 @@
+// Damped members of the Jacobian family: damped least squares with fixed and
+// adaptive damping, Marquardt-scaled DLS, and a full Levenberg-Marquardt with
+// accept/reject. Notation: jacobian_common.h.
+#include <Eigen/Cholesky>
+#include <Eigen/Eigenvalues>
+#include <algorithm>
+#include <cmath>
+
+#include "ikbench/kinematics/config.h"
+#include "jacobian_common.h"
+
+namespace ikbench::jacobian {
+namespace {
+
+// Damped least squares (Wampler 1986; Nakamura & Hanafusa 1986; Buss 2004,
+// "Introduction to Inverse Kinematics with Jacobian Transpose, Pseudoinverse
+// and Damped Least Squares methods", eq. 11):
+//   dq = J^T (J J^T + lambda^2 I)^-1 e  =  (J^T J + lambda^2 I)^-1 J^T e,
+// the minimiser of |J dq - e|^2 + lambda^2 |dq|^2 (in dqw; lambda^2 dq^T W dq
+// in dq). Computed in whichever form has the smaller system:
+//   m <= nv:  y = (Jw Jw^T + lambda^2 I_m)^-1 e,  dqw = Jw^T y
+//   m >  nv:  dqw = (Jw^T Jw + lambda^2 I_nv)^-1 Jw^T e
+// Subclasses choose lambda^2 per iteration (chooseLambda2).
+class DlsSolver : public JacobianSolver {
+ public:
+  DlsSolver(std::string name, CommonParams common, double lambda)
+      : JacobianSolver(std::move(name), common), lambda_(lambda) {}
+
+ protected:
+  void resize(int m, int nv) override {
+    const int n = std::min(m, nv);
+    A_.resize(n, n);
+    y_.resize(n);
+    if (llt_.cols() != n) rebuild(llt_, n);
+    resizeExtra(n);
+  }
+  virtual void resizeExtra(int) {}
+  // lambda^2 for this iteration, given the undamped normal matrix A (the
+  // smaller of Jw Jw^T and Jw^T Jw) and the residual.
+  virtual double chooseLambda2(const Eigen::MatrixXd&, const Eigen::VectorXd&) { return lambda_ * lambda_; }
+
+  bool factor(const Eigen::MatrixXd& Jw, const Eigen::VectorXd& r, std::string* why) override {
+    if (Jw.rows() <= Jw.cols()) {
+      A_.noalias() = Jw * Jw.transpose();
+    } else {
+      A_.noalias() = Jw.transpose() * Jw;
+    }
+    lambda2_ = chooseLambda2(A_, r);
+    A_.diagonal().array() += lambda2_;
+    llt_.compute(A_);
+    if (llt_.info() != Eigen::Success) {
+      *why = "J J^T + lambda^2 I is not positive definite (lambda = 0 at a singularity?)";
+      return false;
+    }
+    return true;
+  }
+  void apply(const Eigen::MatrixXd& Jw, const Eigen::VectorXd& rhs, Eigen::VectorXd& dqw) override {
+    if (Jw.rows() <= Jw.cols()) {
+      y_ = rhs;
+      llt_.solveInPlace(y_);
+      dqw.noalias() = Jw.transpose() * y_;
+    } else {
+      dqw.noalias() = Jw.transpose() * rhs;
+      llt_.solveInPlace(dqw);
+    }
+  }
+  double damping() const override { return std::sqrt(lambda2_); }
+
+  double lambda_, lambda2_ = 0.0;
+  Eigen::MatrixXd A_;
+  Eigen::VectorXd y_;
+  Eigen::LLT<Eigen::MatrixXd> llt_;
+
+ private:
+  bool supportsNullSpace() const override { return true; }
+};
+
+// DLS with the damping adapted every iteration:
+//  * near singularities, from the smallest singular value s_min of Jw
+//    (Nakamura & Hanafusa 1986, "Inverse kinematic solutions with singularity
+//    robustness for robot manipulator control", J. Dyn. Sys. Meas. Control
+//    108; in the squared form of Chiaverini, Siciliano & Egeland 1994,
+//    "Review of the damped least-squares inverse kinematics with experiments
+//    on an industrial robot manipulator", IEEE TCST 2(2)):
+//      lambda_sv^2 = lambda_max^2 (1 - (s_min / epsilon)^2) if s_min < epsilon, else 0;
+//  * from the error (Sugihara 2011, "Solvability-unconcerned inverse
+//    kinematics by the Levenberg-Marquardt method", IEEE T-RO 27(5), eq. 26:
+//    W_N = E + w_bar with E = 1/2 |e|^2): lambda_err^2 = err_gain |e|^2,
+//    large far from the target (robust), vanishing near it (fast);
+//  * lambda^2 = lambda_sv^2 + lambda_err^2 + lambda_min^2 (mode selects the
+//    terms). s_min^2 is the smallest eigenvalue of the m x m (or nv x nv)
+//    normal matrix, computed without eigenvectors (no allocation).
+class DlsAdaptiveSolver final : public DlsSolver {
+ public:
+  explicit DlsAdaptiveSolver(const Params& p)
+      : DlsSolver("dls-adaptive", parseCommon("dls-adaptive", p, true), 0.0),
+        lambda_max_(p.getDouble("lambda_max")),
+        epsilon_(p.getDouble("epsilon")),
+        err_gain_(p.getDouble("err_gain")),
+        lambda_min_(p.getDouble("lambda_min")) {
+    const std::string& mode = p.getString("mode");
+    if (mode == "sv") {
+      use_sv_ = true, use_err_ = false;
+    } else if (mode == "error") {
+      use_sv_ = false, use_err_ = true;
+    } else if (mode == "both") {
+      use_sv_ = use_err_ = true;
+    } else {
+      throw SpecError("dls-adaptive: mode='" + mode + "' must be 'sv', 'error' or 'both'");
+    }
+    if (!(lambda_max_ >= 0.0)) throw SpecError("dls-adaptive: lambda_max must be >= 0");
+    if (!(epsilon_ > 0.0)) throw SpecError("dls-adaptive: epsilon must be > 0");
+    if (!(err_gain_ >= 0.0)) throw SpecError("dls-adaptive: err_gain must be >= 0");
+    if (!(lambda_min_ >= 0.0)) throw SpecError("dls-adaptive: lambda_min must be >= 0");
+  }
+
+ protected:
+  void resizeExtra(int n) override {
+    if (eig_size_ != n) {  // eigenvalues() would assert before the first compute()
+      rebuild(eig_, n);
+      eig_size_ = n;
+    }
+  }
+  double chooseLambda2(const Eigen::MatrixXd& A, const Eigen::VectorXd& r) override {
+    double l2 = lambda_min_ * lambda_min_;
+    if (use_err_) l2 += err_gain_ * r.squaredNorm();
+    if (use_sv_) {
+      eig_.compute(A, Eigen::EigenvaluesOnly);
+      const double smin2 = eig_.info() == Eigen::Success ? std::max(eig_.eigenvalues()[0], 0.0) : 0.0;
+      const double x2 = smin2 / (epsilon_ * epsilon_);
+      if (x2 < 1.0) l2 += lambda_max_ * lambda_max_ * (1.0 - x2);
+    }
+    return l2;
+  }
+
+ private:
+  double lambda_max_, epsilon_, err_gain_, lambda_min_;
+  bool use_sv_ = true, use_err_ = true;
+  Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eig_;
+  int eig_size_ = -1;
+};
+
+// DLS with Marquardt's scaling (Marquardt 1963, "An algorithm for
+// least-squares estimation of nonlinear parameters", SIAM J. Appl. Math.
+// 11(2), eq. 30 with the scaled damping of sec. 3):
+//   (J^T J + lambda diag(J^T J)) d = J^T e,  q <- q + relax * d
+// With DOF weights the damping becomes lambda W diag(J^T J) (see factor()).
+// (with e = target - current the step is added; the "q -= relax d" of
+// formulations with e = current - target is the same step). The damping is
+// relative to each DOF's own curvature, which makes it invariant to the
+// scaling of individual joints. A DOF no goal depends on (zero column) gets
+// d = 0. Always solves the nv x nv system.
+class DlsMarquardtSolver final : public JacobianSolver {
+ public:
+  explicit DlsMarquardtSolver(const Params& p)
+      : JacobianSolver("dls-marquardt", parseCommon("dls-marquardt", p, true)),
+        lambda_(p.getDouble("lambda")),
+        relax_(p.getDouble("relax")) {
+    if (!(lambda_ > 0.0)) throw SpecError("dls-marquardt: lambda must be > 0");
+    if (!(relax_ > 0.0 && relax_ < 2.0)) throw SpecError("dls-marquardt: relax must be in (0, 2)");
+  }
+
+ protected:
+  void resize(int, int nv) override {
+    A_.resize(nv, nv);
+    if (llt_.cols() != nv) rebuild(llt_, nv);
+  }
+  bool factor(const Eigen::MatrixXd& Jw, const Eigen::VectorXd&, std::string* why) override {
+    A_.noalias() = Jw.transpose() * Jw;
+    // Marquardt's damping is invariant to scaling a DOF, so the DOF weights
+    // would cancel out of it; they enter as a motion cost on the damping
+    // instead: (J^T J + lambda W diag(J^T J)) d = J^T e, which in dqw reads
+    // A_kk = (1 + lambda w_k) (Jw^T Jw)_kk with w_k = 1 / s_k^2.
+    const double floor = 1e-12 * std::max(A_.diagonal().maxCoeff(), 1e-300);
+    for (int k = 0; k < A_.rows(); ++k) {
+      const double d = A_(k, k);
+      const double w = unit_weights_ ? 1.0 : 1.0 / (s_[k] * s_[k]);
+      A_(k, k) = d > floor ? (1.0 + lambda_ * w) * d : 1.0;
+    }
+    llt_.compute(A_);
+    if (llt_.info() != Eigen::Success) {
+      *why = "J^T J + lambda diag(J^T J) is not positive definite";
+      return false;
+    }
+    return true;
+  }
+  void apply(const Eigen::MatrixXd& Jw, const Eigen::VectorXd& rhs, Eigen::VectorXd& dqw) override {
+    dqw.noalias() = Jw.transpose() * rhs;
+    llt_.solveInPlace(dqw);
+  }
+  double stepScale() const override { return relax_; }
+  double damping() const override { return lambda_; }
+
+ private:
+  bool supportsNullSpace() const override { return true; }
+  double lambda_, relax_;
+  Eigen::MatrixXd A_;
+  Eigen::LLT<Eigen::MatrixXd> llt_;
+};
+
+// Levenberg-Marquardt (Levenberg 1944; Marquardt 1963) with the damping
+// strategy of Madsen, Nielsen & Tingleff 2004, "Methods for non-linear least
+// squares problems", Algorithm 3.16 (after Nielsen 1999):
+//   mu_0 = tau * max_i (J^T J)_ii,  nu = 2
+//   h    = (J^T J + mu I)^-1 J^T e   (in dqw; computed in the smaller form)
+//   rho  = (F(q) - F(q (+) h)) / (L(0) - L(h)),  F = 1/2 |e|^2,
+//          L(0) - L(h) = 1/2 |e|^2 - 1/2 |e - J h|^2 (the linear model)
+//   rho > 0: accept, mu *= max(1/3, 1 - (2 rho - 1)^3), nu = 2
+//   else:    reject (q unchanged, J reused), mu *= nu, nu *= 2.
+// With joint limits the step actually taken (after clamping or freezing) is
+// the h in L(h): a projected LM (Kanzow, Yamashita & Fukushima 2004). Every
+// trial, accepted or not, is one iteration (one FK).
+class LmSolver final : public DlsSolver {
+ public:
+  explicit LmSolver(const Params& p)
+      : DlsSolver("lm", parseCommon("lm", p, false), 0.0),
+        tau_(p.getDouble("tau")),
+        mu_min_(p.getDouble("mu_min")),
+        gtol_(p.getDouble("gtol")) {
+    if (!(gtol_ >= 0.0)) throw SpecError("lm: gtol must be >= 0");
+    if (!(tau_ > 0.0)) throw SpecError("lm: tau must be > 0");
+    if (!(mu_min_ >= 0.0)) throw SpecError("lm: mu_min must be >= 0");
+  }
+
+ protected:
+  void resizeExtra(int) override {
+    J_.resize(m_, nv_);
+    r_.resize(m_);
+    d_.resize(nv_);
+  }
+  void resetAttempt() override {
+    have_jacobian_ = false;
+    mu_ = -1.0;
+    nu_ = 2.0;
+  }
+  double chooseLambda2(const Eigen::MatrixXd&, const Eigen::VectorXd&) override { return mu_; }
+
+  bool iterate(SolveContext& ctx, Eigen::VectorXd& q, GoalErrors& e) override {
+    const Model& model = ctx.model();
+    if (!have_jacobian_) {
+      J_ = ctx.jacobian(common_.jacobian_mode);
+      r_ = ctx.data().residual;
+      have_jacobian_ = true;
+    }
+    weightJacobian(J_);  // computeStep may zero columns of jw_ (freeze)
+    if (mu_ < 0.0) mu_ = std::max(tau_ * jw_.colwise().squaredNorm().maxCoeff(), mu_min_);
+    // Madsen et al.'s first stopping rule, |g|_inf <= eps_1 with g = J^T e:
+    // a stationary point of F that is not a solution (local minimum,
+    // unreachable target) ends the attempt, so a restart can start sooner.
+    tmp_nv_.noalias() = jw_.transpose() * r_;
+    if (tmp_nv_.lpNorm<Eigen::Infinity>() <= gtol_) {
+      ctx.stop(Status::kStalled, "lm: local minimum (|J^T e|_inf <= gtol)");
+      return true;
+    }
+    std::string why;
+    if (!computeStep(model, q, J_, r_, &why)) {
+      ctx.stop(Status::kNumericalFailure, "lm: " + why);
+      return true;
+    }
+    const double step = takeStep(model, q);
+    if (!q_next_.allFinite()) {
+      ctx.stop(Status::kNumericalFailure, "lm: non-finite configuration after the step");
+      return true;
+    }
+    // The displacement actually taken (limits included) for the linear model.
+    for (int v = 0; v < nv_; ++v) {
+      const int iq = scalar_q_[v];
+      d_[v] = iq >= 0 ? q_next_[iq] - q[iq] : dq_[v];
+    }
+    tmp_m_.noalias() = J_ * d_;
+    const double predicted = r_.dot(tmp_m_) - 0.5 * tmp_m_.squaredNorm();
+    const double f0 = 0.5 * r_.squaredNorm();
+    const GoalErrors trial = ctx.evaluate(q_next_);
+    const double f1 = 0.5 * trial.weighted_norm * trial.weighted_norm;
+    const double rho = predicted > 0.0 && trial.finite() ? (f0 - f1) / predicted : -1.0;
+    if (rho > 0.0) {
+      q.swap(q_next_);
+      e = trial;
+      have_jacobian_ = false;
+      const double t = 2.0 * rho - 1.0;
+      mu_ *= std::max(1.0 / 3.0, 1.0 - t * t * t);
+      nu_ = 2.0;
+    } else {
+      mu_ *= nu_;
+      nu_ *= 2.0;
+    }
+    // mu stays in [mu_min, 1e30]: a run of rejections (no step reduces F)
+    // then gives vanishing steps, which the stall rule reports.
+    mu_ = std::clamp(mu_, mu_min_, 1e30);
+    nu_ = std::min(nu_, 1e10);
+    return ctx.endIteration(q, e, step, std::sqrt(mu_));
+  }
+
+ private:
+  double tau_, mu_min_, gtol_;
+  double mu_ = -1.0, nu_ = 2.0;
+  bool have_jacobian_ = false;
+  Eigen::MatrixXd J_;
+  Eigen::VectorXd r_, d_;
+};
+
+}  // namespace
+
+std::unique_ptr<Solver> makeDls(const Params& p) {
+  const double lambda = p.getDouble("lambda");
+  if (!(lambda >= 0.0)) throw SpecError("dls: lambda must be >= 0");
+  return std::make_unique<DlsSolver>("dls", parseCommon("dls", p, true), lambda);
+}
+std::unique_ptr<Solver> makeDlsAdaptive(const Params& p) { return std::make_unique<DlsAdaptiveSolver>(p); }
+std::unique_ptr<Solver> makeDlsMarquardt(const Params& p) { return std::make_unique<DlsMarquardtSolver>(p); }
+std::unique_ptr<Solver> makeLm(const Params& p) { return std::make_unique<LmSolver>(p); }
+
+}  // namespace ikbench::jacobian
