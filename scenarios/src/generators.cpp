@@ -2,41 +2,156 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+#include <limits>
+#include <numbers>
+#include <stdexcept>
+
 #include "ikbench/kinematics/config.h"
 #include "ikbench/kinematics/forward_kinematics.h"
 #include "ikbench/kinematics/rng.h"
 
 namespace ikbench {
+namespace {
+
+void checkChainSpec(const ChainSpec& spec, const char* what) {
+  const double total = spec.revolute + spec.ball + spec.prismatic;
+  if (!(spec.revolute >= 0 && spec.ball >= 0 && spec.prismatic >= 0) || !(total > 0.0) || !std::isfinite(total))
+    throw std::invalid_argument(
+        fmt::format("{}: joint-type fractions revolute/ball/prismatic must be >= 0 and sum to > 0", what));
+  if (!(spec.min_length >= 0.0) || !(spec.max_length >= spec.min_length) || !std::isfinite(spec.max_length))
+    throw std::invalid_argument(fmt::format("{}: link lengths need 0 <= min_length ({}) <= max_length ({})", what,
+                                            spec.min_length, spec.max_length));
+  if (!std::isfinite(spec.limit)) throw std::invalid_argument(fmt::format("{}: limit must be finite", what));
+  if (!(spec.prismatic_range > 0.0) || !std::isfinite(spec.prismatic_range))
+    throw std::invalid_argument(fmt::format("{}: prismatic_range must be > 0", what));
+}
+
+// One random joint: type, axis and limits drawn in this order (the order
+// randomChain has always used, so that old seeds give the same chains).
+JointSpec randomJoint(const ChainSpec& spec, Rng& rng, int depth) {
+  JointSpec j;
+  const double total = spec.revolute + spec.ball + spec.prismatic;
+  const double u = rng.uniform() * total;
+  j.type = u < spec.revolute               ? JointType::kRevolute
+           : u < spec.revolute + spec.ball ? JointType::kBall
+                                           : JointType::kPrismatic;
+  switch (spec.axes) {
+    case AxisStyle::kRandom:
+      j.axis = rng.unitVector();
+      break;
+    case AxisStyle::kAlternating:
+      j.axis = (depth % 2 == 0) ? Eigen::Vector3d::UnitZ() : Eigen::Vector3d::UnitY();
+      break;
+    case AxisStyle::kPlanar:
+      j.axis = Eigen::Vector3d::UnitY();
+      break;
+  }
+  const int nv = tangentSize(j.type);
+  if (j.type == JointType::kPrismatic) {
+    j.lower = Eigen::VectorXd::Constant(1, 0.0);
+    j.upper = Eigen::VectorXd::Constant(1, spec.prismatic_range);
+  } else if (spec.limit_style == LimitStyle::kSymmetric && spec.limit > 0.0) {
+    j.lower = Eigen::VectorXd::Constant(nv, -spec.limit);
+    j.upper = Eigen::VectorXd::Constant(nv, spec.limit);
+  } else if (spec.limit_style == LimitStyle::kRealistic) {
+    const double range = spec.limit > 0.0 ? spec.limit : std::numbers::pi;
+    j.lower.resize(nv);
+    j.upper.resize(nv);
+    for (int k = 0; k < nv; ++k) {
+      j.lower[k] = -range * rng.uniform(0.3, 1.0);
+      j.upper[k] = range * rng.uniform(0.3, 1.0);
+    }
+  }
+  return j;
+}
+
+Pose3d translationZ(double z) {
+  Pose3d p;
+  p.p = Eigen::Vector3d(0, 0, z);
+  return p;
+}
+
+// Rotation that turns +z away by `spread` towards the direction at azimuth
+// `phi` about +z: Rz(phi) Ry(spread).
+Pose3d branchRotation(double phi, double spread) {
+  Pose3d p;
+  p.R = (Eigen::AngleAxisd(phi, Eigen::Vector3d::UnitZ()) * Eigen::AngleAxisd(spread, Eigen::Vector3d::UnitY()))
+            .toRotationMatrix();
+  return p;
+}
+
+struct TreeBuilder {
+  const TreeSpec& spec;
+  Rng& rng;
+  std::vector<JointSpec> joints;
+  int tips = 0;
+
+  // Adds `n` joints below `parent`, the first at rest transform `first`, and
+  // then either the forks of the next level or a tip.
+  void segment(int parent, const Pose3d& first, int n, int level, int depth) {
+    double length = 0.0;
+    for (int k = 0; k < n; ++k) {
+      JointSpec j = randomJoint(spec.joint, rng, depth + k);
+      j.name = fmt::format("j{}", joints.size());
+      j.parent = parent;
+      j.parent_T_joint = k == 0 ? first : translationZ(length);
+      joints.push_back(std::move(j));
+      parent = static_cast<int>(joints.size()) - 1;
+      length = rng.uniform(spec.joint.min_length, spec.joint.max_length);
+    }
+    if (level == spec.levels) {
+      JointSpec tip;
+      tip.name = fmt::format("tip{}", tips++);
+      tip.parent = parent;
+      tip.type = JointType::kFixed;
+      tip.parent_T_joint = translationZ(length);
+      joints.push_back(std::move(tip));
+      return;
+    }
+    const double jitter = rng.uniform(0.0, 2.0 * std::numbers::pi);
+    for (int b = 0; b < spec.branches; ++b) {
+      const double phi = jitter + 2.0 * std::numbers::pi * b / spec.branches;
+      segment(parent, translationZ(length) * branchRotation(phi, spec.spread), spec.branch_joints, level + 1,
+              depth + n);
+    }
+  }
+};
+
+void makeGoalsFor(const Model& model, const Data& data, const std::vector<int>& effectors, const GoalSetSpec& spec,
+                  std::vector<Goal>& goals) {
+  goals.clear();
+  for (int body : effectors) {
+    Goal g;
+    g.body = body;
+    g.kind = spec.kind;
+    g.orientation_scale = spec.orientation_scale;
+    g.target_position = data.world_T_body[body].p;
+    g.target_orientation = data.world_T_body[body].R;
+    goals.push_back(g);
+  }
+  (void)model;
+}
+
+// The first (root-most) joint with DOFs supporting `body`.
+int firstMovingJoint(const Model& model, int body) {
+  const std::vector<int> s = model.supportingJoints(body);
+  return s.empty() ? -1 : s.front();
+}
+
+}  // namespace
 
 std::shared_ptr<const Model> randomChain(const ChainSpec& spec, std::uint64_t seed) {
   if (spec.joints < 1) throw std::invalid_argument(fmt::format("random chain: joints = {} must be >= 1", spec.joints));
+  checkChainSpec(spec, "random chain");
   Rng rng(seed);
-  const double total = spec.revolute + spec.ball + spec.prismatic;
-  if (!(total > 0.0)) throw std::invalid_argument("random chain: joint-type fractions must sum to > 0");
   std::vector<JointSpec> joints;
   double length = 0.0;  // length of the link leading to the next joint
   for (int i = 0; i < spec.joints; ++i) {
-    JointSpec j;
+    JointSpec j = randomJoint(spec, rng, i);
     j.name = fmt::format("j{}", i);
     j.parent = i - 1;
     j.parent_T_joint.p = Eigen::Vector3d(0, 0, length);
-    const double u = rng.uniform() * total;
-    j.type = u < spec.revolute ? JointType::kRevolute
-             : u < spec.revolute + spec.ball ? JointType::kBall
-                                             : JointType::kPrismatic;
-    switch (spec.axes) {
-      case AxisStyle::kRandom: j.axis = rng.unitVector(); break;
-      case AxisStyle::kAlternating: j.axis = (i % 2 == 0) ? Eigen::Vector3d::UnitZ() : Eigen::Vector3d::UnitY(); break;
-      case AxisStyle::kPlanar: j.axis = Eigen::Vector3d::UnitY(); break;
-    }
-    const int nv = tangentSize(j.type);
-    if (j.type == JointType::kPrismatic) {
-      j.lower = Eigen::VectorXd::Constant(1, 0.0);
-      j.upper = Eigen::VectorXd::Constant(1, spec.prismatic_range);
-    } else if (spec.limit > 0.0) {
-      j.lower = Eigen::VectorXd::Constant(nv, -spec.limit);
-      j.upper = Eigen::VectorXd::Constant(nv, spec.limit);
-    }
     joints.push_back(std::move(j));
     length = rng.uniform(spec.min_length, spec.max_length);
   }
@@ -49,40 +164,291 @@ std::shared_ptr<const Model> randomChain(const ChainSpec& spec, std::uint64_t se
   return std::make_shared<const Model>(std::move(joints), fmt::format("chain{}-s{}", spec.joints, seed));
 }
 
+std::shared_ptr<const Model> randomTree(const TreeSpec& spec, std::uint64_t seed) {
+  checkChainSpec(spec.joint, "random tree");
+  if (spec.trunk < 1) throw std::invalid_argument(fmt::format("random tree: trunk = {} must be >= 1", spec.trunk));
+  if (spec.levels < 0 || spec.branches < 1 || spec.branch_joints < 1)
+    throw std::invalid_argument("random tree: need levels >= 0, branches >= 1, branch_joints >= 1");
+  if (!std::isfinite(spec.spread)) throw std::invalid_argument("random tree: spread must be finite");
+  double total = spec.trunk, per_level = 1;
+  for (int l = 0; l < spec.levels; ++l) {
+    per_level *= spec.branches;
+    total += per_level * spec.branch_joints;
+  }
+  if (total > 10000)
+    throw std::invalid_argument(fmt::format("random tree: {} joints is too many (at most 10000)", total));
+  Rng rng(seed);
+  TreeBuilder b{spec, rng, {}, 0};
+  b.segment(-1, Pose3d::Identity(), spec.trunk, 0, 0);
+  return std::make_shared<const Model>(std::move(b.joints),
+                                       fmt::format("tree{}x{}-s{}", b.tips, static_cast<int>(total), seed));
+}
+
 Eigen::VectorXd startConfiguration(const Model& model, StartPolicy policy, Rng& rng) {
   switch (policy) {
-    case StartPolicy::kNominal: return model.middleConfiguration();
-    case StartPolicy::kZero: return model.neutralConfiguration();
-    case StartPolicy::kRandom: return randomConfiguration(model, rng);
+    case StartPolicy::kNominal:
+      return model.middleConfiguration();
+    case StartPolicy::kZero:
+      return model.neutralConfiguration();
+    case StartPolicy::kRandom:
+      return randomConfiguration(model, rng);
+    case StartPolicy::kPrevious:
+      return model.middleConfiguration();
   }
   return model.neutralConfiguration();
 }
 
+std::vector<int> effectorBodies(const Model& model, const std::vector<std::string>& names) {
+  std::vector<int> out;
+  if (names.empty()) {
+    for (int leaf : model.leaves())
+      if (!model.supportingJoints(leaf).empty()) out.push_back(leaf);
+    if (out.empty())
+      throw std::invalid_argument(fmt::format("model '{}': no leaf body is moved by any joint", model.name()));
+    return out;
+  }
+  for (const std::string& n : names) {
+    const int b = model.bodyIndex(n);
+    if (b < 0) {
+      std::string known;
+      for (int leaf : model.leaves()) known += (known.empty() ? "" : ", ") + model.bodyName(leaf);
+      throw std::invalid_argument(
+          fmt::format("model '{}': unknown effector body '{}' (leaf bodies: {})", model.name(), n, known));
+    }
+    out.push_back(b);
+  }
+  return out;
+}
+
+double reachBound(const Model& model, int body) {
+  const int first = firstMovingJoint(model, body);
+  if (first < 0) return 0.0;
+  double reach = 0.0;
+  for (int j = body; j != first; j = model.parent(j)) reach += model.parentTJoint(j).p.norm();
+  for (int j = body;; j = model.parent(j)) {
+    if (model.type(j) == JointType::kPrismatic) {
+      const int d = model.idxV(j);
+      reach += std::max(std::abs(model.lowerLimits()[d]), std::abs(model.upperLimits()[d]));
+    } else if (model.type(j) == JointType::kFree) {
+      return std::numeric_limits<double>::infinity();
+    }
+    if (j == first) break;
+  }
+  return reach;
+}
+
 std::vector<Problem> reachableGoals(const std::shared_ptr<const Model>& model, const GoalSetSpec& spec,
                                     std::uint64_t seed, const std::string& name_prefix) {
+  GoalSetSpec s = spec;
+  s.type = GoalSetType::kReachable;
+  return makeGoals(model, s, seed, name_prefix);
+}
+
+std::vector<Problem> makeGoals(const std::shared_ptr<const Model>& model, const GoalSetSpec& spec, std::uint64_t seed,
+                               const std::string& name_prefix) {
+  if (!model) throw std::invalid_argument("goal set: null model");
+  if (spec.count < 0) throw std::invalid_argument(fmt::format("goal set: count = {} must be >= 0", spec.count));
+  if (!(spec.orientation_scale > 0.0) || !std::isfinite(spec.orientation_scale))
+    throw std::invalid_argument("goal set: orientation_scale must be finite and > 0");
+  const std::vector<int> effectors = effectorBodies(*model, spec.effectors);
   std::vector<Problem> out;
   out.reserve(spec.count);
   Data data(*model);
-  const std::vector<int> leaves = model->leaves();
-  for (int i = 0; i < spec.count; ++i) {
-    Rng rng(Rng::mix(seed, static_cast<std::uint64_t>(i)));
-    const Eigen::VectorXd q_target = randomConfiguration(*model, rng);
-    forwardKinematics(*model, q_target, data);
+  auto push = [&](int i, const Eigen::VectorXd& q0) {
     Problem p;
     p.model = model;
     p.name = fmt::format("{}{}", name_prefix, i);
-    for (int leaf : leaves) {
-      Goal g;
-      g.body = leaf;
-      g.kind = spec.kind;
-      g.target_position = data.world_T_body[leaf].p;
-      g.target_orientation = data.world_T_body[leaf].R;
-      p.goals.push_back(g);
-    }
-    p.q0 = startConfiguration(*model, spec.start, rng);
+    makeGoalsFor(*model, data, effectors, spec, p.goals);
+    p.q0 = q0;
     out.push_back(std::move(p));
+  };
+
+  switch (spec.type) {
+    case GoalSetType::kReachable:
+      for (int i = 0; i < spec.count; ++i) {
+        Rng rng(Rng::mix(seed, static_cast<std::uint64_t>(i)));
+        const Eigen::VectorXd q_target = randomConfiguration(*model, rng);
+        forwardKinematics(*model, q_target, data);
+        push(i, startConfiguration(*model, spec.start, rng));
+      }
+      break;
+
+    case GoalSetType::kUnreachable: {
+      if (!hasPosition(spec.kind))
+        throw std::invalid_argument("goal set 'unreachable' needs a position component (kind position or pose)");
+      if (!(spec.unreachable_factor > 1.0) || !std::isfinite(spec.unreachable_factor))
+        throw std::invalid_argument(
+            fmt::format("goal set 'unreachable': factor = {} must be > 1", spec.unreachable_factor));
+      std::vector<double> reach;
+      for (int b : effectors) {
+        reach.push_back(reachBound(*model, b));
+        if (!std::isfinite(reach.back()))
+          throw std::invalid_argument(fmt::format(
+              "goal set 'unreachable': effector '{}' has unbounded reach (free joint or unlimited prismatic)",
+              model->bodyName(b)));
+      }
+      for (int i = 0; i < spec.count; ++i) {
+        Rng rng(Rng::mix(seed, static_cast<std::uint64_t>(i)));
+        const Eigen::VectorXd q_dir = randomConfiguration(*model, rng);
+        forwardKinematics(*model, q_dir, data);
+        Problem p;
+        p.model = model;
+        p.name = fmt::format("{}{}", name_prefix, i);
+        makeGoalsFor(*model, data, effectors, spec, p.goals);
+        for (size_t e = 0; e < effectors.size(); ++e) {
+          const int first = firstMovingJoint(*model, effectors[e]);
+          const int par = model->parent(first);
+          const Eigen::Vector3d pivot =
+              par < 0 ? model->parentTJoint(first).p : data.world_T_body[par].act(model->parentTJoint(first).p);
+          Eigen::Vector3d dir = data.world_T_body[effectors[e]].p - pivot;
+          // A configuration that folds the effector onto its pivot gives no
+          // direction: fall back to a seeded random one.
+          if (dir.norm() < 1e-9) dir = rng.unitVector();
+          p.goals[e].target_position = pivot + spec.unreachable_factor * std::max(reach[e], 1e-3) * dir.normalized();
+        }
+        p.q0 = startConfiguration(*model, spec.start, rng);
+        out.push_back(std::move(p));
+      }
+      break;
+    }
+
+    case GoalSetType::kNearSingular: {
+      if (!(spec.perturbation >= 0.0) || !std::isfinite(spec.perturbation))
+        throw std::invalid_argument("goal set 'near_singular': perturbation must be >= 0");
+      const Eigen::VectorXd straight = model->neutralConfiguration();
+      // Root-most moving joints (no moving ancestor) turn freely so the
+      // stretched targets point in varied directions.
+      std::vector<bool> root_most(model->numJoints(), false);
+      for (int j = 0; j < model->numJoints(); ++j) {
+        if (model->jointNv(j) == 0) continue;
+        bool moving_ancestor = false;
+        for (int a = model->parent(j); a >= 0; a = model->parent(a))
+          if (model->jointNv(a) > 0) moving_ancestor = true;
+        root_most[j] = !moving_ancestor;
+      }
+      for (int i = 0; i < spec.count; ++i) {
+        Rng rng(Rng::mix(seed, static_cast<std::uint64_t>(i)));
+        const Eigen::VectorXd q_rand = randomConfiguration(*model, rng);
+        Eigen::VectorXd dq(model->nv());
+        for (int k = 0; k < model->nv(); ++k) dq[k] = rng.uniform(-spec.perturbation, spec.perturbation);
+        Eigen::VectorXd q = integrate(*model, straight, dq);
+        for (int j = 0; j < model->numJoints(); ++j)
+          if (root_most[j])
+            q.segment(model->idxQ(j), model->jointNq(j)) = q_rand.segment(model->idxQ(j), model->jointNq(j));
+        clampToLimits(*model, q);
+        forwardKinematics(*model, q, data);
+        push(i, straight);
+      }
+      break;
+    }
+
+    case GoalSetType::kTrajectory: {
+      if (!(spec.trajectory_step > 0.0) || !std::isfinite(spec.trajectory_step))
+        throw std::invalid_argument("goal set 'trajectory': step must be > 0");
+      Rng rng(seed);
+      Eigen::VectorXd q = randomConfiguration(*model, rng);
+      Eigen::VectorXd q_prev = q;
+      Eigen::VectorXd dq(model->nv());
+      for (int i = 0; i < spec.count; ++i) {
+        if (i > 0) {
+          for (int k = 0; k < model->nv(); ++k) dq[k] = rng.uniform(-spec.trajectory_step, spec.trajectory_step);
+          q_prev = q;
+          q = integrate(*model, q, dq);
+          clampToLimits(*model, q);
+        }
+        forwardKinematics(*model, q, data);
+        // Problem 0 starts from the policy; later ones (used only when the
+        // family is not run in sequence) from the previous target's config.
+        push(i, i == 0 ? startConfiguration(*model, spec.start, rng) : q_prev);
+      }
+      break;
+    }
   }
   return out;
+}
+
+std::string_view toString(AxisStyle a) {
+  switch (a) {
+    case AxisStyle::kRandom:
+      return "random";
+    case AxisStyle::kAlternating:
+      return "alternating";
+    case AxisStyle::kPlanar:
+      return "planar";
+  }
+  return "?";
+}
+std::string_view toString(LimitStyle l) {
+  switch (l) {
+    case LimitStyle::kNone:
+      return "none";
+    case LimitStyle::kSymmetric:
+      return "symmetric";
+    case LimitStyle::kRealistic:
+      return "realistic";
+  }
+  return "?";
+}
+std::string_view toString(StartPolicy s) {
+  switch (s) {
+    case StartPolicy::kNominal:
+      return "nominal";
+    case StartPolicy::kZero:
+      return "zero";
+    case StartPolicy::kRandom:
+      return "random";
+    case StartPolicy::kPrevious:
+      return "previous";
+  }
+  return "?";
+}
+std::string_view toString(GoalSetType t) {
+  switch (t) {
+    case GoalSetType::kReachable:
+      return "reachable";
+    case GoalSetType::kUnreachable:
+      return "unreachable";
+    case GoalSetType::kNearSingular:
+      return "near_singular";
+    case GoalSetType::kTrajectory:
+      return "trajectory";
+  }
+  return "?";
+}
+
+namespace {
+template <typename E, size_t N>
+E parseEnum(std::string_view s, const E (&values)[N], const char* what) {
+  std::string known;
+  for (E v : values) {
+    if (toString(v) == s) return v;
+    known += (known.empty() ? "" : ", ") + std::string(toString(v));
+  }
+  throw std::invalid_argument(fmt::format("unknown {} '{}' (expected one of: {})", what, s, known));
+}
+}  // namespace
+
+AxisStyle parseAxisStyle(std::string_view s) {
+  static constexpr AxisStyle v[] = {AxisStyle::kRandom, AxisStyle::kAlternating, AxisStyle::kPlanar};
+  return parseEnum(s, v, "axis style");
+}
+LimitStyle parseLimitStyle(std::string_view s) {
+  static constexpr LimitStyle v[] = {LimitStyle::kNone, LimitStyle::kSymmetric, LimitStyle::kRealistic};
+  return parseEnum(s, v, "limit style");
+}
+StartPolicy parseStartPolicy(std::string_view s) {
+  static constexpr StartPolicy v[] = {StartPolicy::kNominal, StartPolicy::kZero, StartPolicy::kRandom,
+                                      StartPolicy::kPrevious};
+  return parseEnum(s, v, "start policy");
+}
+GoalSetType parseGoalSetType(std::string_view s) {
+  static constexpr GoalSetType v[] = {GoalSetType::kReachable, GoalSetType::kUnreachable, GoalSetType::kNearSingular,
+                                      GoalSetType::kTrajectory};
+  return parseEnum(s, v, "goal set");
+}
+GoalKind parseGoalKind(std::string_view s) {
+  static constexpr GoalKind v[] = {GoalKind::kPosition, GoalKind::kOrientation, GoalKind::kPose};
+  return parseEnum(s, v, "goal kind");
 }
 
 }  // namespace ikbench

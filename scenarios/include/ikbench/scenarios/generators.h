@@ -1,6 +1,19 @@
 // Seeded problem generators. Every function takes an explicit seed and uses
 // only ikbench::Rng, so the same seed gives bit-identical models and problems
 // on any machine and thread count.
+//
+// Models: random serial chains (randomChain) and trees (randomTree). Links run
+// along the local +z axis, so the neutral configuration q = 0 (identity ball
+// rotations) is the fully stretched ("straight") pose of every chain and of
+// every branch of a tree.
+//
+// Goal sets (makeGoals): reachable (the TRAC-IK protocol: FK of a random
+// configuration within limits), unreachable (beyond an upper bound of the
+// reach by a factor), near-singular (near full stretch, seeded straight),
+// trajectory (FK along a seeded random walk in joint space, solved in order
+// from the previous answer). Every goal set puts one target on every effector
+// (by default every leaf body moved by at least one joint), so trees give
+// multi-effector problems.
 #pragma once
 
 #include <cstdint>
@@ -15,6 +28,11 @@
 namespace ikbench {
 
 enum class AxisStyle { kRandom, kAlternating, kPlanar };
+// kNone: no limits. kSymmetric: [-limit, limit] on every rotational DOF.
+// kRealistic: per joint an asymmetric range [-a, b] with a, b drawn uniformly
+// from [0.3 limit, limit] (limit = pi when `limit` <= 0), like real arms whose
+// joints rarely reach +-pi and are seldom centred; 0 always stays inside.
+enum class LimitStyle { kNone, kSymmetric, kRealistic };
 
 struct ChainSpec {
   int joints = 7;
@@ -23,28 +41,97 @@ struct ChainSpec {
   double min_length = 0.1, max_length = 0.3;  // link length [m], uniform
   AxisStyle axes = AxisStyle::kRandom;
   // Symmetric limit [rad] on revolute joints (and ball rotation-vector
-  // components); <= 0 means no limits. Prismatic joints get [0, prismatic_range].
+  // components); <= 0 means no limits (with the default limit_style).
+  // Prismatic joints always get [0, prismatic_range].
   double limit = 0.0;
   double prismatic_range = 0.2;
+  LimitStyle limit_style = LimitStyle::kSymmetric;
 };
 
 // A serial chain along +z with a fixed "tip" body at the end of the last link.
 std::shared_ptr<const Model> randomChain(const ChainSpec& spec, std::uint64_t seed);
 
-enum class StartPolicy { kNominal, kZero, kRandom };
+// A tree: a trunk of `trunk` joints, then `levels` times a branching into
+// `branches` sub-chains of `branch_joints` joints each; every final branch
+// ends in a fixed tip body "tipK" (the effectors). Joint types, lengths, axes
+// and limits follow `joint` (its `joints` field is ignored). Each branch
+// leaves its parent's direction at the angle `spread` [rad], the branches of
+// one fork spaced evenly (plus a seeded jitter) around the parent's axis.
+struct TreeSpec {
+  ChainSpec joint;
+  int trunk = 2;
+  int branches = 3;
+  int branch_joints = 3;
+  int levels = 1;
+  double spread = 0.8;
+};
+std::shared_ptr<const Model> randomTree(const TreeSpec& spec, std::uint64_t seed);
+
+// kNominal: middle of the limits (neutral where unlimited). kZero: neutral
+// (zero angles, identity rotations). kRandom: uniform within limits.
+// kPrevious: the family is sequential: problem i starts from the solver's
+// answer to problem i - 1; problem 0 starts at the nominal configuration.
+enum class StartPolicy { kNominal, kZero, kRandom, kPrevious };
+
+enum class GoalSetType { kReachable, kUnreachable, kNearSingular, kTrajectory };
 
 struct GoalSetSpec {
   int count = 100;
   GoalKind kind = GoalKind::kPosition;
   StartPolicy start = StartPolicy::kNominal;
+  GoalSetType type = GoalSetType::kReachable;
+  // kUnreachable: target = pivot + factor * reach * direction, where reach is
+  // an upper bound of the distance from the effector's first moving joint
+  // (sum of link offsets and prismatic travel) and the direction is that of
+  // the effector under a random configuration. Must be > 1.
+  double unreachable_factor = 1.5;
+  // kNearSingular: every DOF after each effector's first moving joint is
+  // drawn uniformly from [-perturbation, perturbation] around the straight
+  // pose (the first one is random within limits); the start is straight.
+  double perturbation = 0.05;
+  // kTrajectory: per problem, every DOF moves by a uniform step in
+  // [-step, step] [rad or m] from the previous target configuration.
+  double trajectory_step = 0.05;
+  // Effector body names; empty = every leaf body moved by some joint.
+  std::vector<std::string> effectors;
+  double orientation_scale = 1.0;  // Goal::orientation_scale [m/rad]
 };
 
 // Reachable goals (the TRAC-IK protocol): for each problem, a random
-// configuration within limits, and as target the FK of every leaf body.
+// configuration within limits, and as target the FK of every effector.
+// (Equivalent to makeGoals with type kReachable.)
 std::vector<Problem> reachableGoals(const std::shared_ptr<const Model>& model, const GoalSetSpec& spec,
                                     std::uint64_t seed, const std::string& name_prefix);
 
-// Start configuration for a problem under a policy.
+// Any goal set type; problem i draws from Rng(Rng::mix(seed, i)) except for
+// trajectories, which draw from one stream in order. Problems are named
+// name_prefix + index. Throws std::invalid_argument for a bad spec.
+std::vector<Problem> makeGoals(const std::shared_ptr<const Model>& model, const GoalSetSpec& spec, std::uint64_t seed,
+                               const std::string& name_prefix);
+
+// Effector bodies of a goal set: the named bodies, or every leaf moved by at
+// least one joint. Throws std::invalid_argument naming an unknown body.
+std::vector<int> effectorBodies(const Model& model, const std::vector<std::string>& names);
+
+// An upper bound of the distance between the origin of the first moving joint
+// supporting `body` and the body's origin: the sum of the rest offsets along
+// the path plus the largest prismatic travel.
+double reachBound(const Model& model, int body);
+
+// Start configuration for a problem under a policy (kPrevious gives the
+// nominal configuration: the start of a sequence).
 Eigen::VectorXd startConfiguration(const Model& model, StartPolicy policy, Rng& rng);
+
+// Parsing / printing of the enums (suite files, command lines). The parse
+// functions throw std::invalid_argument listing the accepted names.
+std::string_view toString(AxisStyle a);
+std::string_view toString(LimitStyle l);
+std::string_view toString(StartPolicy s);
+std::string_view toString(GoalSetType t);
+AxisStyle parseAxisStyle(std::string_view s);
+LimitStyle parseLimitStyle(std::string_view s);
+StartPolicy parseStartPolicy(std::string_view s);
+GoalSetType parseGoalSetType(std::string_view s);
+GoalKind parseGoalKind(std::string_view s);
 
 }  // namespace ikbench

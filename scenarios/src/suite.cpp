@@ -1,0 +1,581 @@
+// Suite files: JSON (nlohmann-json) naming seeded families of problems.
+// The format is documented in README.md (section "Scenarios") and by the
+// shipped suites in scenarios/data/suites/. Every error names the file, the
+// line (recovered by walking the JSON text along the offending field's path,
+// since nlohmann::json keeps no positions), the field and what was expected.
+#include "ikbench/scenarios/suite.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+#include <variant>
+
+#include "ikbench/kinematics/rng.h"
+#include "ikbench/scenarios/bvh.h"
+#include "ikbench/scenarios/generators.h"
+#include "ikbench/scenarios/urdf.h"
+
+namespace ikbench {
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+// ---- locating a field in the JSON text ------------------------------------
+
+using PathPart = std::variant<std::string, size_t>;
+struct Path {
+  std::vector<PathPart> parts;
+  Path operator/(const std::string& key) const {
+    Path p = *this;
+    p.parts.emplace_back(key);
+    return p;
+  }
+  Path operator/(size_t index) const {
+    Path p = *this;
+    p.parts.emplace_back(index);
+    return p;
+  }
+  std::string str() const {
+    std::string out;
+    for (const PathPart& part : parts) {
+      if (const auto* k = std::get_if<std::string>(&part)) {
+        out += (out.empty() ? "" : ".") + *k;
+      } else {
+        out += fmt::format("[{}]", std::get<size_t>(part));
+      }
+    }
+    return out.empty() ? "(top level)" : out;
+  }
+};
+
+struct Scanner {
+  const std::string& s;
+  size_t i = 0;
+  bool ok() const { return i < s.size(); }
+  void ws() {
+    while (ok() && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r')) ++i;
+  }
+  std::string string() {  // at '"'; returns the (simply unescaped) content
+    std::string out;
+    ++i;
+    while (ok() && s[i] != '"') {
+      if (s[i] == '\\' && i + 1 < s.size()) ++i;
+      out += s[i++];
+    }
+    ++i;
+    return out;
+  }
+  void value() {
+    ws();
+    if (!ok()) return;
+    if (s[i] == '"') {
+      string();
+    } else if (s[i] == '{' || s[i] == '[') {
+      int depth = 0;
+      while (ok()) {
+        const char c = s[i];
+        if (c == '"') {
+          string();
+          continue;
+        }
+        ++i;
+        if (c == '{' || c == '[') ++depth;
+        if (c == '}' || c == ']') {
+          if (--depth == 0) return;
+        }
+      }
+    } else {
+      while (ok() && s[i] != ',' && s[i] != '}' && s[i] != ']' && s[i] != ' ' && s[i] != '\n' && s[i] != '\r' &&
+             s[i] != '\t')
+        ++i;
+    }
+  }
+};
+
+// Byte offset of the value at `path`, or of the deepest enclosing value that
+// exists (for a missing field: the object that should hold it).
+size_t locate(const std::string& text, const Path& path) {
+  Scanner sc{text};
+  sc.ws();
+  size_t best = sc.i;
+  for (const PathPart& part : path.parts) {
+    if (!sc.ok()) return best;
+    best = sc.i;
+    bool found = false;
+    if (const auto* key = std::get_if<std::string>(&part); key && text[sc.i] == '{') {
+      ++sc.i;
+      while (sc.ok()) {
+        sc.ws();
+        if (!sc.ok() || text[sc.i] != '"') break;
+        const std::string k = sc.string();
+        sc.ws();
+        if (sc.ok() && text[sc.i] == ':') ++sc.i;
+        sc.ws();
+        if (k == *key) {
+          found = true;
+          break;
+        }
+        sc.value();
+        sc.ws();
+        if (sc.ok() && text[sc.i] == ',') ++sc.i;
+      }
+    } else if (const auto* idx = std::get_if<size_t>(&part); idx && text[sc.i] == '[') {
+      ++sc.i;
+      for (size_t k = 0; sc.ok(); ++k) {
+        sc.ws();
+        if (!sc.ok() || text[sc.i] == ']') break;
+        if (k == *idx) {
+          found = true;
+          break;
+        }
+        sc.value();
+        sc.ws();
+        if (sc.ok() && text[sc.i] == ',') ++sc.i;
+      }
+    }
+    if (!found) return best;
+  }
+  return sc.i;
+}
+
+int lineAt(const std::string& text, size_t pos) {
+  pos = std::min(pos, text.size());
+  return 1 + static_cast<int>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(pos), '\n'));
+}
+
+std::string describe(const json& v) {
+  std::string dump = v.dump();
+  if (dump.size() > 40) dump = dump.substr(0, 37) + "...";
+  return fmt::format("{} {}", v.type_name(), dump);
+}
+
+// ---- typed field access with errors naming file:line: field ----------------
+
+struct Ctx {
+  std::string file, text;
+  fs::path dir;  // directory of the suite file
+
+  [[noreturn]] void fail(const Path& path, const std::string& msg) const {
+    throw SuiteError(fmt::format("{}:{}: {}: {}", file, lineAt(text, locate(text, path)), path.str(), msg));
+  }
+
+  void checkObject(const json& obj, const Path& path) const {
+    if (!obj.is_object()) fail(path, fmt::format("expected an object {{...}}, got {}", describe(obj)));
+  }
+
+  void allowKeys(const json& obj, const Path& path, const std::vector<std::string>& allowed) const {
+    for (auto it = obj.begin(); it != obj.end(); ++it) {
+      if (std::find(allowed.begin(), allowed.end(), it.key()) == allowed.end()) {
+        std::string list;
+        for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
+        fail(path / it.key(), fmt::format("unknown field '{}' (expected one of: {})", it.key(), list));
+      }
+    }
+  }
+
+  const json* find(const json& obj, const std::string& key) const {
+    auto it = obj.find(key);
+    return it == obj.end() ? nullptr : &*it;
+  }
+
+  const json& require(const json& obj, const Path& path, const std::string& key, const char* expected) const {
+    const json* v = find(obj, key);
+    if (!v) fail(path, fmt::format("missing field '{}' (expected {})", key, expected));
+    return *v;
+  }
+
+  double number(const json& obj, const Path& path, const std::string& key, std::optional<double> dflt,
+                double lo = -std::numeric_limits<double>::infinity(),
+                double hi = std::numeric_limits<double>::infinity()) const {
+    const std::string expected = fmt::format("a number in [{}, {}]", lo, hi);
+    const json* v = dflt ? find(obj, key) : &require(obj, path, key, expected.c_str());
+    if (!v) return *dflt;
+    if (!v->is_number()) fail(path / key, fmt::format("expected {}, got {}", expected, describe(*v)));
+    const double x = v->get<double>();
+    if (!std::isfinite(x) || x < lo || x > hi) fail(path / key, fmt::format("expected {}, got {}", expected, x));
+    return x;
+  }
+
+  std::int64_t integer(const json& obj, const Path& path, const std::string& key, std::optional<std::int64_t> dflt,
+                       std::int64_t lo = 0, std::int64_t hi = std::numeric_limits<int>::max()) const {
+    const std::string expected = fmt::format("an integer in [{}, {}]", lo, hi);
+    const json* v = dflt ? find(obj, key) : &require(obj, path, key, expected.c_str());
+    if (!v) return *dflt;
+    if (!v->is_number_integer()) fail(path / key, fmt::format("expected {}, got {}", expected, describe(*v)));
+    if (v->is_number_unsigned() && v->get<std::uint64_t>() > static_cast<std::uint64_t>(hi))
+      fail(path / key, fmt::format("expected {}, got {}", expected, v->dump()));
+    const std::int64_t x = v->get<std::int64_t>();
+    if (x < lo || x > hi) fail(path / key, fmt::format("expected {}, got {}", expected, x));
+    return x;
+  }
+
+  std::string string(const json& obj, const Path& path, const std::string& key, std::optional<std::string> dflt) const {
+    const json* v = dflt ? find(obj, key) : &require(obj, path, key, "a string");
+    if (!v) return *dflt;
+    if (!v->is_string()) fail(path / key, fmt::format("expected a string, got {}", describe(*v)));
+    return v->get<std::string>();
+  }
+
+  bool boolean(const json& obj, const Path& path, const std::string& key, bool dflt) const {
+    const json* v = find(obj, key);
+    if (!v) return dflt;
+    if (!v->is_boolean()) fail(path / key, fmt::format("expected true or false, got {}", describe(*v)));
+    return v->get<bool>();
+  }
+
+  std::vector<std::string> strings(const json& obj, const Path& path, const std::string& key) const {
+    std::vector<std::string> out;
+    const json* v = find(obj, key);
+    if (!v) return out;
+    if (!v->is_array()) fail(path / key, fmt::format("expected an array of strings, got {}", describe(*v)));
+    for (size_t k = 0; k < v->size(); ++k) {
+      if (!(*v)[k].is_string()) fail(path / key / k, fmt::format("expected a string, got {}", describe((*v)[k])));
+      out.push_back((*v)[k].get<std::string>());
+    }
+    return out;
+  }
+
+  template <typename F>
+  auto parseEnumField(const json& obj, const Path& path, const std::string& key, const std::string& dflt,
+                      F parse) const {
+    const std::string s = string(obj, path, key, dflt);
+    try {
+      return parse(s);
+    } catch (const std::invalid_argument& e) {
+      fail(path / key, e.what());
+    }
+  }
+
+  // A data file named in a suite: absolute, relative to the suite file, or
+  // relative to the shipped data directory, in that order.
+  std::string resolve(const json& obj, const Path& path, const std::string& key) const {
+    const std::string name = string(obj, path, key, std::nullopt);
+    const fs::path p(name);
+    if (p.is_absolute()) return p.string();
+    if (fs::exists(dir / p)) return (dir / p).string();
+    const fs::path d = fs::path(dataDirectory()) / p;
+    if (fs::exists(d)) return d.string();
+    fail(path / key, fmt::format("file '{}' not found (looked in '{}' and '{}')", name, dir.string(), dataDirectory()));
+  }
+};
+
+std::uint64_t fnv1a(const std::string& s) {
+  std::uint64_t h = 0xcbf29ce484222325ULL;
+  for (unsigned char c : s) {
+    h ^= c;
+    h *= 0x100000001b3ULL;
+  }
+  return h;
+}
+
+const std::vector<std::string> kJointKeys = {"revolute", "ball",   "prismatic", "min_length",     "max_length",
+                                             "axes",     "limits", "limit",     "prismatic_range"};
+
+ChainSpec parseJointParams(const Ctx& c, const json& o, const Path& p) {
+  ChainSpec s;
+  s.revolute = c.number(o, p, "revolute", 1.0, 0.0);
+  s.ball = c.number(o, p, "ball", 0.0, 0.0);
+  s.prismatic = c.number(o, p, "prismatic", 0.0, 0.0);
+  if (!(s.revolute + s.ball + s.prismatic > 0.0)) c.fail(p, "revolute + ball + prismatic must be > 0");
+  s.min_length = c.number(o, p, "min_length", 0.1, 0.0, 100.0);
+  s.max_length = c.number(o, p, "max_length", std::max(0.3, s.min_length), 0.0, 100.0);
+  if (s.max_length < s.min_length)
+    c.fail(p / "max_length", fmt::format("expected max_length >= min_length ({}), got {}", s.min_length, s.max_length));
+  s.axes = c.parseEnumField(o, p, "axes", "random", parseAxisStyle);
+  s.limit_style = c.parseEnumField(o, p, "limits", "none", parseLimitStyle);
+  s.limit = c.number(o, p, "limit", 0.0, 0.0, 100.0);
+  if (s.limit_style == LimitStyle::kSymmetric && !(s.limit > 0.0))
+    c.fail(p / "limits", "'symmetric' limits need a field 'limit' > 0 [rad]");
+  s.prismatic_range = c.number(o, p, "prismatic_range", 0.2, 1e-9, 100.0);
+  return s;
+}
+
+GoalSetSpec parseGoals(const Ctx& c, const json& f, const Path& fp, int count) {
+  GoalSetSpec g;
+  g.count = count;
+  const json* gj = c.find(f, "goals");
+  if (!gj) return g;
+  const Path p = fp / "goals";
+  c.checkObject(*gj, p);
+  c.allowKeys(*gj, p, {"set", "kind", "start", "factor", "perturbation", "step", "orientation_scale", "effectors"});
+  g.type = c.parseEnumField(*gj, p, "set", "reachable", parseGoalSetType);
+  g.kind = c.parseEnumField(*gj, p, "kind", "position", parseGoalKind);
+  g.start =
+      c.parseEnumField(*gj, p, "start", g.type == GoalSetType::kTrajectory ? "previous" : "nominal", parseStartPolicy);
+  g.unreachable_factor = c.number(*gj, p, "factor", 1.5, 1.0 + 1e-9, 1e6);
+  g.perturbation = c.number(*gj, p, "perturbation", 0.05, 0.0, 10.0);
+  g.trajectory_step = c.number(*gj, p, "step", 0.05, 1e-9, 10.0);
+  g.orientation_scale = c.number(*gj, p, "orientation_scale", 1.0, 1e-9, 1e6);
+  g.effectors = c.strings(*gj, p, "effectors");
+  if (g.type == GoalSetType::kUnreachable && !hasPosition(g.kind))
+    c.fail(p / "kind", "an 'unreachable' goal set needs kind 'position' or 'pose'");
+  return g;
+}
+
+void finishFamily(Family& fam, const GoalSetSpec& g) {
+  fam.goal = std::string(toString(g.kind));
+  fam.sequential = g.type == GoalSetType::kTrajectory || g.start == StartPolicy::kPrevious;
+  if (!fam.problems.empty()) {
+    fam.dof = fam.problems.front().model->nv();
+    fam.effectors = static_cast<int>(fam.problems.front().goals.size());
+  }
+  for (size_t k = 0; k < fam.problems.size(); ++k) fam.problems[k].name = fmt::format("{}/{}", fam.name, k);
+}
+
+// Random models: `models` distinct models from seeds mix(family_seed, m),
+// `count` problems spread over them (the first count % models get one more).
+template <typename MakeModel>
+void randomModelFamily(const Ctx& c, const json& f, const Path& fp, Family& fam, std::uint64_t family_seed,
+                       MakeModel make) {
+  const int count = static_cast<int>(c.integer(f, fp, "count", std::nullopt, 0, 1000000));
+  const int models = static_cast<int>(c.integer(f, fp, "models", 1, 1, 100000));
+  const GoalSetSpec g = parseGoals(c, f, fp, count);
+  try {
+    for (int m = 0; m < models; ++m) {
+      const std::uint64_t model_seed = Rng::mix(family_seed, static_cast<std::uint64_t>(m));
+      GoalSetSpec gm = g;
+      gm.count = count / models + (m < count % models ? 1 : 0);
+      if (gm.count == 0) continue;
+      auto problems = makeGoals(make(model_seed), gm, Rng::mix(model_seed, 1), "");
+      for (auto& p : problems) fam.problems.push_back(std::move(p));
+    }
+  } catch (const std::invalid_argument& e) {  // also ModelError
+    c.fail(fp, e.what());
+  }
+  finishFamily(fam, g);
+}
+
+Family parseFamily(const Ctx& c, const json& f, const Path& fp, std::uint64_t suite_seed) {
+  c.checkObject(f, fp);
+  Family fam;
+  fam.name = c.string(f, fp, "name", std::nullopt);
+  if (fam.name.empty() || fam.name.find_first_of(",/ \t") != std::string::npos)
+    c.fail(fp / "name", fmt::format("expected a non-empty name without ',', '/' or blanks, got '{}'", fam.name));
+  fam.description = c.string(f, fp, "description", "");
+  const std::string type = c.string(f, fp, "type", std::nullopt);
+  // Family seeds depend on the suite seed and the family's name only, so
+  // adding or reordering families leaves the others unchanged.
+  const std::uint64_t family_seed = Rng::mix(suite_seed, fnv1a(fam.name));
+
+  if (type == "random_chain") {
+    c.allowKeys(f, fp, {"name", "description", "type", "count", "models", "chain", "goals"});
+    const Path cp = fp / "chain";
+    const json& cj = c.require(f, fp, "chain", "an object with the chain parameters");
+    c.checkObject(cj, cp);
+    std::vector<std::string> keys = kJointKeys;
+    keys.push_back("joints");
+    c.allowKeys(cj, cp, keys);
+    ChainSpec spec = parseJointParams(c, cj, cp);
+    spec.joints = static_cast<int>(c.integer(cj, cp, "joints", std::nullopt, 1, 10000));
+    randomModelFamily(c, f, fp, fam, family_seed, [&](std::uint64_t s) { return randomChain(spec, s); });
+  } else if (type == "random_tree") {
+    c.allowKeys(f, fp, {"name", "description", "type", "count", "models", "tree", "goals"});
+    const Path tp = fp / "tree";
+    const json& tj = c.require(f, fp, "tree", "an object with the tree parameters");
+    c.checkObject(tj, tp);
+    std::vector<std::string> keys = kJointKeys;
+    for (const char* k : {"trunk", "branches", "branch_joints", "levels", "spread"}) keys.push_back(k);
+    c.allowKeys(tj, tp, keys);
+    TreeSpec spec;
+    spec.joint = parseJointParams(c, tj, tp);
+    spec.trunk = static_cast<int>(c.integer(tj, tp, "trunk", 2, 1, 1000));
+    spec.branches = static_cast<int>(c.integer(tj, tp, "branches", 3, 1, 100));
+    spec.branch_joints = static_cast<int>(c.integer(tj, tp, "branch_joints", 3, 1, 1000));
+    spec.levels = static_cast<int>(c.integer(tj, tp, "levels", 1, 0, 10));
+    spec.spread = c.number(tj, tp, "spread", 0.8, -10.0, 10.0);
+    randomModelFamily(c, f, fp, fam, family_seed, [&](std::uint64_t s) { return randomTree(spec, s); });
+  } else if (type == "urdf") {
+    c.allowKeys(f, fp, {"name", "description", "type", "count", "file", "base", "tip", "floating_base", "goals"});
+    const std::string file = c.resolve(f, fp, "file");
+    UrdfOptions uo;
+    uo.base = c.string(f, fp, "base", "");
+    uo.tip = c.string(f, fp, "tip", "");
+    uo.floating_base = c.boolean(f, fp, "floating_base", false);
+    const int count = static_cast<int>(c.integer(f, fp, "count", std::nullopt, 0, 1000000));
+    const GoalSetSpec g = parseGoals(c, f, fp, count);
+    UrdfModel um;
+    try {
+      um = loadUrdf(file, uo);
+    } catch (const SuiteError& e) {
+      c.fail(fp / "file", e.what());
+    }
+    try {
+      fam.problems = makeGoals(um.model, g, family_seed, "");
+    } catch (const std::invalid_argument& e) {
+      c.fail(fp, e.what());
+    }
+    finishFamily(fam, g);
+  } else if (type == "bvh") {
+    c.allowKeys(
+        f, fp,
+        {"name", "description", "type", "file", "scale", "static_tolerance", "first", "count", "stride", "effectors"});
+    const std::string file = c.resolve(f, fp, "file");
+    BvhOptions bo;
+    bo.scale = c.number(f, fp, "scale", 0.0, 0.0, 1e6);
+    bo.static_tolerance = c.number(f, fp, "static_tolerance", 1e-3, 0.0, 1e6);
+    BvhTrackingSpec ts;
+    ts.first = static_cast<int>(c.integer(f, fp, "first", 0, 0, 100000000));
+    ts.count = static_cast<int>(c.integer(f, fp, "count", -1, -1, 100000000));
+    ts.stride = static_cast<int>(c.integer(f, fp, "stride", 1, 1, 100000));
+    ts.effectors = c.strings(f, fp, "effectors");
+    try {
+      const std::string desc = fam.description;
+      fam = bvhFamily(file, bo, ts);
+      fam.description = desc.empty() ? fam.description : desc;
+    } catch (const SuiteError& e) {
+      c.fail(fp / "file", e.what());
+    }
+    fam.name = c.string(f, fp, "name", std::nullopt);
+    for (size_t k = 0; k < fam.problems.size(); ++k) fam.problems[k].name = fmt::format("{}/{}", fam.name, k);
+  } else {
+    c.fail(fp / "type",
+           fmt::format("unknown family type '{}' (expected one of: random_chain, random_tree, urdf, bvh)", type));
+  }
+  return fam;
+}
+
+std::string readFile(const std::string& path, const char* what) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw SuiteError(fmt::format("cannot open {} '{}'", what, path));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+}  // namespace
+
+std::string dataDirectory() {
+  if (const char* env = std::getenv("IKBENCH_DATA_DIR"); env != nullptr && *env != '\0') return env;
+#ifdef IKBENCH_SCENARIOS_DATA_SOURCE_DIR
+  if (fs::is_directory(IKBENCH_SCENARIOS_DATA_SOURCE_DIR)) return IKBENCH_SCENARIOS_DATA_SOURCE_DIR;
+#endif
+#ifdef IKBENCH_SCENARIOS_DATA_INSTALL_DIR
+  return IKBENCH_SCENARIOS_DATA_INSTALL_DIR;
+#else
+  return "scenarios/data";
+#endif
+}
+
+std::vector<std::string> builtinSuiteNames() {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(fs::path(dataDirectory()) / "suites", ec))
+    if (entry.path().extension() == ".json") names.push_back(entry.path().stem().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+Suite loadSuite(const std::string& name_or_path, std::optional<std::uint64_t> seed_override) {
+  std::string path = name_or_path;
+  const bool looks_like_path = name_or_path.find('/') != std::string::npos ||
+                               fs::path(name_or_path).extension() == ".json" || fs::exists(name_or_path);
+  if (!looks_like_path) {
+    path = (fs::path(dataDirectory()) / "suites" / (name_or_path + ".json")).string();
+    if (!fs::exists(path)) {
+      std::string known;
+      for (const auto& n : builtinSuiteNames()) known += (known.empty() ? "" : ", ") + n;
+      throw SuiteError(
+          fmt::format("unknown suite '{}' (shipped suites in '{}/suites': {}; or give a path to a .json file)",
+                      name_or_path, dataDirectory(), known.empty() ? "none" : known));
+    }
+  }
+  Ctx c;
+  c.file = path;
+  c.text = readFile(path, "suite file");
+  c.dir = fs::path(path).parent_path();
+  json root;
+  try {
+    root = json::parse(c.text);
+  } catch (const json::parse_error& e) {
+    // nlohmann's message already says "at line L, column C".
+    throw SuiteError(
+        fmt::format("{}:{}: invalid JSON: {}", path, lineAt(c.text, e.byte > 0 ? e.byte - 1 : 0), e.what()));
+  }
+  const Path top;
+  c.checkObject(root, top);
+  c.allowKeys(root, top, {"name", "description", "seed", "options", "solvers", "families"});
+
+  Suite suite;
+  suite.source = path;
+  suite.name = c.string(root, top, "name", fs::path(path).stem().string());
+  if (const json* s = c.find(root, "seed")) {
+    if (!s->is_number_unsigned() && !(s->is_number_integer() && s->get<std::int64_t>() >= 0))
+      c.fail(top / "seed", fmt::format("expected a non-negative integer, got {}", describe(*s)));
+    suite.seed = s->get<std::uint64_t>();
+  }
+  if (seed_override) suite.seed = *seed_override;
+
+  if (const json* o = c.find(root, "options")) {
+    const Path op = top / "options";
+    c.checkObject(*o, op);
+    c.allowKeys(*o, op,
+                {"position_tolerance", "orientation_tolerance", "max_iterations", "time_budget_us", "stall_iterations",
+                 "stall_relative_improvement", "record_trace"});
+    SolverOptions& so = suite.options;
+    so.position_tolerance = c.number(*o, op, "position_tolerance", so.position_tolerance, 0.0, 1e6);
+    so.orientation_tolerance = c.number(*o, op, "orientation_tolerance", so.orientation_tolerance, 0.0, 1e6);
+    so.max_iterations = static_cast<int>(c.integer(*o, op, "max_iterations", so.max_iterations, 1));
+    so.time_budget_us = c.number(*o, op, "time_budget_us", so.time_budget_us, 0.0);
+    so.stall_iterations = static_cast<int>(c.integer(*o, op, "stall_iterations", so.stall_iterations, 0));
+    so.stall_relative_improvement =
+        c.number(*o, op, "stall_relative_improvement", so.stall_relative_improvement, 0.0, 1.0);
+    so.record_trace = c.boolean(*o, op, "record_trace", so.record_trace);
+    std::string why;
+    if (!so.isValid(&why)) c.fail(op, why);
+  }
+  suite.options.seed = suite.seed;
+  suite.solvers = c.strings(root, top, "solvers");
+
+  const json& fams = c.require(root, top, "families", "an array of family objects");
+  if (!fams.is_array())
+    c.fail(top / "families", fmt::format("expected an array of family objects, got {}", describe(fams)));
+  std::set<std::string> names;
+  for (size_t k = 0; k < fams.size(); ++k) {
+    Family fam = parseFamily(c, fams[k], top / "families" / k, suite.seed);
+    if (!names.insert(fam.name).second)
+      c.fail(top / "families" / k / "name", fmt::format("duplicate family name '{}'", fam.name));
+    suite.families.push_back(std::move(fam));
+  }
+  return suite;
+}
+
+Family urdfFamily(const std::string& path, const std::string& base, const std::string& tip, int samples,
+                  std::uint64_t seed) {
+  if (samples < 0) throw SuiteError(fmt::format("{}: samples = {} must be >= 0", path, samples));
+  UrdfOptions uo;
+  uo.base = base;
+  uo.tip = tip;
+  const UrdfModel um = loadUrdf(path, uo);
+  GoalSetSpec g;
+  g.count = samples;
+  g.kind = GoalKind::kPose;
+  g.start = StartPolicy::kNominal;
+  Family fam;
+  fam.name = fs::path(path).stem().string() + (tip.empty() ? "" : "-" + tip) + "-pose";
+  fam.description = fmt::format("{}: {} random reachable pose targets within limits ({} -> {})", path, samples,
+                                base.empty() ? "root" : base, tip.empty() ? "every leaf" : tip);
+  try {
+    fam.problems = makeGoals(um.model, g, seed, "");
+  } catch (const std::invalid_argument& e) {
+    throw SuiteError(fmt::format("{}: {}", path, e.what()));
+  }
+  finishFamily(fam, g);
+  return fam;
+}
+
+Family bvhFamily(const std::string& path, std::uint64_t seed) {
+  (void)seed;  // the family is the file's own motion: nothing is random
+  return bvhFamily(path, BvhOptions{}, BvhTrackingSpec{});
+}
+
+}  // namespace ikbench
