@@ -16,23 +16,11 @@
 namespace ikbench {
 namespace {
 
+using test::expectReached;
+using test::poseProblems;
+
 using ceres_ik::BallJointManifold;
 using ceres_ik::GoalCost;
-
-// Independent check of a result: FK of q against every goal, and limits.
-void expectReached(const Problem& p, const Eigen::VectorXd& q, const SolverOptions& o, const std::string& who) {
-  Data d(*p.model);
-  forwardKinematics(*p.model, q, d);
-  for (const Goal& g : p.goals) {
-    if (hasPosition(g.kind))
-      EXPECT_LE((d.world_T_body[g.body].act(g.point) - g.target_position).norm(), o.position_tolerance)
-          << who << " " << p.name;
-    if (hasOrientation(g.kind))
-      EXPECT_LE(so3::angle(g.target_orientation * d.world_T_body[g.body].R.transpose()), o.orientation_tolerance)
-          << who << " " << p.name;
-  }
-  EXPECT_TRUE(withinLimits(*p.model, q)) << who << " " << p.name;
-}
 
 // A chain with revolute, prismatic and ball joints (the first seed from 0
 // whose random types include all three), with limits.
@@ -228,23 +216,6 @@ TEST(CeresCost, AnalyticAndAutodiffJacobiansPassGradientCheckerAndAgree) {
     }
   }
   EXPECT_EQ(probes, 36);
-}
-
-// Reachable pose goals on random 6- and 7-DOF chains, start at the middle of
-// the limits (the TRAC-IK protocol), a few restarts.
-std::vector<Problem> poseProblems(int joints, int chains, int per_chain, GoalKind kind = GoalKind::kPose) {
-  std::vector<Problem> out;
-  for (int c = 0; c < chains; ++c) {
-    ChainSpec cs;
-    cs.joints = joints;
-    cs.limit = 2.5;
-    const auto model = randomChain(cs, 100 + c);
-    GoalSetSpec gs;
-    gs.count = per_chain;
-    gs.kind = kind;
-    for (Problem& p : reachableGoals(model, gs, 500 + c, "p")) out.push_back(std::move(p));
-  }
-  return out;
 }
 
 TEST(CeresSolvers, ConvergeOnReachableRandomChainsCheckedByFk) {

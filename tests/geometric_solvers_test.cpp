@@ -15,21 +15,9 @@
 namespace ikbench {
 namespace {
 
-constexpr double kPi = std::numbers::pi;
+using test::expectReached;
 
-// Independent check of a converged result: FK of q against every goal, and limits.
-void expectReached(const Problem& p, const Eigen::VectorXd& q, const SolverOptions& o) {
-  Data d(*p.model);
-  forwardKinematics(*p.model, q, d);
-  for (const Goal& g : p.goals) {
-    if (hasPosition(g.kind))
-      EXPECT_LE((d.world_T_body[g.body].act(g.point) - g.target_position).norm(), o.position_tolerance) << p.name;
-    if (hasOrientation(g.kind))
-      EXPECT_LE(so3::angle(g.target_orientation * d.world_T_body[g.body].R.transpose()), o.orientation_tolerance)
-          << p.name;
-  }
-  EXPECT_TRUE(withinLimits(*p.model, q)) << p.name;
-}
+constexpr double kPi = std::numbers::pi;
 
 JointSpec ball(const std::string& name, int parent, const Eigen::Vector3d& offset, double limit = 0.0) {
   JointSpec j;

@@ -19,19 +19,8 @@
 namespace ikbench {
 namespace {
 
-void expectReached(const Problem& p, const Eigen::VectorXd& q, const SolverOptions& o, const std::string& who) {
-  Data d(*p.model);
-  forwardKinematics(*p.model, q, d);
-  for (const Goal& g : p.goals) {
-    if (hasPosition(g.kind))
-      EXPECT_LE((d.world_T_body[g.body].act(g.point) - g.target_position).norm(), o.position_tolerance)
-          << who << " " << p.name;
-    if (hasOrientation(g.kind))
-      EXPECT_LE(so3::angle(g.target_orientation * d.world_T_body[g.body].R.transpose()), o.orientation_tolerance)
-          << who << " " << p.name;
-  }
-  EXPECT_TRUE(withinLimits(*p.model, q)) << who << " " << p.name;
-}
+using test::expectReached;
+using test::poseProblems;
 
 // Max difference between ikbench's and KDL's FK of the effector frame of
 // `body` (+ point) over random configurations; returns the number compared.
@@ -147,21 +136,6 @@ TEST(KdlChain, BallJointsAndBodiesWithoutJointsAreRejected) {
   const Model rigid(js);
   EXPECT_FALSE(kdl::buildKdlChain(rigid, 0, Eigen::Vector3d::Zero(), &chain, &why));
   EXPECT_NE(why.find("no revolute or prismatic"), std::string::npos) << why;
-}
-
-std::vector<Problem> poseProblems(int joints, int chains, int per_chain, GoalKind kind = GoalKind::kPose) {
-  std::vector<Problem> out;
-  for (int c = 0; c < chains; ++c) {
-    ChainSpec cs;
-    cs.joints = joints;
-    cs.limit = 2.5;
-    const auto model = randomChain(cs, 100 + c);
-    GoalSetSpec gs;
-    gs.count = per_chain;
-    gs.kind = kind;
-    for (Problem& p : reachableGoals(model, gs, 500 + c, "p")) out.push_back(std::move(p));
-  }
-  return out;
 }
 
 TEST(KdlSolvers, ConvergeOnReachableRandomChainsCheckedByFk) {

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <Eigen/Core>
+#include <gtest/gtest.h>
 #include <memory>
 #include <vector>
 
@@ -9,6 +10,8 @@
 #include "ikbench/kinematics/forward_kinematics.h"
 #include "ikbench/kinematics/goal.h"
 #include "ikbench/kinematics/model.h"
+#include "ikbench/scenarios/generators.h"
+#include "ikbench/solvers/options.h"
 
 namespace ikbench::test {
 
@@ -108,6 +111,40 @@ inline Eigen::MatrixXd numericResidualJacobian(const Model& model, const std::ve
     J.col(k) = -(rp - d.residual) / (2 * h);
   }
   return J;
+}
+
+// Independent check of a result: FK of q against every goal, and limits.
+inline void expectReached(const Problem& p, const Eigen::VectorXd& q, const SolverOptions& o,
+                          const std::string& who = "") {
+  Data d(*p.model);
+  forwardKinematics(*p.model, q, d);
+  for (const Goal& g : p.goals) {
+    if (hasPosition(g.kind))
+      EXPECT_LE((d.world_T_body[g.body].act(g.point) - g.target_position).norm(), o.position_tolerance)
+          << who << " " << p.name;
+    if (hasOrientation(g.kind))
+      EXPECT_LE(so3::angle(g.target_orientation * d.world_T_body[g.body].R.transpose()), o.orientation_tolerance)
+          << who << " " << p.name;
+  }
+  EXPECT_TRUE(withinLimits(*p.model, q)) << who << " " << p.name;
+}
+
+// Reachable goals on random chains with +-2.5 rad limits, started at the
+// middle of the limits (the TRAC-IK protocol): `chains` models (seeds 100..)
+// with `per_chain` problems each (goal seeds 500..).
+inline std::vector<Problem> poseProblems(int joints, int chains, int per_chain, GoalKind kind = GoalKind::kPose) {
+  std::vector<Problem> out;
+  for (int c = 0; c < chains; ++c) {
+    ChainSpec cs;
+    cs.joints = joints;
+    cs.limit = 2.5;
+    const auto model = randomChain(cs, 100 + c);
+    GoalSetSpec gs;
+    gs.count = per_chain;
+    gs.kind = kind;
+    for (Problem& p : reachableGoals(model, gs, 500 + c, "p")) out.push_back(std::move(p));
+  }
+  return out;
 }
 
 }  // namespace ikbench::test
