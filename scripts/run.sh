@@ -1,10 +1,51 @@
 #!/usr/bin/env bash
 # The README's main command: installs what is missing, builds the release
-# preset and runs the main job.
+# preset, runs the `default` suite with every backend it lists (those in this
+# build), measures the 7-DOF DLS throughput, runs the Google Benchmark
+# binaries (short), then writes the plots and report.html, and prints where.
+#
+# Environment:
+#   IKBENCH_JOBS=N        build parallelism (default: nproc)
+#   IKBENCH_SUITE=NAME    suite to run (default: default)
+#   IKBENCH_OUT=DIR       results directory (default results/<timestamp>-<suite>)
+#   IKBENCH_GBENCH=0      skip the Google Benchmark binaries
+#   IKBENCH_THROUGHPUT=0  skip `ikbench throughput`
+#   extra arguments are passed to `ikbench run` (e.g. --solvers dls,sdls)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/setup.sh
 jobs="${IKBENCH_JOBS:-$(nproc)}"
 cmake --preset release -G "Unix Makefiles" >/dev/null
 cmake --build --preset release -j "$jobs"
-./build/release/benchmarks/ikbench_demo
+
+bin=./build/release/benchmarks
+suite="${IKBENCH_SUITE:-default}"
+out="${IKBENCH_OUT:-results/$(date +%Y%m%d-%H%M%S)-${suite}}"
+start=$(date +%s)
+
+"$bin/ikbench" run --suite "$suite" --out "$out" "$@"
+
+if [ "${IKBENCH_THROUGHPUT:-1}" != 0 ]; then
+  echo
+  echo "== throughput: 100000 7-DOF DLS pose solves at 1 and 2 threads"
+  "$bin/ikbench" throughput --out "$out" >/dev/null
+fi
+
+if [ "${IKBENCH_GBENCH:-1}" != 0 ]; then
+  echo
+  echo "== Google Benchmark: bench_kinematics, bench_solvers (short runs; JSON into $out)"
+  "$bin/bench_kinematics" --benchmark_min_time=0.05 \
+    --benchmark_out="$out/bench_kinematics.json" --benchmark_out_format=json >/dev/null
+  IKBENCH_BENCH_MAX_DOF=100 "$bin/bench_solvers" --benchmark_min_time=0.02 \
+    --benchmark_filter='^(Solve|Iteration)/' \
+    --benchmark_out="$out/bench_solvers.json" --benchmark_out_format=json >/dev/null 2>&1 || \
+    echo "bench_solvers failed (see $out/bench_solvers.json)" >&2
+fi
+
+echo
+echo "== plots and report"
+/usr/bin/python3 scripts/plot.py "$out"
+echo
+echo "main job done in $(( $(date +%s) - start )) s"
+echo "results: $(cd "$out" && pwd)"
+echo "report:  $(cd "$out" && pwd)/report.html"

@@ -1,0 +1,137 @@
+// Whole solves and single iterations of every registered backend, per DOF and
+// goal kind on random chains, and on the shipped robot arms (URDF).
+//
+//   ./bench_solvers --benchmark_out=solvers.json --benchmark_out_format=json
+//   ./bench_solvers --benchmark_filter='Solve/dls/'   # one backend
+//
+// Benchmarks are registered at start-up from Registry::global().list(), so a
+// new backend appears here without editing this file:
+//   Solve/<spec>/<dof>/<kind>       one full solve (kind 0 = position, 1 = pose)
+//   Iteration/<spec>/<dof>/<kind>   the same with max_iters=1: one iteration
+//                                   plus the solve's fixed costs (validation,
+//                                   first FK, final check)
+//   SolveRobot/<spec>/<robot>       full pose solves on a shipped URDF arm
+// Every state iteration solves the next of 64 fixed problems (reachable
+// targets within limits, nominal start; seeds fixed). Counters: dof,
+// iterations (mean per solve), success_rate (fraction converged).
+// Pairs a backend does not support (e.g. two-bone on 30 DOF) are skipped with
+// the message "unsupported: ...". IKBENCH_BENCH_MAX_DOF (default 1000) caps
+// the DOF sweep.
+#include <benchmark/benchmark.h>
+#include <fmt/format.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+
+#include "ikbench/scenarios/generators.h"
+#include "ikbench/scenarios/suite.h"
+#include "ikbench/solvers/registry.h"
+
+namespace ikbench {
+namespace {
+
+constexpr int kProblems = 64;
+
+const std::vector<Problem>& chainProblems(int dof, int kind) {
+  static std::map<std::pair<int, int>, std::vector<Problem>> cache;
+  auto& v = cache[{dof, kind}];
+  if (v.empty()) {
+    ChainSpec cs;
+    cs.joints = dof;
+    cs.limit = 2.5;
+    GoalSetSpec gs;
+    gs.count = kProblems;
+    gs.kind = kind == 0 ? GoalKind::kPosition : GoalKind::kPose;
+    v = reachableGoals(randomChain(cs, 100 + dof), gs, 200 + dof, "b");
+  }
+  return v;
+}
+
+void runSolves(benchmark::State& state, const std::string& spec, const std::vector<Problem>& problems) {
+  auto solver = Registry::global().create(spec);
+  std::string why;
+  if (!solver->supports(problems.front(), &why)) {
+    state.SkipWithError(("unsupported: " + why).c_str());
+    return;
+  }
+  SolverOptions options;
+  Eigen::VectorXd q;
+  size_t i = 0;
+  double iterations = 0, converged = 0;
+  for (auto _ : state) {
+    const Problem& p = problems[i++ % problems.size()];
+    q = p.q0;
+    const Summary s = solver->solve(p, q, options);
+    iterations += s.iterations;
+    converged += s.converged();
+    benchmark::DoNotOptimize(q.data());
+  }
+  state.counters["dof"] = problems.front().model->nv();
+  state.counters["iterations"] = benchmark::Counter(iterations, benchmark::Counter::kAvgIterations);
+  state.counters["success_rate"] = benchmark::Counter(converged, benchmark::Counter::kAvgIterations);
+}
+
+std::vector<std::int64_t> dofSweep() {
+  long max_dof = 1000;
+  if (const char* env = std::getenv("IKBENCH_BENCH_MAX_DOF")) max_dof = std::strtol(env, nullptr, 10);
+  std::vector<std::int64_t> out;
+  for (std::int64_t d : {7, 30, 100, 300, 1000})
+    if (d <= max_dof) out.push_back(d);
+  return out;
+}
+
+void registerAll() {
+  const std::vector<std::int64_t> dofs = dofSweep();
+  for (const SolverInfo& info : Registry::global().list()) {
+    for (const bool one_iteration : {false, true}) {
+      const std::string spec = one_iteration ? info.name + ":max_iters=1" : info.name;
+      benchmark::RegisterBenchmark(
+          fmt::format("{}/{}", one_iteration ? "Iteration" : "Solve", info.name).c_str(),
+          [spec](benchmark::State& state) {
+            runSolves(state, spec, chainProblems(static_cast<int>(state.range(0)), static_cast<int>(state.range(1))));
+          })
+          ->ArgsProduct({dofs, {0, 1}})
+          ->ArgNames({"dof", "pose"})
+          ->Unit(benchmark::kMicrosecond);
+    }
+  }
+  // The shipped robot arms, once the URDF loader and data exist.
+  std::vector<std::pair<std::string, std::vector<Problem>>> robots;
+  try {
+    const std::filesystem::path dir = dataDirectory();
+    if (!dir.empty() && std::filesystem::is_directory(dir))
+      for (const auto& e : std::filesystem::recursive_directory_iterator(dir))
+        if (e.path().extension() == ".urdf") {
+          try {
+            Family f = urdfFamily(e.path().string(), "", "", kProblems, 1);
+            robots.emplace_back(e.path().stem().string(), std::move(f.problems));
+          } catch (const std::exception&) {
+            // Not a loadable single-chain robot: not benchmarked.
+          }
+        }
+  } catch (const std::exception&) {
+  }
+  for (auto& [name, problems] : robots) {
+    if (problems.empty()) continue;
+    auto shared = std::make_shared<std::vector<Problem>>(std::move(problems));
+    for (const SolverInfo& info : Registry::global().list())
+      benchmark::RegisterBenchmark(fmt::format("SolveRobot/{}/{}", info.name, name).c_str(),
+                                   [spec = info.name, shared](benchmark::State& state) {
+                                     runSolves(state, spec, *shared);
+                                   })
+          ->Unit(benchmark::kMicrosecond);
+  }
+}
+
+}  // namespace
+}  // namespace ikbench
+
+int main(int argc, char** argv) {
+  ikbench::registerAll();
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
