@@ -31,16 +31,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// FNV-1a, 64 bit: a fixed, portable string hash (std::hash is neither).
-std::uint64_t fnv1a(const std::string& s) {
-  std::uint64_t h = 0xcbf29ce484222325ULL;
-  for (unsigned char c : s) {
-    h ^= c;
-    h *= 0x100000001b3ULL;
-  }
-  return h;
-}
-
 using Clock = std::chrono::steady_clock;
 
 double secondsSince(Clock::time_point t0) {
@@ -192,8 +182,8 @@ const std::vector<std::string> kTimeColumns = {"time_us", "time_per_iteration_us
 
 std::uint64_t solveSeed(std::uint64_t suite_seed, const std::string& family, int problem,
                         const std::string& solver_spec) {
-  return Rng::mix(Rng::mix(suite_seed, fnv1a(family)),
-                  Rng::mix(static_cast<std::uint64_t>(problem), fnv1a(solver_spec)));
+  return Rng::mix(Rng::mix(suite_seed, Rng::hash(family)),
+                  Rng::mix(static_cast<std::uint64_t>(problem), Rng::hash(solver_spec)));
 }
 
 std::vector<std::string> resolveSolvers(const Suite& suite, const RunConfig& config,

@@ -326,8 +326,8 @@ void writeResults(const Suite& suite, const RunConfig& config, const RunResult& 
                     {"sequential", f.sequential}});
   j["families"] = fams;
   j["seeds"] = {{"suite", suite.seed},
-                {"per_solve", "solves.csv column 'seed' = Rng::mix(Rng::mix(suite seed, fnv1a(family)), "
-                              "Rng::mix(problem, fnv1a(solver spec)))"}};
+                {"per_solve", "solves.csv column 'seed' = Rng::mix(Rng::mix(suite seed, Rng::hash(family)), "
+                              "Rng::mix(problem, Rng::hash(solver spec)))"}};
   json solvers = json::array();
   for (const std::string& s : result.solvers) solvers.push_back(specJson(s));
   j["solvers"] = solvers;

@@ -25,6 +25,15 @@ std::uint64_t Rng::mix(std::uint64_t a, std::uint64_t b) {
   return splitmix64(x) ^ b;
 }
 
+std::uint64_t Rng::hash(std::string_view text) {
+  std::uint64_t h = 0xcbf29ce484222325ULL;
+  for (unsigned char c : text) {
+    h ^= c;
+    h *= 0x100000001b3ULL;
+  }
+  return h;
+}
+
 std::uint64_t Rng::next() {
   // xoshiro256** 1.0
   const std::uint64_t result = rotl(s_[1] * 5, 7) * 9;

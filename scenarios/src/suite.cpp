@@ -269,15 +269,6 @@ struct Ctx {
   }
 };
 
-std::uint64_t fnv1a(const std::string& s) {
-  std::uint64_t h = 0xcbf29ce484222325ULL;
-  for (unsigned char c : s) {
-    h ^= c;
-    h *= 0x100000001b3ULL;
-  }
-  return h;
-}
-
 const std::vector<std::string> kJointKeys = {"revolute", "ball",   "prismatic", "min_length",     "max_length",
                                              "axes",     "limits", "limit",     "prismatic_range"};
 
@@ -365,7 +356,7 @@ Family parseFamily(const Ctx& c, const json& f, const Path& fp, std::uint64_t su
   const std::string type = c.string(f, fp, "type", std::nullopt);
   // Family seeds depend on the suite seed and the family's name only, so
   // adding or reordering families leaves the others unchanged.
-  const std::uint64_t family_seed = Rng::mix(suite_seed, fnv1a(fam.name));
+  const std::uint64_t family_seed = Rng::mix(suite_seed, Rng::hash(fam.name));
 
   if (type == "random_chain") {
     c.allowKeys(f, fp, {"name", "description", "type", "count", "models", "chain", "goals"});

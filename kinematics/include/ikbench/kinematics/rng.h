@@ -11,6 +11,7 @@
 #include <Eigen/Core>
 #include <Eigen/Geometry>
 #include <cstdint>
+#include <string_view>
 
 namespace ikbench {
 
@@ -21,6 +22,9 @@ class Rng {
   // Derives an independent stream, e.g. Rng(seed).fork(problem_index), so that
   // problem i gets the same numbers whatever thread or order it runs in.
   static std::uint64_t mix(std::uint64_t a, std::uint64_t b);
+  // FNV-1a (64 bit) of a string: a fixed, portable hash (std::hash is
+  // neither) for deriving seeds from names.
+  static std::uint64_t hash(std::string_view text);
 
   std::uint64_t next();
   // Uniform in [0, 1) with 53 random bits.
