@@ -11,6 +11,12 @@
 //                                   plus the solve's fixed costs (validation,
 //                                   first FK, final check)
 //   SolveRobot/<spec>/<robot>       full pose solves on a shipped URDF arm
+//   BallChain/<spec>/<joints>, BallChainIteration/<spec>/<joints>
+//                                   ccd, fabrik (and dls for scale) on
+//                                   unconstrained ball-joint chains of 10 to
+//                                   1000 joints with position goals, the
+//                                   FABRIK paper's setting (random-axis hinge
+//                                   chains are outside FABRIK's domain)
 // Every state iteration solves the next of 64 fixed problems (reachable
 // targets within limits, nominal start; seeds fixed). Counters: dof,
 // iterations (mean per solve), success_rate (fraction converged).
@@ -44,6 +50,24 @@ const std::vector<Problem>& chainProblems(int dof, int kind) {
     gs.count = kProblems;
     gs.kind = kind == 0 ? GoalKind::kPosition : GoalKind::kPose;
     v = reachableGoals(randomChain(cs, 100 + dof), gs, 200 + dof, "b");
+  }
+  return v;
+}
+
+// Unconstrained ball-joint chains with equal links (position goals).
+const std::vector<Problem>& ballChainProblems(int joints) {
+  static std::map<int, std::vector<Problem>> cache;
+  auto& v = cache[joints];
+  if (v.empty()) {
+    ChainSpec cs;
+    cs.joints = joints;
+    cs.revolute = 0.0;
+    cs.ball = 1.0;
+    cs.min_length = cs.max_length = 1.0;
+    GoalSetSpec gs;
+    gs.count = kProblems;
+    gs.kind = GoalKind::kPosition;
+    v = reachableGoals(randomChain(cs, 300 + joints), gs, 400 + joints, "ball");
   }
   return v;
 }
@@ -94,6 +118,20 @@ void registerAll() {
           ->ArgsProduct({dofs, {0, 1}})
           ->ArgNames({"dof", "pose"})
           ->Unit(benchmark::kMicrosecond);
+    }
+  }
+  for (const char* name : {"ccd", "fabrik", "dls"}) {
+    if (!Registry::global().contains(name)) continue;
+    for (const bool one_iteration : {false, true}) {
+      const std::string spec = one_iteration ? std::string(name) + ":max_iters=1" : std::string(name);
+      auto* b = benchmark::RegisterBenchmark(
+          fmt::format("{}/{}", one_iteration ? "BallChainIteration" : "BallChain", name).c_str(),
+          [spec](benchmark::State& state) {
+            runSolves(state, spec, ballChainProblems(static_cast<int>(state.range(0))));
+          });
+      for (std::int64_t n : {10, 30, 100, 300, 1000})
+        if (n <= dofs.back() || n == 10) b->Arg(n);
+      b->ArgNames({"joints"})->Unit(benchmark::kMicrosecond);
     }
   }
   // The shipped robot arms, once the URDF loader and data exist.
