@@ -73,8 +73,8 @@ void listScenarios(const std::string& only) {
     fmt::print("suite {} (seed {}, {} families, solvers: {})\n", suite.name, suite.seed, suite.families.size(),
                suite.solvers.empty() ? std::string("all") : fmt::format("{}", fmt::join(suite.solvers, ",")));
     for (const Family& f : suite.families)
-      fmt::print("  {:<28} {:>5} problems  dof {:>4}  effectors {:>2}  {:<11}{}  {}\n", f.name, f.problems.size(),
-                 f.dof, f.effectors, f.goal, f.sequential ? " sequential" : "", f.description);
+      fmt::print("  {:<28} {:>5} problems  dof {:>4}  effectors {:>2}  {:<11} {:<10}  {}\n", f.name,
+                 f.problems.size(), f.dof, f.effectors, f.goal, f.sequential ? "sequential" : "", f.description);
   }
 }
 

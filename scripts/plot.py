@@ -304,6 +304,11 @@ def iterations_hist(suite, solves, solvers_order, colours, outdir, formats):
 
 # ------------------------------------------------------- Google Benchmark
 def gbench_plots(resdir, colours, outdir, formats):
+    """Time vs DOF (log-log) of every benchmark with a 'dof' counter. Names
+    'Group/<solver>/dof:N/<variant>' (bench_solvers) give one panel per
+    (group, variant) with a line per solver in its run colours; other names
+    (bench_kinematics: 'BM_X/<dof>/<type>') one panel per group with a line
+    per remaining name part and label."""
     written = []
     for fname in sorted(os.listdir(resdir)):
         if not fname.endswith(".json") or fname in ("run.json", "throughput.json"):
@@ -311,7 +316,7 @@ def gbench_plots(resdir, colours, outdir, formats):
         data = read_json(os.path.join(resdir, fname))
         if not isinstance(data, dict) or not isinstance(data.get("benchmarks"), list):
             continue
-        groups = defaultdict(lambda: defaultdict(list))  # first name part -> series -> [(dof, time)]
+        panels = defaultdict(lambda: defaultdict(list))  # panel -> series -> [(dof, time us)]
         for b in data["benchmarks"]:
             if b.get("error_occurred") or b.get("run_type") == "aggregate" or "dof" not in b:
                 continue
@@ -319,31 +324,55 @@ def gbench_plots(resdir, colours, outdir, formats):
             unit = {"ns": 1e-3, "us": 1.0, "ms": 1e3, "s": 1e6}.get(b.get("time_unit", "ns"), 1e-3)
             parts = b.get("run_name", b["name"]).split("/")
             d = str(int(dof))
-            rest = [p for p in parts[1:] if p not in (d, f"dof:{d}")] if parts else []
-            if len(rest) == len(parts) - 1 and d in parts:
-                rest.remove(d)
-            label = "/".join(rest)
-            if b.get("label"):
-                label += f" [{b['label']}]"
-            groups[parts[0]][label].append((dof, fnum(b["real_time"]) * unit))
-        if not groups:
+            rest = list(parts[1:])
+            # Drop the size argument: the DOF itself, or (ball joints: nv = 3 per
+            # joint) the first numeric argument, the joint count.
+            for cand in (f"dof:{d}", d):
+                if cand in rest:
+                    rest.remove(cand)
+                    break
+            else:
+                for i, p in enumerate(rest):
+                    if p.split(":")[-1].isdigit():
+                        del rest[i]
+                        break
+            if rest and rest[0] in colours:  # a solver benchmark
+                panel = "/".join([parts[0]] + rest[1:])
+                series = rest[0]
+            else:
+                panel = parts[0]
+                series = "/".join(rest) + (f" [{b['label']}]" if b.get("label") else "")
+            panels[panel][series or parts[0]].append((dof, fnum(b["real_time"]) * unit))
+        if not panels:
             continue
-        n = len(groups)
-        fig, axes = plt.subplots(1, n, figsize=(6.5 * n, 5), squeeze=False)
-        for ax, (gname, series) in zip(axes[0], sorted(groups.items())):
+        n = len(panels)
+        ncols = min(2, n)
+        nrows = (n + ncols - 1) // ncols
+        fig, axes = plt.subplots(nrows, ncols, figsize=(6.5 * ncols, 4.6 * nrows), squeeze=False)
+        solver_panels = False
+        for ax, (pname, series) in zip(axes.flat, sorted(panels.items())):
             for label, pts in sorted(series.items()):
                 pts.sort()
-                solver = label.split("/")[0].split(" ")[0]
-                kw = {"color": colours.colour(solver)} if solver in colours else {}
-                ls = "--" if "pose:0" in label else "-"
-                ax.plot([p[0] for p in pts], [p[1] for p in pts], "o" + ls, ms=3, label=label, **kw)
+                if label in colours:
+                    solver_panels = True
+                    st = colours[label]
+                    kw = {"color": st["color"], "ls": st["ls"], "marker": st["marker"]}
+                else:
+                    kw = {"marker": "o"}
+                ax.plot([p[0] for p in pts], [p[1] for p in pts], ms=3, label=label, **kw)
             ax.set_xscale("log")
             ax.set_yscale("log")
             ax.set_xlabel("degrees of freedom (nv)")
             ax.set_ylabel("time per call [µs] (real time)")
-            ax.set_title(f"{fname}: {gname}")
+            ax.set_title(f"{fname}: {pname}", fontsize=10)
             ax.grid(True, which="major", alpha=0.3)
-            ax.legend(fontsize=6, ncol=2)
+            if not solver_panels:
+                ax.legend(fontsize=7)
+        for ax in list(axes.flat)[n:]:
+            ax.set_visible(False)
+        if solver_panels:
+            legend_right(fig)
+        fig.suptitle(f"Google Benchmark {fname}: time vs DOF (log-log)", fontsize=11)
         fig.tight_layout()
         written.append((f"Google Benchmark: {fname}",
                         save(fig, outdir, f"gbench-{safe_name(os.path.splitext(fname)[0])}", formats)))
