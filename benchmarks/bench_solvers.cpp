@@ -10,6 +10,13 @@
 //   Iteration/<spec>/<dof>/<kind>   the same with max_iters=1: one iteration
 //                                   plus the solve's fixed costs (validation,
 //                                   first FK, final check)
+//   PerIteration/<spec>/<dof>/<kind>  the steady-state cost of one iteration
+//                                   (FK + goal errors + Jacobian + solve +
+//                                   update + the context's bookkeeping):
+//                                   solves of exactly 200 iterations towards
+//                                   targets out of reach (stall test off), so
+//                                   the fixed per-solve costs are amortised;
+//                                   counter time_per_iteration [s]
 //   SolveRobot/<spec>/<robot>       full pose solves on a shipped URDF arm
 //   BallChain/<spec>/<joints>, BallChainIteration/<spec>/<joints>
 //                                   ccd, fabrik (and dls for scale) on
@@ -50,6 +57,25 @@ const std::vector<Problem>& chainProblems(int dof, int kind) {
     gs.count = kProblems;
     gs.kind = kind == 0 ? GoalKind::kPosition : GoalKind::kPose;
     v = reachableGoals(randomChain(cs, 100 + dof), gs, 200 + dof, "b");
+  }
+  return v;
+}
+
+// Targets 1.5x beyond the reach of the same chains: no backend converges,
+// so every solve runs exactly max_iterations iterations.
+const std::vector<Problem>& unreachableProblems(int dof, int kind) {
+  static std::map<std::pair<int, int>, std::vector<Problem>> cache;
+  auto& v = cache[{dof, kind}];
+  if (v.empty()) {
+    ChainSpec cs;
+    cs.joints = dof;
+    cs.limit = 2.5;
+    GoalSetSpec gs;
+    gs.count = kProblems;
+    gs.kind = kind == 0 ? GoalKind::kPosition : GoalKind::kPose;
+    gs.type = GoalSetType::kUnreachable;
+    gs.unreachable_factor = 1.5;
+    v = makeGoals(randomChain(cs, 100 + dof), gs, 200 + dof, "u");
   }
   return v;
 }
@@ -96,6 +122,37 @@ void runSolves(benchmark::State& state, const std::string& spec, const std::vect
   state.counters["success_rate"] = benchmark::Counter(converged, benchmark::Counter::kAvgIterations);
 }
 
+void runPerIteration(benchmark::State& state, const std::string& spec, const std::vector<Problem>& problems) {
+  auto solver = Registry::global().create(spec);
+  std::string why;
+  if (!solver->supports(problems.front(), &why)) {
+    state.SkipWithError(("unsupported: " + why).c_str());
+    return;
+  }
+  SolverOptions options;
+  options.max_iterations = 200;
+  options.stall_iterations = 0;  // run every iteration, even when stuck
+  Eigen::VectorXd q;
+  size_t i = 0;
+  double iterations = 0;
+  for (auto _ : state) {
+    const Problem& p = problems[i++ % problems.size()];
+    q = p.q0;
+    const Summary s = solver->solve(p, q, options);
+    iterations += s.iterations;
+    benchmark::DoNotOptimize(q.data());
+  }
+  if (iterations == 0) {  // e.g. gn refuses the singular start: nothing to time
+    state.SkipWithError("no iteration ran (every solve stopped at its start)");
+    return;
+  }
+  state.counters["dof"] = problems.front().model->nv();
+  state.counters["iterations"] = benchmark::Counter(iterations, benchmark::Counter::kAvgIterations);
+  // seconds per iteration (printed with an SI prefix: 911.0n = 0.911 us)
+  state.counters["time_per_iteration"] =
+      benchmark::Counter(iterations, benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+
 std::vector<std::int64_t> dofSweep() {
   long max_dof = 1000;
   if (const char* env = std::getenv("IKBENCH_BENCH_MAX_DOF")) max_dof = std::strtol(env, nullptr, 10);
@@ -120,6 +177,16 @@ void registerAll() {
           ->Unit(benchmark::kMicrosecond);
     }
   }
+  for (const SolverInfo& info : Registry::global().list())
+    benchmark::RegisterBenchmark(fmt::format("PerIteration/{}", info.name).c_str(),
+                                 [spec = info.name](benchmark::State& state) {
+                                   runPerIteration(state, spec,
+                                                   unreachableProblems(static_cast<int>(state.range(0)),
+                                                                       static_cast<int>(state.range(1))));
+                                 })
+        ->ArgsProduct({{7, 30}, {0, 1}})
+        ->ArgNames({"dof", "pose"})
+        ->Unit(benchmark::kMicrosecond);
   for (const char* name : {"ccd", "fabrik", "dls"}) {
     if (!Registry::global().contains(name)) continue;
     for (const bool one_iteration : {false, true}) {

@@ -16,6 +16,7 @@
 
 #include <Eigen/Cholesky>
 #include <Eigen/Core>
+#include <Eigen/Eigenvalues>
 #include <new>
 #include <string>
 #include <utility>
@@ -74,6 +75,46 @@ void rebuild(T& obj, Args&&... args) {
   obj.~T();
   ::new (&obj) T(std::forward<Args>(args)...);
 }
+
+// The damped normal equations (A + lambda^2 I) x = b with A = Jw Jw^T (m <= nv)
+// or Jw^T Jw (m > nv), the system every DLS-type step solves. n = min(m, nv)
+// is 3 or 6 for one position or one pose goal, by far the common case, and at
+// that size Eigen's dynamic-size product and LLT spend more time on size
+// bookkeeping than on arithmetic (measured: 36% of a 7-DOF pose DLS
+// iteration; Eigen's fixed-size 6x6 LLT still 21%). For n <= 6 the product
+// (lower triangle only, one rank-1 update per column) and the Cholesky
+// factorisation and solves (Golub & Van Loan, alg. 4.2.1) are written out with
+// a compile-time size; larger n use Eigen's dynamic LLT. Same arithmetic
+// either way; no allocation after resize().
+class NormalSystem {
+ public:
+  static constexpr int kSmall = 6;
+  void resize(int n);
+  int size() const { return n_; }
+  // A = the smaller of Jw Jw^T and Jw^T Jw (Jw is m x nv, min(m, nv) == size()).
+  void setNormalMatrix(const Eigen::MatrixXd& Jw);
+  // Smallest eigenvalue of A (after setNormalMatrix, before addDiagonal;
+  // eigenvalues only). Returns false if the eigensolver failed.
+  bool smallestEigenvalue(double* out);
+  // True when A - t I is positive definite, i.e. every eigenvalue of A is
+  // > t: a Cholesky attempt, far cheaper than the eigenvalues (n <= kSmall;
+  // larger n answer false, meaning "unknown, compute the eigenvalues").
+  bool eigenvaluesAbove(double t) const;
+  void addDiagonal(double d);
+  // Cholesky of A; false if A is not (numerically) positive definite.
+  bool factor();
+  // b <- A^-1 b (after factor()).
+  void solveInPlace(Eigen::VectorXd& b) const;
+
+ private:
+  int n_ = -1;
+  double a_[kSmall * kSmall];  // n <= kSmall: column-major n x n, lower triangle used
+  Eigen::MatrixXd ad_;         // n > kSmall
+  Eigen::LLT<Eigen::MatrixXd> lltd_;
+  Eigen::SelfAdjointEigenSolver<Eigen::Matrix3d> eig3_;
+  Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eigd_;
+  Eigen::MatrixXd eig_in_;  // n <= kSmall, n != 3: full symmetric copy for eigd_
+};
 
 // Scales v so that max|v_i| <= d (Buss & Kim 2005, "ClampMaxAbs"); d <= 0 disables.
 void clampMaxAbs(Eigen::VectorXd& v, double d);

@@ -29,26 +29,20 @@ class DlsSolver : public JacobianSolver {
  protected:
   void resize(int m, int nv) override {
     const int n = std::min(m, nv);
-    A_.resize(n, n);
+    sys_.resize(n);
     y_.resize(n);
-    if (llt_.cols() != n) rebuild(llt_, n);
     resizeExtra(n);
   }
   virtual void resizeExtra(int) {}
-  // lambda^2 for this iteration, given the undamped normal matrix A (the
-  // smaller of Jw Jw^T and Jw^T Jw) and the residual.
-  virtual double chooseLambda2(const Eigen::MatrixXd&, const Eigen::VectorXd&) { return lambda_ * lambda_; }
+  // lambda^2 for this iteration, given the undamped normal matrix (the
+  // smaller of Jw Jw^T and Jw^T Jw, in sys_) and the residual.
+  virtual double chooseLambda2(NormalSystem&, const Eigen::VectorXd&) { return lambda_ * lambda_; }
 
   bool factor(const Eigen::MatrixXd& Jw, const Eigen::VectorXd& r, std::string* why) override {
-    if (Jw.rows() <= Jw.cols()) {
-      A_.noalias() = Jw * Jw.transpose();
-    } else {
-      A_.noalias() = Jw.transpose() * Jw;
-    }
-    lambda2_ = chooseLambda2(A_, r);
-    A_.diagonal().array() += lambda2_;
-    llt_.compute(A_);
-    if (llt_.info() != Eigen::Success) {
+    sys_.setNormalMatrix(Jw);
+    lambda2_ = chooseLambda2(sys_, r);
+    sys_.addDiagonal(lambda2_);
+    if (!sys_.factor()) {
       *why = "J J^T + lambda^2 I is not positive definite (lambda = 0 at a singularity?)";
       return false;
     }
@@ -57,19 +51,18 @@ class DlsSolver : public JacobianSolver {
   void apply(const Eigen::MatrixXd& Jw, const Eigen::VectorXd& rhs, Eigen::VectorXd& dqw) override {
     if (Jw.rows() <= Jw.cols()) {
       y_ = rhs;
-      llt_.solveInPlace(y_);
+      sys_.solveInPlace(y_);
       dqw.noalias() = Jw.transpose() * y_;
     } else {
       dqw.noalias() = Jw.transpose() * rhs;
-      llt_.solveInPlace(dqw);
+      sys_.solveInPlace(dqw);
     }
   }
   double damping() const override { return std::sqrt(lambda2_); }
 
   double lambda_, lambda2_ = 0.0;
-  Eigen::MatrixXd A_;
+  NormalSystem sys_;
   Eigen::VectorXd y_;
-  Eigen::LLT<Eigen::MatrixXd> llt_;
 
  private:
   bool supportsNullSpace() const override { return true; }
@@ -115,18 +108,14 @@ class DlsAdaptiveSolver final : public DlsSolver {
   }
 
  protected:
-  void resizeExtra(int n) override {
-    if (eig_size_ != n) {  // eigenvalues() would assert before the first compute()
-      rebuild(eig_, n);
-      eig_size_ = n;
-    }
-  }
-  double chooseLambda2(const Eigen::MatrixXd& A, const Eigen::VectorXd& r) override {
+  double chooseLambda2(NormalSystem& A, const Eigen::VectorXd& r) override {
     double l2 = lambda_min_ * lambda_min_;
     if (use_err_) l2 += err_gain_ * r.squaredNorm();
-    if (use_sv_) {
-      eig_.compute(A, Eigen::EigenvaluesOnly);
-      const double smin2 = eig_.info() == Eigen::Success ? std::max(eig_.eigenvalues()[0], 0.0) : 0.0;
+    // Away from singularities (s_min >= epsilon, the common case) one
+    // Cholesky of A - epsilon^2 I proves it and the eigenvalues are skipped.
+    if (use_sv_ && !A.eigenvaluesAbove(epsilon_ * epsilon_)) {
+      double ev = 0.0;
+      const double smin2 = A.smallestEigenvalue(&ev) ? std::max(ev, 0.0) : 0.0;
       const double x2 = smin2 / (epsilon_ * epsilon_);
       if (x2 < 1.0) l2 += lambda_max_ * lambda_max_ * (1.0 - x2);
     }
@@ -136,8 +125,6 @@ class DlsAdaptiveSolver final : public DlsSolver {
  private:
   double lambda_max_, epsilon_, err_gain_, lambda_min_;
   bool use_sv_ = true, use_err_ = true;
-  Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eig_;
-  int eig_size_ = -1;
 };
 
 // DLS with Marquardt's scaling (Marquardt 1963, "An algorithm for
@@ -233,7 +220,7 @@ class LmSolver final : public DlsSolver {
     mu_ = -1.0;
     nu_ = 2.0;
   }
-  double chooseLambda2(const Eigen::MatrixXd&, const Eigen::VectorXd&) override { return mu_; }
+  double chooseLambda2(NormalSystem&, const Eigen::VectorXd&) override { return mu_; }
 
   bool iterate(SolveContext& ctx, Eigen::VectorXd& q, GoalErrors& e) override {
     const Model& model = ctx.model();

@@ -12,6 +12,7 @@
 #include <Eigen/Cholesky>
 #include <algorithm>
 #include <cmath>
+#include <type_traits>
 
 #include "ikbench/kinematics/config.h"
 #include "jacobian_common.h"
@@ -74,6 +75,169 @@ CommonParams parseCommon(const std::string& solver, const Params& p, bool with_n
     c.null_to_rest = t == "rest";
   }
   return c;
+}
+
+namespace {
+
+// The three kernels below work on local arrays and copy in and out: through
+// double* parameters the compiler must assume A, Jw and b alias, and would
+// store and reload every partial sum (measured 3x slower).
+
+// A = lower(Jw Jw^T) (wide) or lower(Jw^T Jw) (tall), N = min(m, nv).
+template <int N>
+void smallNormal(const Eigen::MatrixXd& Jw, double* out) {
+  double A[N * N] = {};
+  const Eigen::Index m = Jw.rows(), nv = Jw.cols();
+  const double* J = Jw.data();  // column-major
+  if (m <= nv) {
+    for (Eigen::Index k = 0; k < nv; ++k) {  // sum of c c^T over the columns c
+      double c[N];
+      for (int i = 0; i < N; ++i) c[i] = J[k * N + i];
+      for (int j = 0; j < N; ++j)
+        for (int i = j; i < N; ++i) A[j * N + i] += c[i] * c[j];
+    }
+  } else {
+    for (int j = 0; j < N; ++j)  // A_ij = <column i, column j>
+      for (int i = j; i < N; ++i) {
+        const double* ci = J + i * m;
+        const double* cj = J + j * m;
+        double s = 0.0;
+        for (Eigen::Index r = 0; r < m; ++r) s += ci[r] * cj[r];
+        A[j * N + i] = s;
+      }
+  }
+  for (int i = 0; i < N * N; ++i) out[i] = A[i];
+}
+
+// In-place Cholesky A = L L^T of the lower triangle (Golub & Van Loan alg.
+// 4.2.1, the "jik" form); false unless every pivot is > 0 (NaN included).
+// The diagonal keeps 1 / L_jj, so that the substitutions multiply instead of
+// divide (a division's latency sits on their critical path).
+template <int N>
+bool smallCholesky(double* io) {
+  double A[N * N];
+  for (int i = 0; i < N * N; ++i) A[i] = io[i];
+  for (int j = 0; j < N; ++j) {
+    double d = A[j * N + j];
+    for (int k = 0; k < j; ++k) d -= A[k * N + j] * A[k * N + j];
+    if (!(d > 0.0)) return false;
+    const double inv = 1.0 / std::sqrt(d);
+    A[j * N + j] = inv;
+    for (int i = j + 1; i < N; ++i) {
+      double s = A[j * N + i];
+      for (int k = 0; k < j; ++k) s -= A[k * N + i] * A[k * N + j];
+      A[j * N + i] = s * inv;
+    }
+  }
+  for (int i = 0; i < N * N; ++i) io[i] = A[i];
+  return true;
+}
+
+// b <- (L L^T)^-1 b: forward then backward substitution (diagonal of Lp
+// holds 1 / L_ii, see smallCholesky).
+template <int N>
+void smallSolve(const double* Lp, double* b) {
+  double L[N * N], x[N];
+  for (int i = 0; i < N * N; ++i) L[i] = Lp[i];
+  for (int i = 0; i < N; ++i) x[i] = b[i];
+  for (int i = 0; i < N; ++i) {
+    double s = x[i];
+    for (int k = 0; k < i; ++k) s -= L[k * N + i] * x[k];
+    x[i] = s * L[i * N + i];
+  }
+  for (int i = N - 1; i >= 0; --i) {
+    double s = x[i];
+    for (int k = i + 1; k < N; ++k) s -= L[i * N + k] * x[k];
+    x[i] = s * L[i * N + i];
+  }
+  for (int i = 0; i < N; ++i) b[i] = x[i];
+}
+
+// Calls f(std::integral_constant<int, n>) for n in 1..NormalSystem::kSmall.
+template <typename F>
+decltype(auto) withSmallSize(int n, F&& f) {
+  switch (n) {
+    case 1: return f(std::integral_constant<int, 1>());
+    case 2: return f(std::integral_constant<int, 2>());
+    case 3: return f(std::integral_constant<int, 3>());
+    case 4: return f(std::integral_constant<int, 4>());
+    case 5: return f(std::integral_constant<int, 5>());
+    default: return f(std::integral_constant<int, 6>());
+  }
+}
+
+}  // namespace
+
+void NormalSystem::resize(int n) {
+  if (n == n_) return;
+  n_ = n;
+  if (n > kSmall) {
+    ad_.resize(n, n);
+    rebuild(lltd_, n);
+    rebuild(eigd_, n);
+  } else if (n != 3) {
+    eig_in_.resize(n, n);
+    rebuild(eigd_, n);
+  }
+}
+
+void NormalSystem::setNormalMatrix(const Eigen::MatrixXd& Jw) {
+  if (n_ <= kSmall) {
+    withSmallSize(n_, [&](auto size) { smallNormal<decltype(size)::value>(Jw, a_); });
+  } else if (Jw.rows() <= Jw.cols()) {
+    ad_.noalias() = Jw * Jw.transpose();
+  } else {
+    ad_.noalias() = Jw.transpose() * Jw;
+  }
+}
+
+bool NormalSystem::smallestEigenvalue(double* out) {
+  if (n_ > kSmall) {
+    eigd_.compute(ad_, Eigen::EigenvaluesOnly);
+    *out = eigd_.eigenvalues()[0];
+    return eigd_.info() == Eigen::Success;
+  }
+  const Eigen::Map<const Eigen::MatrixXd> A(a_, n_, n_);  // lower triangle is what the solvers read
+  if (n_ == 3) {
+    // Closed form for 3x3 (Eigen's computeDirect: the characteristic cubic).
+    eig3_.computeDirect(Eigen::Matrix3d(A), Eigen::EigenvaluesOnly);
+    *out = eig3_.eigenvalues()[0];
+    return eig3_.info() == Eigen::Success;
+  }
+  eig_in_ = A;
+  eigd_.compute(eig_in_, Eigen::EigenvaluesOnly);
+  *out = eigd_.eigenvalues()[0];
+  return eigd_.info() == Eigen::Success;
+}
+
+bool NormalSystem::eigenvaluesAbove(double t) const {
+  if (n_ > kSmall) return false;
+  double shifted[kSmall * kSmall];
+  for (int i = 0; i < n_ * n_; ++i) shifted[i] = a_[i];
+  for (int i = 0; i < n_; ++i) shifted[i * n_ + i] -= t;
+  return withSmallSize(n_, [&](auto size) { return smallCholesky<decltype(size)::value>(shifted); });
+}
+
+void NormalSystem::addDiagonal(double d) {
+  if (n_ <= kSmall) {
+    for (int i = 0; i < n_; ++i) a_[i * n_ + i] += d;
+  } else {
+    ad_.diagonal().array() += d;
+  }
+}
+
+bool NormalSystem::factor() {
+  if (n_ <= kSmall) return withSmallSize(n_, [&](auto size) { return smallCholesky<decltype(size)::value>(a_); });
+  // Eigen's LLT tests pivots with x <= 0, which a NaN passes.
+  return lltd_.compute(ad_).info() == Eigen::Success && lltd_.matrixLLT().diagonal().allFinite();
+}
+
+void NormalSystem::solveInPlace(Eigen::VectorXd& b) const {
+  if (n_ <= kSmall) {
+    withSmallSize(n_, [&](auto size) { smallSolve<decltype(size)::value>(a_, b.data()); });
+  } else {
+    lltd_.solveInPlace(b);
+  }
 }
 
 void clampMaxAbs(Eigen::VectorXd& v, double d) {
