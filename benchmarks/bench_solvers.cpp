@@ -36,6 +36,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <map>
+#include <tuple>
 
 #include "ikbench/scenarios/generators.h"
 #include "ikbench/scenarios/suite.h"
@@ -46,9 +47,12 @@ namespace {
 
 constexpr int kProblems = 64;
 
-const std::vector<Problem>& chainProblems(int dof, int kind) {
-  static std::map<std::pair<int, int>, std::vector<Problem>> cache;
-  auto& v = cache[{dof, kind}];
+// Random revolute chains with reachable targets, or (unreachable = true)
+// targets 1.5x beyond the reach of the same chains: no backend converges
+// there, so every solve runs exactly max_iterations iterations.
+const std::vector<Problem>& chainProblems(int dof, int kind, bool unreachable = false) {
+  static std::map<std::tuple<int, int, bool>, std::vector<Problem>> cache;
+  auto& v = cache[{dof, kind, unreachable}];
   if (v.empty()) {
     ChainSpec cs;
     cs.joints = dof;
@@ -56,26 +60,11 @@ const std::vector<Problem>& chainProblems(int dof, int kind) {
     GoalSetSpec gs;
     gs.count = kProblems;
     gs.kind = kind == 0 ? GoalKind::kPosition : GoalKind::kPose;
-    v = reachableGoals(randomChain(cs, 100 + dof), gs, 200 + dof, "b");
-  }
-  return v;
-}
-
-// Targets 1.5x beyond the reach of the same chains: no backend converges,
-// so every solve runs exactly max_iterations iterations.
-const std::vector<Problem>& unreachableProblems(int dof, int kind) {
-  static std::map<std::pair<int, int>, std::vector<Problem>> cache;
-  auto& v = cache[{dof, kind}];
-  if (v.empty()) {
-    ChainSpec cs;
-    cs.joints = dof;
-    cs.limit = 2.5;
-    GoalSetSpec gs;
-    gs.count = kProblems;
-    gs.kind = kind == 0 ? GoalKind::kPosition : GoalKind::kPose;
-    gs.type = GoalSetType::kUnreachable;
-    gs.unreachable_factor = 1.5;
-    v = makeGoals(randomChain(cs, 100 + dof), gs, 200 + dof, "u");
+    if (unreachable) {
+      gs.type = GoalSetType::kUnreachable;
+      gs.unreachable_factor = 1.5;
+    }
+    v = makeGoals(randomChain(cs, 100 + dof), gs, 200 + dof, unreachable ? "u" : "b");
   }
   return v;
 }
@@ -181,8 +170,8 @@ void registerAll() {
     benchmark::RegisterBenchmark(fmt::format("PerIteration/{}", info.name).c_str(),
                                  [spec = info.name](benchmark::State& state) {
                                    runPerIteration(state, spec,
-                                                   unreachableProblems(static_cast<int>(state.range(0)),
-                                                                       static_cast<int>(state.range(1))));
+                                                   chainProblems(static_cast<int>(state.range(0)),
+                                                                 static_cast<int>(state.range(1)), true));
                                  })
         ->ArgsProduct({{7, 30}, {0, 1}})
         ->ArgNames({"dof", "pose"})
