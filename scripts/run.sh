@@ -37,7 +37,7 @@ if [ "${IKBENCH_GBENCH:-1}" != 0 ]; then
   "$bin/bench_kinematics" --benchmark_min_time=0.05 \
     --benchmark_out="$out/bench_kinematics.json" --benchmark_out_format=json >/dev/null
   IKBENCH_BENCH_MAX_DOF=100 "$bin/bench_solvers" --benchmark_min_time=0.02 \
-    --benchmark_filter='^(Solve|Iteration)/' \
+    --benchmark_filter='^(Solve|Iteration|PerIteration)/' \
     --benchmark_out="$out/bench_solvers.json" --benchmark_out_format=json >/dev/null 2>&1 || \
     echo "bench_solvers failed (see $out/bench_solvers.json)" >&2
 fi
