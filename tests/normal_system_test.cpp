@@ -67,5 +67,19 @@ TEST(NormalSystem, RejectsSingularAndNonFiniteSystems) {
   }
 }
 
+// A model without DOF (only fixed joints) gives an empty system: nothing
+// may be read or written.
+TEST(NormalSystem, EmptySystemIsANoOp) {
+  NormalSystem sys;
+  sys.resize(0);
+  const Eigen::MatrixXd J(6, 0);
+  sys.setNormalMatrix(J);
+  sys.addDiagonal(1.0);
+  EXPECT_TRUE(sys.factor());
+  Eigen::VectorXd b(0);
+  sys.solveInPlace(b);
+  EXPECT_EQ(b.size(), 0);
+}
+
 }  // namespace
 }  // namespace ikbench::jacobian

@@ -153,7 +153,8 @@ void smallSolve(const double* Lp, double* b) {
   for (int i = 0; i < N; ++i) b[i] = x[i];
 }
 
-// Calls f(std::integral_constant<int, n>) for n in 1..NormalSystem::kSmall.
+// Calls f(std::integral_constant<int, n>) for n in 1..NormalSystem::kSmall
+// (callers handle n = 0).
 template <typename F>
 decltype(auto) withSmallSize(int n, F&& f) {
   switch (n) {
@@ -182,6 +183,7 @@ void NormalSystem::resize(int n) {
 }
 
 void NormalSystem::setNormalMatrix(const Eigen::MatrixXd& Jw) {
+  if (n_ == 0) return;  // no DOF (or no row): nothing to solve
   if (n_ <= kSmall) {
     withSmallSize(n_, [&](auto size) { smallNormal<decltype(size)::value>(Jw, a_); });
   } else if (Jw.rows() <= Jw.cols()) {
@@ -192,6 +194,10 @@ void NormalSystem::setNormalMatrix(const Eigen::MatrixXd& Jw) {
 }
 
 bool NormalSystem::smallestEigenvalue(double* out) {
+  if (n_ == 0) {
+    *out = 0.0;
+    return true;
+  }
   if (n_ > kSmall) {
     eigd_.compute(ad_, Eigen::EigenvaluesOnly);
     *out = eigd_.eigenvalues()[0];
@@ -211,6 +217,7 @@ bool NormalSystem::smallestEigenvalue(double* out) {
 }
 
 bool NormalSystem::eigenvaluesAbove(double t) const {
+  if (n_ == 0) return true;  // vacuously
   if (n_ > kSmall) return false;
   double shifted[kSmall * kSmall];
   for (int i = 0; i < n_ * n_; ++i) shifted[i] = a_[i];
@@ -227,12 +234,14 @@ void NormalSystem::addDiagonal(double d) {
 }
 
 bool NormalSystem::factor() {
+  if (n_ == 0) return true;
   if (n_ <= kSmall) return withSmallSize(n_, [&](auto size) { return smallCholesky<decltype(size)::value>(a_); });
   // Eigen's LLT tests pivots with x <= 0, which a NaN passes.
   return lltd_.compute(ad_).info() == Eigen::Success && lltd_.matrixLLT().diagonal().allFinite();
 }
 
 void NormalSystem::solveInPlace(Eigen::VectorXd& b) const {
+  if (n_ == 0) return;
   if (n_ <= kSmall) {
     withSmallSize(n_, [&](auto size) { smallSolve<decltype(size)::value>(a_, b.data()); });
   } else {
