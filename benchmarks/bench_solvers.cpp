@@ -87,7 +87,11 @@ const std::vector<Problem>& ballChainProblems(int joints) {
   return v;
 }
 
-void runSolves(benchmark::State& state, const std::string& spec, const std::vector<Problem>& problems) {
+// Solves problems round-robin with one solver of `spec`. per_iteration: the
+// PerIteration protocol (exactly 200 iterations per solve, stall test off;
+// counter time_per_iteration instead of success_rate).
+void runSolves(benchmark::State& state, const std::string& spec, const std::vector<Problem>& problems,
+               bool per_iteration = false) {
   auto solver = Registry::global().create(spec);
   std::string why;
   if (!solver->supports(problems.front(), &why)) {
@@ -95,6 +99,10 @@ void runSolves(benchmark::State& state, const std::string& spec, const std::vect
     return;
   }
   SolverOptions options;
+  if (per_iteration) {
+    options.max_iterations = 200;
+    options.stall_iterations = 0;  // run every iteration, even when stuck
+  }
   Eigen::VectorXd q;
   size_t i = 0;
   double iterations = 0, converged = 0;
@@ -106,40 +114,19 @@ void runSolves(benchmark::State& state, const std::string& spec, const std::vect
     converged += s.converged();
     benchmark::DoNotOptimize(q.data());
   }
-  state.counters["dof"] = problems.front().model->nv();
-  state.counters["iterations"] = benchmark::Counter(iterations, benchmark::Counter::kAvgIterations);
-  state.counters["success_rate"] = benchmark::Counter(converged, benchmark::Counter::kAvgIterations);
-}
-
-void runPerIteration(benchmark::State& state, const std::string& spec, const std::vector<Problem>& problems) {
-  auto solver = Registry::global().create(spec);
-  std::string why;
-  if (!solver->supports(problems.front(), &why)) {
-    state.SkipWithError(("unsupported: " + why).c_str());
-    return;
-  }
-  SolverOptions options;
-  options.max_iterations = 200;
-  options.stall_iterations = 0;  // run every iteration, even when stuck
-  Eigen::VectorXd q;
-  size_t i = 0;
-  double iterations = 0;
-  for (auto _ : state) {
-    const Problem& p = problems[i++ % problems.size()];
-    q = p.q0;
-    const Summary s = solver->solve(p, q, options);
-    iterations += s.iterations;
-    benchmark::DoNotOptimize(q.data());
-  }
-  if (iterations == 0) {  // e.g. gn refuses the singular start: nothing to time
+  if (per_iteration && iterations == 0) {  // e.g. gn refuses the singular start: nothing to time
     state.SkipWithError("no iteration ran (every solve stopped at its start)");
     return;
   }
   state.counters["dof"] = problems.front().model->nv();
   state.counters["iterations"] = benchmark::Counter(iterations, benchmark::Counter::kAvgIterations);
-  // seconds per iteration (printed with an SI prefix: 911.0n = 0.911 us)
-  state.counters["time_per_iteration"] =
-      benchmark::Counter(iterations, benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+  if (per_iteration) {
+    // seconds per iteration (printed with an SI prefix: 911.0n = 0.911 us)
+    state.counters["time_per_iteration"] =
+        benchmark::Counter(iterations, benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+  } else {
+    state.counters["success_rate"] = benchmark::Counter(converged, benchmark::Counter::kAvgIterations);
+  }
 }
 
 std::vector<std::int64_t> dofSweep() {
@@ -169,9 +156,10 @@ void registerAll() {
   for (const SolverInfo& info : Registry::global().list())
     benchmark::RegisterBenchmark(fmt::format("PerIteration/{}", info.name).c_str(),
                                  [spec = info.name](benchmark::State& state) {
-                                   runPerIteration(state, spec,
-                                                   chainProblems(static_cast<int>(state.range(0)),
-                                                                 static_cast<int>(state.range(1)), true));
+                                   runSolves(state, spec,
+                                             chainProblems(static_cast<int>(state.range(0)),
+                                                           static_cast<int>(state.range(1)), true),
+                                             true);
                                  })
         ->ArgsProduct({{7, 30}, {0, 1}})
         ->ArgNames({"dof", "pose"})
