@@ -123,11 +123,25 @@ std::shared_ptr<const Model> everyJointModel() {
   joints.push_back(fixed("hand", 3, {0.1, 0.02, -0.03}));
   joints.push_back(revolute("other", 0, {-0.2, 0.1, 0}, Eigen::Vector3d(1, 0, 0)));
   joints.push_back(fixed("foot", 5, {0, 0, -0.5}));
+  // Principal axes with negative signs and a rotated rest frame: the FK and
+  // Jacobian shortcuts for axes +-e_k (Model::principalAxis).
+  JointSpec neg = revolute("neg-z", 5, {0, 0.2, 0.1}, Eigen::Vector3d(0, 0, -1));
+  neg.parent_T_joint.R = Eigen::AngleAxisd(-0.7, Eigen::Vector3d(0.3, -1, 0.2).normalized()).toRotationMatrix();
+  joints.push_back(neg);
+  JointSpec push;
+  push.name = "push";
+  push.parent = 7;
+  push.type = JointType::kPrismatic;
+  push.axis = Eigen::Vector3d(0, -2, 0);
+  push.parent_T_joint.p = Eigen::Vector3d(0.1, 0, 0.05);
+  joints.push_back(push);
+  joints.push_back(revolute("pos-y", 8, {0.05, 0.1, 0}, Eigen::Vector3d(0, 1, 0)));
+  joints.push_back(fixed("toe", 9, {0.1, 0, 0.02}));
   return std::make_shared<const Model>(std::move(joints), "every-joint");
 }
 
 std::vector<Goal> everyGoalKind(const Model& model) {
-  std::vector<Goal> goals(3);
+  std::vector<Goal> goals(4);
   goals[0].body = model.bodyIndex("hand");
   goals[0].kind = GoalKind::kPose;
   goals[0].point = Eigen::Vector3d(0.05, -0.02, 0.01);
@@ -143,6 +157,11 @@ std::vector<Goal> everyGoalKind(const Model& model) {
   goals[0].target_position = Eigen::Vector3d(0.3, 0.2, 0.5);
   goals[0].target_orientation = Eigen::AngleAxisd(1.0, Eigen::Vector3d(0, 1, 1).normalized()).toRotationMatrix();
   goals[2].target_orientation = Eigen::AngleAxisd(-2.0, Eigen::Vector3d(1, 0, 1).normalized()).toRotationMatrix();
+  goals[3].body = model.bodyIndex("toe");
+  goals[3].kind = GoalKind::kPose;
+  goals[3].point = Eigen::Vector3d(0.02, 0.01, 0);
+  goals[3].target_position = Eigen::Vector3d(-0.1, 0.4, 0.2);
+  goals[3].target_orientation = Eigen::AngleAxisd(0.8, Eigen::Vector3d(1, 1, 0).normalized()).toRotationMatrix();
   return goals;
 }
 
@@ -156,6 +175,30 @@ std::vector<Eigen::VectorXd> checkConfigurations(const Model& model) {
   Rng rng(7);
   for (int i = 0; i < 5; ++i) out.push_back(randomConfiguration(model, rng));
   return out;
+}
+
+// The hot-path FK (forwardKinematicsFast: principal-axis column rotations,
+// its own operation order) computes the same frames as the templated FK that
+// Ceres differentiates, on every joint type and axis kind.
+TEST(ForwardKinematics, FastPathMatchesTheTemplatedFk) {
+  const auto model = everyJointModel();
+  EXPECT_EQ(model->principalAxis(model->bodyIndex("neg-z")), -3);
+  EXPECT_EQ(model->principalAxis(model->bodyIndex("push")), -2);
+  EXPECT_EQ(model->principalAxis(model->bodyIndex("pos-y")), 2);
+  EXPECT_EQ(model->principalAxis(model->bodyIndex("elbow")), 0);
+  EXPECT_FALSE(model->hasOnlyScalarJoints());
+  const int n = model->numJoints();
+  std::vector<Pose3d> ref(n), fast(n);
+  std::vector<Eigen::Matrix3d> ref_R(n), fast_R(n);
+  for (const Eigen::VectorXd& q : checkConfigurations(*model)) {
+    forwardKinematics<double>(*model, q.data(), ref.data(), ref_R.data());
+    forwardKinematicsFast(*model, q.data(), fast.data(), fast_R.data());
+    for (int i = 0; i < n; ++i) {
+      EXPECT_LT(maxAbsDiff(ref[i].R, fast[i].R), 1e-14) << model->bodyName(i);
+      EXPECT_LT((ref[i].p - fast[i].p).cwiseAbs().maxCoeff(), 1e-14) << model->bodyName(i);
+      EXPECT_LT(maxAbsDiff(ref_R[i], fast_R[i]), 1e-14) << model->bodyName(i);
+    }
+  }
 }
 
 TEST(Jacobian, GeometricMatchesCentralDifferencesOnTangentSpace) {
@@ -268,6 +311,35 @@ TEST(Configuration, IntegrateAndDifferenceAreInverse) {
     std::string why;
     EXPECT_TRUE(isValidConfiguration(*model, q1, &why)) << why;
   }
+}
+
+// Revolute/prismatic/fixed-only models take the vector shortcut in
+// integrate() and clampToLimits(): q and the tangent space share indices.
+TEST(Configuration, ScalarJointModelsIntegrateAndClampPerCoordinate) {
+  std::vector<JointSpec> joints{revolute("a", -1, {0, 0, 0}, {0, 0, 1}), fixed("f", 0, {0.3, 0, 0}),
+                                revolute("b", 1, {0.2, 0, 0}, {0, 1, 0})};
+  JointSpec slide;
+  slide.name = "s";
+  slide.parent = 2;
+  slide.type = JointType::kPrismatic;
+  slide.lower = Eigen::VectorXd::Constant(1, 0.0);
+  slide.upper = Eigen::VectorXd::Constant(1, 0.1);
+  joints.push_back(slide);
+  joints[0].lower = Eigen::VectorXd::Constant(1, -0.5);
+  joints[0].upper = Eigen::VectorXd::Constant(1, 0.5);
+  const Model model(joints, "scalar");
+  ASSERT_TRUE(model.hasOnlyScalarJoints());
+  ASSERT_EQ(model.nq(), 3);
+  const Eigen::VectorXd q0 = Eigen::Vector3d(0.4, -2.0, 0.05);
+  const Eigen::VectorXd dq = Eigen::Vector3d(0.3, 1.0, -0.2);
+  Eigen::VectorXd q1 = integrate(model, q0, dq);
+  EXPECT_EQ(q1, Eigen::VectorXd(Eigen::Vector3d(0.4 + 0.3, -2.0 + 1.0, 0.05 - 0.2)));
+  Eigen::VectorXd q_inplace = q0;
+  integrate(model, q_inplace, dq, q_inplace);
+  EXPECT_EQ(q_inplace, q1);
+  EXPECT_TRUE(clampToLimits(model, q1));
+  EXPECT_EQ(q1, Eigen::VectorXd(Eigen::Vector3d(0.5, -1.0, 0.0)));  // "b" has no limits
+  EXPECT_FALSE(clampToLimits(model, q1));
 }
 
 TEST(Configuration, ClampAndRandomRespectLimits) {

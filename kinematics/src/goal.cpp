@@ -103,6 +103,10 @@ void goalJacobian(const Model& model, const std::vector<Goal>& goals, Data& data
   if (data.J.rows() != m || data.J.cols() != nv) data.J.resize(m, nv);
   data.J.setZero();
   if (data.residual.size() != m) data.resizeGoals(static_cast<int>(goals.size()), m);
+  // Written on raw column pointers (J is column-major, m rows): this runs
+  // once per solver iteration and Eigen's dynamic-size block views cost more
+  // than the arithmetic at m = 6.
+  double* const Jd = data.J.data();
   int row = 0;
   for (const Goal& g : goals) {
     const bool pos = hasPosition(g.kind), ori = hasOrientation(g.kind);
@@ -111,19 +115,47 @@ void goalJacobian(const Model& model, const std::vector<Goal>& goals, Data& data
     const Eigen::Vector3d x = data.world_T_body[g.body].act(g.point);
     // One column: angular part a about pivot (or pure translation t).
     auto hinge = [&](int col, const Eigen::Vector3d& a, const Eigen::Vector3d& pivot) {
-      if (pos) data.J.col(col).segment<3>(rp) = wp * a.cross(x - pivot);
-      if (ori) data.J.col(col).segment<3>(ro) = wo * a;
+      double* c = Jd + static_cast<Eigen::Index>(col) * m;
+      if (pos) {
+        const Eigen::Vector3d r = x - pivot;
+        c[rp] = wp * (a.y() * r.z() - a.z() * r.y());
+        c[rp + 1] = wp * (a.z() * r.x() - a.x() * r.z());
+        c[rp + 2] = wp * (a.x() * r.y() - a.y() * r.x());
+      }
+      if (ori) {
+        c[ro] = wo * a.x();
+        c[ro + 1] = wo * a.y();
+        c[ro + 2] = wo * a.z();
+      }
     };
     auto slider = [&](int col, const Eigen::Vector3d& t) {
-      if (pos) data.J.col(col).segment<3>(rp) = wp * t;
+      if (!pos) return;
+      double* c = Jd + static_cast<Eigen::Index>(col) * m;
+      c[rp] = wp * t.x();
+      c[rp + 1] = wp * t.y();
+      c[rp + 2] = wp * t.z();
     };
     for (int j = g.body; j >= 0; j = model.parent(j)) {
       const int iv = model.idxV(j);
       const Eigen::Matrix3d& R = data.world_R_dof[j];
       const Eigen::Vector3d& pivot = data.world_T_body[j].p;
       switch (model.type(j)) {
-        case JointType::kRevolute: hinge(iv, R * model.axis(j), pivot); break;
-        case JointType::kPrismatic: slider(iv, R * model.axis(j)); break;
+        case JointType::kRevolute:
+        case JointType::kPrismatic: {
+          // World axis R_dof * axis; for a principal axis +-e_k it is
+          // +-column k of the body frame (a rotation about e_k leaves e_k
+          // fixed, and a slider does not rotate), no product needed.
+          const int pa = model.principalAxis(j);
+          const Eigen::Vector3d a = pa == 0  ? Eigen::Vector3d(R * model.axis(j))
+                                    : pa > 0 ? Eigen::Vector3d(data.world_T_body[j].R.col(pa - 1))
+                                             : Eigen::Vector3d(-data.world_T_body[j].R.col(-pa - 1));
+          if (model.type(j) == JointType::kRevolute) {
+            hinge(iv, a, pivot);
+          } else {
+            slider(iv, a);
+          }
+          break;
+        }
         case JointType::kBall:
           for (int k = 0; k < 3; ++k) hinge(iv + k, R.col(k), pivot);
           break;

@@ -52,6 +52,7 @@ Model::Model(std::vector<JointSpec> joints, std::string name)
   idx_q_.resize(n);
   idx_v_.resize(n);
   rest_identity_.resize(n);
+  principal_axis_.assign(n, 0);
   children_.assign(n, {});
   std::unordered_set<std::string> joint_names, body_names;
   for (int i = 0; i < n; ++i) {
@@ -76,7 +77,11 @@ Model::Model(std::vector<JointSpec> joints, std::string name)
       const double norm = j.axis.norm();
       if (norm < 1e-12) throw ModelError(who + ": axis is zero (expected a non-zero direction)");
       j.axis /= norm;
+      for (int k = 0; k < 3; ++k)
+        if (std::abs(j.axis[k]) == 1.0 && j.axis[(k + 1) % 3] == 0.0 && j.axis[(k + 2) % 3] == 0.0)
+          principal_axis_[i] = static_cast<signed char>(j.axis[k] > 0.0 ? k + 1 : -(k + 1));
     }
+    if (j.type == JointType::kBall || j.type == JointType::kFree) only_scalar_ = false;
     const int nv = tangentSize(j.type);
     auto check_size = [&](Eigen::VectorXd& v, const char* field, double fill) {
       if (v.size() == 0) {

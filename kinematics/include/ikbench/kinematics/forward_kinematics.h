@@ -98,9 +98,14 @@ std::vector<Pose<S>> forwardKinematics(const Model& model, const S* q) {
   return out;
 }
 
+// forwardKinematics<double> written for speed (forward_kinematics.cpp): the
+// same frames to rounding, what every solver iteration runs.
+void forwardKinematicsFast(const Model& model, const double* q, Pose3d* world_T_body,
+                           Eigen::Matrix3d* world_R_dof = nullptr);
+
 // The double hot path: fills data.world_T_body and data.world_R_dof.
 inline void forwardKinematics(const Model& model, const Eigen::VectorXd& q, Data& data) {
-  forwardKinematics<double>(model, q.data(), data.world_T_body.data(), data.world_R_dof.data());
+  forwardKinematicsFast(model, q.data(), data.world_T_body.data(), data.world_R_dof.data());
 }
 
 }  // namespace ikbench

@@ -81,6 +81,14 @@ class Model {
   const Eigen::Vector3d& axis(int i) const { return joints_[i].axis; }
   // True when parent_T_joint has an identity rotation (lets FK skip a product).
   bool restRotationIsIdentity(int i) const { return rest_identity_[i] != 0; }
+  // For a revolute or prismatic joint whose axis is exactly +-e_k (the usual
+  // URDF/DH case): k + 1 with the axis' sign, e.g. -3 for (0, 0, -1); else 0.
+  // Lets FK rotate two columns instead of multiplying by a full rotation.
+  int principalAxis(int i) const { return principal_axis_[i]; }
+  // True when every joint is revolute, prismatic or fixed: then q and the
+  // tangent space coincide (nq == nv, idxQ == idxV), and integrating or
+  // clamping a configuration is a plain vector operation.
+  bool hasOnlyScalarJoints() const { return only_scalar_; }
   int idxQ(int i) const { return idx_q_[i]; }
   int idxV(int i) const { return idx_v_[i]; }
   int jointNq(int i) const { return configSize(joints_[i].type); }
@@ -118,6 +126,8 @@ class Model {
   std::vector<JointSpec> joints_;
   std::vector<int> idx_q_, idx_v_, dof_joint_;
   std::vector<char> rest_identity_;
+  std::vector<signed char> principal_axis_;
+  bool only_scalar_ = true;
   std::vector<std::vector<int>> children_;
   Eigen::VectorXd lower_, upper_, weight_;
   int nq_ = 0, nv_ = 0;
