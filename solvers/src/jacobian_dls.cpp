@@ -52,7 +52,7 @@ class DlsSolver : public JacobianSolver {
     if (Jw.rows() <= Jw.cols()) {
       y_ = rhs;
       sys_.solveInPlace(y_);
-      dqw.noalias() = Jw.transpose() * y_;
+      multiplyTransposed(Jw, y_, dqw);
     } else {
       dqw.noalias() = Jw.transpose() * rhs;
       sys_.solveInPlace(dqw);
@@ -234,7 +234,7 @@ class LmSolver final : public DlsSolver {
     // Madsen et al.'s first stopping rule, |g|_inf <= eps_1 with g = J^T e:
     // a stationary point of F that is not a solution (local minimum,
     // unreachable target) ends the attempt, so a restart can start sooner.
-    tmp_nv_.noalias() = jw_.transpose() * r_;
+    multiplyTransposed(jw_, r_, tmp_nv_);
     if (tmp_nv_.lpNorm<Eigen::Infinity>() <= gtol_) {
       ctx.stop(Status::kStalled, "lm: local minimum (|J^T e|_inf <= gtol)");
       return true;

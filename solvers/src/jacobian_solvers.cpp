@@ -258,6 +258,14 @@ void clampMaxAbs(Eigen::VectorXd& v, double d) {
 void JacobianSolver::setup(const Problem& problem) {
   const Model& model = *problem.model;
   const int m = problem.rows(), nv = model.nv();
+  // Everything below depends only on the model and m: repeated solves (and
+  // restarts) of one model skip it. setup_model_ holds the model alive so
+  // that its address cannot be reused by another.
+  if (problem.model.get() == setup_model_.get() && m == m_) {
+    resize(m, nv);
+    return;
+  }
+  setup_model_ = problem.model;
   // resize() is a no-op when the size is unchanged, so repeated solves of the
   // same problem shape do not allocate here either.
   m_ = m;

@@ -14,12 +14,22 @@ namespace ikbench {
 
 GoalErrors SolveContext::evaluate(const Eigen::VectorXd& q) {
   ++summary_->fk_evals;
-  return verify(q);
+  forwardKinematics(model(), q, *data_);
+  last_e_ = evaluateGoals(model(), problem_->goals, *data_);
+  last_q_ = q;  // same size every time after the first: no allocation
+  return last_e_;
 }
 
 GoalErrors SolveContext::verify(const Eigen::VectorXd& q) {
+  // The errors are a function of q alone (the model and goals are fixed for
+  // the solve), so the configuration evaluated last - usually the attempt's
+  // final iterate - needs no second FK. Data is not refilled: verify()'s
+  // callers use only the returned errors.
+  if (last_q_.size() == q.size() && last_q_ == q) return last_e_;
   forwardKinematics(model(), q, *data_);
-  return evaluateGoals(model(), problem_->goals, *data_);
+  last_e_ = evaluateGoals(model(), problem_->goals, *data_);
+  last_q_ = q;
+  return last_e_;
 }
 
 const Eigen::MatrixXd& SolveContext::jacobian(JacobianMode mode) {

@@ -82,8 +82,11 @@ class SolveContext {
 
  private:
   friend class Solver;
-  // FK + goal errors without counting (the final verification by Solver).
+  // FK + goal errors without counting (the final verification by Solver);
+  // answered from the last evaluate()/verify() when q is the same.
   GoalErrors verify(const Eigen::VectorXd& q);
+  Eigen::VectorXd last_q_;  // configuration of the last evaluate()/verify()
+  GoalErrors last_e_;
   const Problem* problem_ = nullptr;
   const SolverOptions* options_ = nullptr;
   Data* data_ = nullptr;
