@@ -398,7 +398,7 @@ def summary_rows(resdir, solves):
                        iterations_p90=np.percentile(it, 90),
                        position_error_median=np.median([fnum(r["position_error"]) for r in sup]),
                        orientation_error_median=np.median([fnum(r["orientation_error"]) for r in sup]),
-                       time_us_median=np.median(t), time_us_p90=np.percentile(t, 90),
+                       time_us_median=np.median(t), time_us_p90=np.percentile(t, 90), time_us_mean=np.mean(t),
                        fk_evals_mean=np.mean([fnum(r["fk_evals"]) for r in sup]),
                        jacobian_evals_mean=np.mean([fnum(r["jacobian_evals"]) for r in sup]))
         rows.append(row)
@@ -444,6 +444,7 @@ def write_report(resdir, run, solves, plots, colours):
             ("it. p90", "iterations_p90", "int"), ("pos. err median [m]", "position_error_median", "sci"),
             ("ori. err median [rad]", "orientation_error_median", "sci"),
             ("time median [µs]", "time_us_median", "f"), ("time p90 [µs]", "time_us_p90", "f"),
+            ("time mean [µs]", "time_us_mean", "f"),
             ("FK / solve", "fk_evals_mean", "f"), ("J / solve", "jacobian_evals_mean", "f")]
     out.append("<h2>Summary (family × solver)</h2><p>Success = converged / supported solves; iteration, "
                "error and time figures over supported solves; p90 = 90th percentile.</p><table><tr>")

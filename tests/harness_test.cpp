@@ -305,6 +305,7 @@ TEST(Harness, SummaryPercentilesInterpolateLikeNumpy) {
   EXPECT_DOUBLE_EQ(s[0].iterations_median, 5.5);  // numpy.percentile(1..10, 50)
   EXPECT_DOUBLE_EQ(s[0].iterations_p90, 9.1);     // numpy.percentile(1..10, 90)
   EXPECT_DOUBLE_EQ(s[0].time_us_p90, 91.0);
+  EXPECT_DOUBLE_EQ(s[0].time_us_mean, 55.0);
   EXPECT_DOUBLE_EQ(s[0].fk_evals_mean, 11.0);
 }
 

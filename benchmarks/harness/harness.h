@@ -131,7 +131,7 @@ struct SummaryRow {
   double success_rate = 0.0;  // converged / supported (0 if none supported)
   double iterations_median = 0.0, iterations_p90 = 0.0;
   double position_error_median = 0.0, orientation_error_median = 0.0;
-  double time_us_median = 0.0, time_us_p90 = 0.0;
+  double time_us_median = 0.0, time_us_p90 = 0.0, time_us_mean = 0.0;
   double fk_evals_mean = 0.0, jacobian_evals_mean = 0.0;
 };
 std::vector<SummaryRow> summarize(const Suite& suite, const RunResult& result);
