@@ -17,7 +17,9 @@
 //                                   targets out of reach (stall test off), so
 //                                   the fixed per-solve costs are amortised;
 //                                   counter time_per_iteration [s]
-//   SolveRobot/<spec>/<robot>       full pose solves on a shipped URDF arm
+//   SolveRobot/<spec>/<robot>       full pose solves on a shipped URDF arm (every backend,
+//                                   plus arm-recipe and kdl-lma-restarts: the README's
+//                                   TRAC-IK-protocol specs)
 //   BallChain/<spec>/<joints>, BallChainIteration/<spec>/<joints>
 //                                   ccd, fabrik (and dls for scale) on
 //                                   unconstrained ball-joint chains of 10 to
@@ -200,6 +202,18 @@ void registerAll() {
     for (const SolverInfo& info : Registry::global().list())
       benchmark::RegisterBenchmark(fmt::format("SolveRobot/{}/{}", info.name, name).c_str(),
                                    [spec = info.name, shared](benchmark::State& state) {
+                                     runSolves(state, spec, *shared);
+                                   })
+          ->Unit(benchmark::kMicrosecond);
+    // The TRAC-IK-protocol rows of the README: ikbench's arm recipe and KDL
+    // LMA, both with restarts inside a 5 ms budget.
+    for (const auto& [label, spec] : {std::pair<const char*, const char*>{
+                                          "arm-recipe",
+                                          "dls-adaptive:restarts=200:budget_us=5000:mode=error:err_gain=0.03:"
+                                          "limits=freeze:max_step=1:max_iters=20"},
+                                      {"kdl-lma-restarts", "kdl-lma:restarts=100:budget_us=5000"}})
+      benchmark::RegisterBenchmark(fmt::format("SolveRobot/{}/{}", label, name).c_str(),
+                                   [spec = std::string(spec), shared](benchmark::State& state) {
                                      runSolves(state, spec, *shared);
                                    })
           ->Unit(benchmark::kMicrosecond);
