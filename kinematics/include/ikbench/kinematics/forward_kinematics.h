@@ -33,6 +33,24 @@ Mat3<S> axisRotation(const Eigen::Vector3d& a, const S& theta) {
   return R;
 }
 
+// out = R * Rot(+-e_k, theta) for principal = +-(k + 1) (Model::principalAxis):
+// a hinge about a principal axis turns two columns of the frame,
+// (c r_i + s r_j, c r_j - s r_i, r_k) for (i, j, k) cyclic - 12 flops instead
+// of building Rot and a 45-flop product. Every URDF arm and DH chain has such
+// axes.
+template <typename S>
+void rotatePrincipal(const Mat3<S>& R, int principal, const S& theta, Mat3<S>& out) {
+  using std::cos;
+  using std::sin;
+  const int k = (principal > 0 ? principal : -principal) - 1;
+  const int i = (k + 1) % 3, j = (k + 2) % 3;
+  const S c = cos(theta);
+  const S s = principal > 0 ? S(sin(theta)) : S(-sin(theta));  // Rot(-e_k, t) = Rot(e_k, -t)
+  out.col(i) = c * R.col(i) + s * R.col(j);
+  out.col(j) = c * R.col(j) - s * R.col(i);
+  out.col(k) = R.col(k);
+}
+
 // Computes world_T_body for every body from q (nq values, any scalar).
 // world_R_dof (optional, may be null) receives the rotation of the frame in
 // which each joint's tangent DOFs act (the joint frame before its motion).
@@ -64,7 +82,11 @@ void forwardKinematics(const Model& model, const S* q, Pose<S>* world_T_body,
     Pose<S>& out = world_T_body[i];
     switch (model.type(i)) {
       case JointType::kRevolute:
-        out.R.noalias() = R * axisRotation<S>(model.axis(i), qi[0]);
+        if (const int principal = model.principalAxis(i); principal != 0) {
+          rotatePrincipal<S>(R, principal, qi[0], out.R);
+        } else {
+          out.R.noalias() = R * axisRotation<S>(model.axis(i), qi[0]);
+        }
         out.p = p;
         break;
       case JointType::kPrismatic:
@@ -98,14 +120,9 @@ std::vector<Pose<S>> forwardKinematics(const Model& model, const S* q) {
   return out;
 }
 
-// forwardKinematics<double> written for speed (forward_kinematics.cpp): the
-// same frames to rounding, what every solver iteration runs.
-void forwardKinematicsFast(const Model& model, const double* q, Pose3d* world_T_body,
-                           Eigen::Matrix3d* world_R_dof = nullptr);
-
 // The double hot path: fills data.world_T_body and data.world_R_dof.
 inline void forwardKinematics(const Model& model, const Eigen::VectorXd& q, Data& data) {
-  forwardKinematicsFast(model, q.data(), data.world_T_body.data(), data.world_R_dof.data());
+  forwardKinematics<double>(model, q.data(), data.world_T_body.data(), data.world_R_dof.data());
 }
 
 }  // namespace ikbench
