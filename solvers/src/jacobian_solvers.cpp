@@ -422,6 +422,36 @@ void JacobianSolver::projectNull() {
 }
 
 double JacobianSolver::takeStep(const Model& model, const Eigen::VectorXd& q) {
+  if (model.hasOnlyScalarJoints()) {
+    // Revolute/prismatic/fixed only: q and dq share indices, so the clamp on
+    // |dq|_inf, q + dq, the box clamp and the blocked flags are one pass over
+    // the DOFs (the same arithmetic as the general path below).
+    double* dq = dq_.data();
+    const double* qv = q.data();
+    double* qn = q_next_.data();
+    const double* lo = model.lowerLimits().data();
+    const double* hi = model.upperLimits().data();
+    double before2 = 0.0, amax = 0.0;
+    for (int v = 0; v < nv_; ++v) {
+      before2 += dq[v] * dq[v];
+      amax = std::max(amax, std::abs(dq[v]));
+    }
+    const double d = common_.max_step;
+    const bool scale = d > 0.0 && amax > d;
+    const double f = scale ? d / amax : 1.0;
+    double step2 = 0.0;
+    for (int v = 0; v < nv_; ++v) {
+      if (scale) dq[v] *= f;
+      step2 += dq[v] * dq[v];
+      const double x = qv[v] + dq[v];
+      const double c = std::clamp(x, lo[v], hi[v]);
+      qn[v] = c;
+      blocked_[v] = c != x;
+    }
+    const double before = std::sqrt(before2), step = std::sqrt(step2);
+    clamp_factor_ = before > 0.0 ? step / before : 1.0;
+    return step;
+  }
   const double before = dq_.norm();
   clampMaxAbs(dq_, common_.max_step);
   const double step = dq_.norm();
