@@ -82,10 +82,10 @@ void rebuild(T& obj, Args&&... args) {
 // that size Eigen's dynamic-size product and LLT spend more time on size
 // bookkeeping than on arithmetic (measured: 36% of a 7-DOF pose DLS
 // iteration; Eigen's fixed-size 6x6 LLT still 21%). For n <= 6 the product
-// (lower triangle only, one rank-1 update per column) and the Cholesky
-// factorisation and solves (Golub & Van Loan, alg. 4.2.1) are written out with
-// a compile-time size; larger n use Eigen's dynamic LLT. Same arithmetic
-// either way; no allocation after resize().
+// (lower triangle only, one rank-1 update per column) and a square-root-free
+// Cholesky L D L^T with its solves (Golub & Van Loan, alg. 4.1.2) are written
+// out with a compile-time size; larger n use Eigen's dynamic LLT. The same
+// solution to rounding either way; no allocation after resize().
 class NormalSystem {
  public:
   static constexpr int kSmall = 6;

@@ -109,23 +109,31 @@ void smallNormal(const Eigen::MatrixXd& Jw, double* out) {
   for (int i = 0; i < N * N; ++i) out[i] = A[i];
 }
 
-// In-place Cholesky A = L L^T of the lower triangle (Golub & Van Loan alg.
-// 4.2.1, the "jik" form); false unless every pivot is > 0 (NaN included).
-// The diagonal keeps 1 / L_jj, so that the substitutions multiply instead of
-// divide (a division's latency sits on their critical path).
+// In-place square-root-free Cholesky A = L D L^T of the lower triangle (L
+// unit lower triangular; Golub & Van Loan alg. 4.1.2 in its "jik" form);
+// false unless every pivot d_j is > 0 (NaN included), which holds exactly
+// when A is positive definite. No square roots: at n = 6 the factorisation
+// is a chain of dependent pivots, and each L L^T pivot pays a sqrt and a
+// division on that chain where L D L^T pays one division. The diagonal keeps
+// 1 / d_j, so that the substitutions multiply instead of divide.
 template <int N>
 bool smallCholesky(double* io) {
-  double A[N * N];
+  double A[N * N], D[N];
   for (int i = 0; i < N * N; ++i) A[i] = io[i];
   for (int j = 0; j < N; ++j) {
+    double v[N];  // v_k = L_jk d_k
     double d = A[j * N + j];
-    for (int k = 0; k < j; ++k) d -= A[k * N + j] * A[k * N + j];
+    for (int k = 0; k < j; ++k) {
+      v[k] = A[k * N + j] * D[k];
+      d -= A[k * N + j] * v[k];
+    }
     if (!(d > 0.0)) return false;
-    const double inv = 1.0 / std::sqrt(d);
+    D[j] = d;
+    const double inv = 1.0 / d;
     A[j * N + j] = inv;
     for (int i = j + 1; i < N; ++i) {
       double s = A[j * N + i];
-      for (int k = 0; k < j; ++k) s -= A[k * N + i] * A[k * N + j];
+      for (int k = 0; k < j; ++k) s -= A[k * N + i] * v[k];
       A[j * N + i] = s * inv;
     }
   }
@@ -133,8 +141,8 @@ bool smallCholesky(double* io) {
   return true;
 }
 
-// b <- (L L^T)^-1 b: forward then backward substitution (diagonal of Lp
-// holds 1 / L_ii, see smallCholesky).
+// b <- (L D L^T)^-1 b: forward substitution with the unit L, scaling by
+// D^-1 (stored on the diagonal, see smallCholesky), backward with L^T.
 template <int N>
 void smallSolve(const double* Lp, double* b) {
   double L[N * N], x[N];
@@ -143,12 +151,13 @@ void smallSolve(const double* Lp, double* b) {
   for (int i = 0; i < N; ++i) {
     double s = x[i];
     for (int k = 0; k < i; ++k) s -= L[k * N + i] * x[k];
-    x[i] = s * L[i * N + i];
+    x[i] = s;
   }
+  for (int i = 0; i < N; ++i) x[i] *= L[i * N + i];
   for (int i = N - 1; i >= 0; --i) {
     double s = x[i];
     for (int k = i + 1; k < N; ++k) s -= L[i * N + k] * x[k];
-    x[i] = s * L[i * N + i];
+    x[i] = s;
   }
   for (int i = 0; i < N; ++i) b[i] = x[i];
 }
