@@ -225,20 +225,15 @@ TEST(CeresSolvers, ConvergeOnReachableRandomChainsCheckedByFk) {
     auto solver = Registry::global().create(std::string(spec) + ":restarts=10");
     int converged = 0, total = 0;
     for (int joints : {6, 7}) {
-      for (const Problem& p : poseProblems(joints, 3, 4)) {
-        Eigen::VectorXd q = p.q0;
-        const Summary s = solver->solve(p, q, o);
-        ++total;
-        EXPECT_TRUE(q.allFinite());
-        if (s.converged()) {
-          ++converged;
-          expectReached(p, q, o, spec);
-          EXPECT_GT(s.fk_evals, 0);
-          EXPECT_GT(s.jacobian_evals, 0);
-        } else {
-          EXPECT_FALSE(s.message.empty()) << spec;
-        }
-      }
+      const std::vector<Problem> problems = poseProblems(joints, 3, 4);
+      total += static_cast<int>(problems.size());
+      converged += test::solveAllChecked(
+          *solver, problems, o, spec,
+          [](const Summary& s) {
+            EXPECT_GT(s.fk_evals, 0);
+            EXPECT_GT(s.jacobian_evals, 0);
+          },
+          test::expectMessage);
     }
     // Measured 20/24 for every variant (dls with 10 restarts: 20/24 too);
     // the rest end in local minima against the limits.
@@ -255,15 +250,7 @@ TEST(CeresSolvers, BallAndPrismaticChainsConvergeWithinLimits) {
   gs.kind = GoalKind::kPose;
   for (const char* spec : {"ceres-lm:restarts=10", "ceres-lm:autodiff=1:restarts=10"}) {
     auto solver = Registry::global().create(spec);
-    int converged = 0;
-    for (const Problem& p : reachableGoals(model, gs, 77, "mixed")) {
-      Eigen::VectorXd q = p.q0;
-      const Summary s = solver->solve(p, q, o);
-      if (s.converged()) {
-        ++converged;
-        expectReached(p, q, o, spec);
-      }
-    }
+    const int converged = test::solveAllChecked(*solver, reachableGoals(model, gs, 77, "mixed"), o, spec);
     EXPECT_GE(converged, 7) << spec;
   }
 }

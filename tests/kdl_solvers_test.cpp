@@ -144,20 +144,15 @@ TEST(KdlSolvers, ConvergeOnReachableRandomChainsCheckedByFk) {
     auto solver = Registry::global().create(spec);
     int converged = 0, total = 0;
     for (int joints : {6, 7}) {
-      for (const Problem& p : poseProblems(joints, 3, 4)) {
-        Eigen::VectorXd q = p.q0;
-        const Summary s = solver->solve(p, q, o);
-        ++total;
-        EXPECT_TRUE(q.allFinite());
-        if (s.converged()) {
-          ++converged;
-          expectReached(p, q, o, spec);
-          EXPECT_GT(s.fk_evals, s.iterations);
-          EXPECT_GT(s.jacobian_evals, 0);
-        } else {
-          EXPECT_FALSE(s.message.empty()) << spec;
-        }
-      }
+      const std::vector<Problem> problems = poseProblems(joints, 3, 4);
+      total += static_cast<int>(problems.size());
+      converged += test::solveAllChecked(
+          *solver, problems, o, spec,
+          [](const Summary& s) {
+            EXPECT_GT(s.fk_evals, s.iterations);
+            EXPECT_GT(s.jacobian_evals, 0);
+          },
+          test::expectMessage);
     }
     // Measured: kdl-lma 24/24, kdl-nr-jl 14/24 (undamped Newton steps
     // clamped at the limits often cycle; 1/24 without restarts).
@@ -170,16 +165,7 @@ TEST(KdlSolvers, LmaSolvesPositionAndOrientationOnlyGoalsWithZeroWeights) {
   SolverOptions o;
   auto lma = Registry::global().create("kdl-lma:restarts=5");
   for (GoalKind kind : {GoalKind::kPosition, GoalKind::kOrientation}) {
-    int converged = 0;
-    const auto problems = poseProblems(7, 2, 4, kind);
-    for (const Problem& p : problems) {
-      Eigen::VectorXd q = p.q0;
-      const Summary s = lma->solve(p, q, o);
-      if (s.converged()) {
-        ++converged;
-        expectReached(p, q, o, "kdl-lma");
-      }
-    }
+    const int converged = test::solveAllChecked(*lma, poseProblems(7, 2, 4, kind), o, "kdl-lma");
     EXPECT_GE(converged, 7) << toString(kind);
   }
 }

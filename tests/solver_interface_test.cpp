@@ -78,15 +78,7 @@ TEST(Dls, PoseGoalsConvergeWithRestarts) {
   GoalSetSpec gs;
   gs.count = 20;
   gs.kind = GoalKind::kPose;
-  int converged = 0;
-  for (const Problem& p : reachableGoals(model, gs, 5, "pose")) {
-    Eigen::VectorXd q = p.q0;
-    const Summary s = dls->solve(p, q, o);
-    if (s.converged()) {
-      ++converged;
-      expectReached(p, q, o);
-    }
-  }
+  const int converged = test::solveAllChecked(*dls, reachableGoals(model, gs, 5, "pose"), o, "dls:restarts=20");
   EXPECT_GE(converged, 19);
 }
 

@@ -4,6 +4,7 @@
 #include <Eigen/Core>
 #include <gtest/gtest.h>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "ikbench/kinematics/config.h"
@@ -12,6 +13,7 @@
 #include "ikbench/kinematics/model.h"
 #include "ikbench/scenarios/generators.h"
 #include "ikbench/solvers/options.h"
+#include "ikbench/solvers/solver.h"
 
 namespace ikbench::test {
 
@@ -146,5 +148,32 @@ inline std::vector<Problem> poseProblems(int joints, int chains, int per_chain, 
   }
   return out;
 }
+
+// Solves every problem from its q0 and checks each result honestly: q finite,
+// a converged result reached by FK and within limits (expectReached).
+// `on_converged` / `on_failed` add the caller's own checks on the summary.
+// Returns the number of converged solves.
+inline void noCheck(const Summary&) {}
+template <typename OnConverged = decltype(&noCheck), typename OnFailed = decltype(&noCheck)>
+int solveAllChecked(Solver& solver, const std::vector<Problem>& problems, const SolverOptions& o,
+                    const std::string& who, OnConverged&& on_converged = &noCheck, OnFailed&& on_failed = &noCheck) {
+  int converged = 0;
+  for (const Problem& p : problems) {
+    Eigen::VectorXd q = p.q0;
+    const Summary s = solver.solve(p, q, o);
+    EXPECT_TRUE(q.allFinite()) << who << " " << p.name;
+    if (s.converged()) {
+      ++converged;
+      expectReached(p, q, o, who);
+      on_converged(s);
+    } else {
+      on_failed(s);
+    }
+  }
+  return converged;
+}
+
+// A failed solve of a backend that always says why.
+inline void expectMessage(const Summary& s) { EXPECT_FALSE(s.message.empty()) << toString(s.status); }
 
 }  // namespace ikbench::test
