@@ -332,8 +332,9 @@ TEST(Configuration, IntegrateAndDifferenceAreInverse) {
   }
 }
 
-// Revolute/prismatic/fixed-only models take the vector shortcut in
-// integrate() and clampToLimits(): q and the tangent space share indices.
+// Revolute/prismatic/fixed-only models: q and the tangent space share
+// indices (what JacobianSolver::takeStep's one-pass step relies on), so
+// integrate() and clampToLimits() act per coordinate.
 TEST(Configuration, ScalarJointModelsIntegrateAndClampPerCoordinate) {
   std::vector<JointSpec> joints{revolute("a", -1, {0, 0, 0}, {0, 0, 1}), fixed("f", 0, {0.3, 0, 0}),
                                 revolute("b", 1, {0.2, 0, 0}, {0, 1, 0})};

@@ -250,8 +250,7 @@ std::string formatSummary(const Suite& suite, const RunResult& result) {
         "{:<{}}  {:<{}}  {:>6}  {:>7.1f}%  {:>6.0f} {:>6.0f}  {:>9.2e} {:>9.2e}  {:>9.1f} {:>9.1f} {:>9.1f}  {:>8.1f} {:>8.1f}\n",
         r.family, wf, r.solver, ws, r.solves, 100.0 * r.success_rate, r.iterations_median, r.iterations_p90,
         r.position_error_median, r.orientation_error_median, r.time_us_median, r.time_us_p90, r.time_us_mean,
-        r.fk_evals_mean,
-        r.jacobian_evals_mean);
+        r.fk_evals_mean, r.jacobian_evals_mean);
   }
   const double n = static_cast<double>(result.rows.size());
   out += fmt::format("\n{} solves in {:.2f} s on {} threads: {:.0f} solves/s (sum of solve times {:.2f} s)\n",

@@ -34,14 +34,6 @@ bool clampRotation(Eigen::VectorXd& q, int i, const double* lo, const double* hi
 }  // namespace
 
 void integrate(const Model& model, const Eigen::VectorXd& q, const Eigen::VectorXd& dq, Eigen::VectorXd& q_out) {
-  if (model.hasOnlyScalarJoints()) {  // q and dq share their indices: a vector sum
-    if (&q_out != &q) {
-      q_out.noalias() = q + dq;
-    } else {
-      q_out += dq;
-    }
-    return;
-  }
   if (&q_out != &q) q_out = q;
   for (int j = 0; j < model.numJoints(); ++j) {
     const int iq = model.idxQ(j), iv = model.idxV(j);
@@ -128,14 +120,6 @@ bool clampToLimits(const Model& model, Eigen::VectorXd& q) {
   const Eigen::VectorXd& lo = model.lowerLimits();
   const Eigen::VectorXd& hi = model.upperLimits();
   bool changed = false;
-  if (model.hasOnlyScalarJoints()) {  // idxQ == idxV throughout
-    for (Eigen::Index v = 0; v < q.size(); ++v) {
-      const double c = std::clamp(q[v], lo[v], hi[v]);
-      changed |= c != q[v];
-      q[v] = c;
-    }
-    return changed;
-  }
   for (int j = 0; j < model.numJoints(); ++j) {
     const int iq = model.idxQ(j), iv = model.idxV(j);
     switch (model.type(j)) {

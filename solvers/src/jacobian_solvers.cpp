@@ -434,7 +434,8 @@ double JacobianSolver::takeStep(const Model& model, const Eigen::VectorXd& q) {
   if (model.hasOnlyScalarJoints()) {
     // Revolute/prismatic/fixed only: q and dq share indices, so the clamp on
     // |dq|_inf, q + dq, the box clamp and the blocked flags are one pass over
-    // the DOFs (the same arithmetic as the general path below).
+    // the DOFs. The same step and q as the general path below; only |dq| is
+    // summed in another order (it feeds the trace and the stall rule).
     double* dq = dq_.data();
     const double* qv = q.data();
     double* qn = q_next_.data();

@@ -14,10 +14,7 @@ namespace ikbench {
 
 GoalErrors SolveContext::evaluate(const Eigen::VectorXd& q) {
   ++summary_->fk_evals;
-  forwardKinematics(model(), q, *data_);
-  last_e_ = evaluateGoals(model(), problem_->goals, *data_);
-  last_q_ = q;  // same size every time after the first: no allocation
-  return last_e_;
+  return computeErrors(q);
 }
 
 GoalErrors SolveContext::verify(const Eigen::VectorXd& q) {
@@ -26,9 +23,13 @@ GoalErrors SolveContext::verify(const Eigen::VectorXd& q) {
   // final iterate - needs no second FK. Data is not refilled: verify()'s
   // callers use only the returned errors.
   if (last_q_.size() == q.size() && last_q_ == q) return last_e_;
+  return computeErrors(q);
+}
+
+GoalErrors SolveContext::computeErrors(const Eigen::VectorXd& q) {
   forwardKinematics(model(), q, *data_);
   last_e_ = evaluateGoals(model(), problem_->goals, *data_);
-  last_q_ = q;
+  last_q_ = q;  // same size every time after the first: no allocation
   return last_e_;
 }
 

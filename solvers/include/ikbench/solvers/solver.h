@@ -85,6 +85,8 @@ class SolveContext {
   // FK + goal errors without counting (the final verification by Solver);
   // answered from the last evaluate()/verify() when q is the same.
   GoalErrors verify(const Eigen::VectorXd& q);
+  // FK + goal errors of q into data(), remembered as the last evaluation.
+  GoalErrors computeErrors(const Eigen::VectorXd& q);
   Eigen::VectorXd last_q_;  // configuration of the last evaluate()/verify()
   GoalErrors last_e_;
   const Problem* problem_ = nullptr;
