@@ -46,9 +46,11 @@ TEST(NormalSystem, SolvesTheDampedNormalEquationsLikeEigen) {
       }
       sys.addDiagonal(lambda2);
       ASSERT_TRUE(sys.factor());
-      Eigen::VectorXd x = b;
-      sys.solveInPlace(x);
+      Eigen::VectorXd x(n), in_place = b;
+      sys.solve(b, x);
+      sys.solve(in_place, in_place);
       EXPECT_LT((x - expected).norm(), 1e-9 * (1.0 + expected.norm())) << "n=" << n << " wide=" << wide;
+      EXPECT_EQ(x, in_place) << "n=" << n << ": in place and out of place differ";
     }
   }
 }
@@ -77,7 +79,7 @@ TEST(NormalSystem, EmptySystemIsANoOp) {
   sys.addDiagonal(1.0);
   EXPECT_TRUE(sys.factor());
   Eigen::VectorXd b(0);
-  sys.solveInPlace(b);
+  sys.solve(b, b);
   EXPECT_EQ(b.size(), 0);
 }
 

@@ -103,8 +103,8 @@ class NormalSystem {
   void addDiagonal(double d);
   // Cholesky of A; false if A is not (numerically) positive definite.
   bool factor();
-  // b <- A^-1 b (after factor()).
-  void solveInPlace(Eigen::VectorXd& b) const;
+  // x = A^-1 b (after factor(); x may be b, both of size()).
+  void solve(const Eigen::VectorXd& b, Eigen::VectorXd& x) const;
 
  private:
   int n_ = -1;
@@ -175,8 +175,11 @@ class JacobianSolver : public Solver {
   virtual bool iterate(SolveContext& ctx, Eigen::VectorXd& q, GoalErrors& e);
 
   // ---- helpers for iterate() implementations ----
-  // Jw = J S into jw_ (and caches J for the freeze loop).
+  // Jw = J S, read through jw() until the next call (J itself when the
+  // weights are 1 and the freeze loop is off: J must then outlive the
+  // iteration; otherwise a copy in jw_, whose columns the freeze loop zeroes).
   void weightJacobian(const Eigen::MatrixXd& J);
+  const Eigen::MatrixXd& jw() const { return *jw_used_; }
   // The step for the current jw_ / residual r into dq_ (tangent, unscaled by
   // max_step), with the limit mode and the null-space term applied. Returns
   // false on numerical failure (message in *why).
@@ -193,6 +196,7 @@ class JacobianSolver : public Solver {
   bool unit_weights_ = true;
   Eigen::VectorXd s_;        // W^-1/2 (nv)
   Eigen::MatrixXd jw_;       // Jw (m x nv), frozen columns zeroed
+  const Eigen::MatrixXd* jw_used_ = &jw_;  // what jw() returns
   Eigen::VectorXd r_act_;    // residual minus frozen DOFs' contribution (m)
   Eigen::VectorXd dqw_, dq_, fixed_, zw_, tmp_nv_, coords_, null_target_;
   Eigen::VectorXd tmp_m_;

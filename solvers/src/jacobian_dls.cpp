@@ -50,12 +50,11 @@ class DlsSolver : public JacobianSolver {
   }
   void apply(const Eigen::MatrixXd& Jw, const Eigen::VectorXd& rhs, Eigen::VectorXd& dqw) override {
     if (Jw.rows() <= Jw.cols()) {
-      y_ = rhs;
-      sys_.solveInPlace(y_);
+      sys_.solve(rhs, y_);
       multiplyTransposed(Jw, y_, dqw);
     } else {
       dqw.noalias() = Jw.transpose() * rhs;
-      sys_.solveInPlace(dqw);
+      sys_.solve(dqw, dqw);
     }
   }
   double damping() const override { return std::sqrt(lambda2_); }
@@ -230,11 +229,11 @@ class LmSolver final : public DlsSolver {
       have_jacobian_ = true;
     }
     weightJacobian(J_);  // computeStep may zero columns of jw_ (freeze)
-    if (mu_ < 0.0) mu_ = std::max(tau_ * jw_.colwise().squaredNorm().maxCoeff(), mu_min_);
+    if (mu_ < 0.0) mu_ = std::max(tau_ * jw().colwise().squaredNorm().maxCoeff(), mu_min_);
     // Madsen et al.'s first stopping rule, |g|_inf <= eps_1 with g = J^T e:
     // a stationary point of F that is not a solution (local minimum,
     // unreachable target) ends the attempt, so a restart can start sooner.
-    multiplyTransposed(jw_, r_, tmp_nv_);
+    multiplyTransposed(jw(), r_, tmp_nv_);
     if (tmp_nv_.lpNorm<Eigen::Infinity>() <= gtol_) {
       ctx.stop(Status::kStalled, "lm: local minimum (|J^T e|_inf <= gtol)");
       return true;

@@ -77,187 +77,6 @@ CommonParams parseCommon(const std::string& solver, const Params& p, bool with_n
   return c;
 }
 
-namespace {
-
-// The three kernels below work on local arrays and copy in and out: through
-// double* parameters the compiler must assume A, Jw and b alias, and would
-// store and reload every partial sum (measured 3x slower).
-
-// A = lower(Jw Jw^T) (wide) or lower(Jw^T Jw) (tall), N = min(m, nv).
-template <int N>
-void smallNormal(const Eigen::MatrixXd& Jw, double* out) {
-  double A[N * N] = {};
-  const Eigen::Index m = Jw.rows(), nv = Jw.cols();
-  const double* J = Jw.data();  // column-major
-  if (m <= nv) {
-    for (Eigen::Index k = 0; k < nv; ++k) {  // sum of c c^T over the columns c
-      double c[N];
-      for (int i = 0; i < N; ++i) c[i] = J[k * N + i];
-      for (int j = 0; j < N; ++j)
-        for (int i = j; i < N; ++i) A[j * N + i] += c[i] * c[j];
-    }
-  } else {
-    for (int j = 0; j < N; ++j)  // A_ij = <column i, column j>
-      for (int i = j; i < N; ++i) {
-        const double* ci = J + i * m;
-        const double* cj = J + j * m;
-        double s = 0.0;
-        for (Eigen::Index r = 0; r < m; ++r) s += ci[r] * cj[r];
-        A[j * N + i] = s;
-      }
-  }
-  for (int i = 0; i < N * N; ++i) out[i] = A[i];
-}
-
-// In-place square-root-free Cholesky A = L D L^T of the lower triangle (L
-// unit lower triangular; Golub & Van Loan alg. 4.1.2 in its "jik" form);
-// false unless every pivot d_j is > 0 (NaN included), which holds exactly
-// when A is positive definite. No square roots: at n = 6 the factorisation
-// is a chain of dependent pivots, and each L L^T pivot pays a sqrt and a
-// division on that chain where L D L^T pays one division. The diagonal keeps
-// 1 / d_j, so that the substitutions multiply instead of divide.
-template <int N>
-bool smallCholesky(double* io) {
-  double A[N * N], D[N];
-  for (int i = 0; i < N * N; ++i) A[i] = io[i];
-  for (int j = 0; j < N; ++j) {
-    double v[N];  // v_k = L_jk d_k
-    double d = A[j * N + j];
-    for (int k = 0; k < j; ++k) {
-      v[k] = A[k * N + j] * D[k];
-      d -= A[k * N + j] * v[k];
-    }
-    if (!(d > 0.0)) return false;
-    D[j] = d;
-    const double inv = 1.0 / d;
-    A[j * N + j] = inv;
-    for (int i = j + 1; i < N; ++i) {
-      double s = A[j * N + i];
-      for (int k = 0; k < j; ++k) s -= A[k * N + i] * v[k];
-      A[j * N + i] = s * inv;
-    }
-  }
-  for (int i = 0; i < N * N; ++i) io[i] = A[i];
-  return true;
-}
-
-// b <- (L D L^T)^-1 b: forward substitution with the unit L, scaling by
-// D^-1 (stored on the diagonal, see smallCholesky), backward with L^T.
-template <int N>
-void smallSolve(const double* Lp, double* b) {
-  double L[N * N], x[N];
-  for (int i = 0; i < N * N; ++i) L[i] = Lp[i];
-  for (int i = 0; i < N; ++i) x[i] = b[i];
-  for (int i = 0; i < N; ++i) {
-    double s = x[i];
-    for (int k = 0; k < i; ++k) s -= L[k * N + i] * x[k];
-    x[i] = s;
-  }
-  for (int i = 0; i < N; ++i) x[i] *= L[i * N + i];
-  for (int i = N - 1; i >= 0; --i) {
-    double s = x[i];
-    for (int k = i + 1; k < N; ++k) s -= L[i * N + k] * x[k];
-    x[i] = s;
-  }
-  for (int i = 0; i < N; ++i) b[i] = x[i];
-}
-
-// Calls f(std::integral_constant<int, n>) for n in 1..NormalSystem::kSmall
-// (callers handle n = 0).
-template <typename F>
-decltype(auto) withSmallSize(int n, F&& f) {
-  switch (n) {
-    case 1: return f(std::integral_constant<int, 1>());
-    case 2: return f(std::integral_constant<int, 2>());
-    case 3: return f(std::integral_constant<int, 3>());
-    case 4: return f(std::integral_constant<int, 4>());
-    case 5: return f(std::integral_constant<int, 5>());
-    default: return f(std::integral_constant<int, 6>());
-  }
-}
-
-}  // namespace
-
-void NormalSystem::resize(int n) {
-  if (n == n_) return;
-  n_ = n;
-  if (n > kSmall) {
-    ad_.resize(n, n);
-    rebuild(lltd_, n);
-    rebuild(eigd_, n);
-  } else if (n != 3) {
-    eig_in_.resize(n, n);
-    rebuild(eigd_, n);
-  }
-}
-
-void NormalSystem::setNormalMatrix(const Eigen::MatrixXd& Jw) {
-  if (n_ == 0) return;  // no DOF (or no row): nothing to solve
-  if (n_ <= kSmall) {
-    withSmallSize(n_, [&](auto size) { smallNormal<decltype(size)::value>(Jw, a_); });
-  } else if (Jw.rows() <= Jw.cols()) {
-    ad_.noalias() = Jw * Jw.transpose();
-  } else {
-    ad_.noalias() = Jw.transpose() * Jw;
-  }
-}
-
-bool NormalSystem::smallestEigenvalue(double* out) {
-  if (n_ == 0) {
-    *out = 0.0;
-    return true;
-  }
-  if (n_ > kSmall) {
-    eigd_.compute(ad_, Eigen::EigenvaluesOnly);
-    *out = eigd_.eigenvalues()[0];
-    return eigd_.info() == Eigen::Success;
-  }
-  const Eigen::Map<const Eigen::MatrixXd> A(a_, n_, n_);  // lower triangle is what the solvers read
-  if (n_ == 3) {
-    // Closed form for 3x3 (Eigen's computeDirect: the characteristic cubic).
-    eig3_.computeDirect(Eigen::Matrix3d(A), Eigen::EigenvaluesOnly);
-    *out = eig3_.eigenvalues()[0];
-    return eig3_.info() == Eigen::Success;
-  }
-  eig_in_ = A;
-  eigd_.compute(eig_in_, Eigen::EigenvaluesOnly);
-  *out = eigd_.eigenvalues()[0];
-  return eigd_.info() == Eigen::Success;
-}
-
-bool NormalSystem::eigenvaluesAbove(double t) const {
-  if (n_ == 0) return true;  // vacuously
-  if (n_ > kSmall) return false;
-  double shifted[kSmall * kSmall];
-  for (int i = 0; i < n_ * n_; ++i) shifted[i] = a_[i];
-  for (int i = 0; i < n_; ++i) shifted[i * n_ + i] -= t;
-  return withSmallSize(n_, [&](auto size) { return smallCholesky<decltype(size)::value>(shifted); });
-}
-
-void NormalSystem::addDiagonal(double d) {
-  if (n_ <= kSmall) {
-    for (int i = 0; i < n_; ++i) a_[i * n_ + i] += d;
-  } else {
-    ad_.diagonal().array() += d;
-  }
-}
-
-bool NormalSystem::factor() {
-  if (n_ == 0) return true;
-  if (n_ <= kSmall) return withSmallSize(n_, [&](auto size) { return smallCholesky<decltype(size)::value>(a_); });
-  // Eigen's LLT tests pivots with x <= 0, which a NaN passes.
-  return lltd_.compute(ad_).info() == Eigen::Success && lltd_.matrixLLT().diagonal().allFinite();
-}
-
-void NormalSystem::solveInPlace(Eigen::VectorXd& b) const {
-  if (n_ == 0) return;
-  if (n_ <= kSmall) {
-    withSmallSize(n_, [&](auto size) { smallSolve<decltype(size)::value>(a_, b.data()); });
-  } else {
-    lltd_.solveInPlace(b);
-  }
-}
-
 void clampMaxAbs(Eigen::VectorXd& v, double d) {
   if (d <= 0.0 || v.size() == 0) return;
   const double a = v.cwiseAbs().maxCoeff();
@@ -330,11 +149,18 @@ void JacobianSolver::solveImpl(const Problem& problem, Eigen::VectorXd& q, Solve
 }
 
 void JacobianSolver::weightJacobian(const Eigen::MatrixXd& J) {
+  // With unit weights Jw = J: read J in place unless the freeze loop will
+  // zero columns of Jw (saves a copy of J per iteration).
+  if (unit_weights_ && common_.limits != LimitMode::kFreeze) {
+    jw_used_ = &J;
+    return;
+  }
   if (unit_weights_) {
     jw_ = J;
   } else {
     jw_.noalias() = J * s_.asDiagonal();
   }
+  jw_used_ = &jw_;
 }
 
 bool JacobianSolver::computeStep(const Model& model, const Eigen::VectorXd& q, const Eigen::MatrixXd& J,
@@ -352,8 +178,8 @@ bool JacobianSolver::computeStep(const Model& model, const Eigen::VectorXd& q, c
   const Eigen::VectorXd& hi = model.upperLimits();
   const double scale = stepScale();
   for (int pass = 0;; ++pass) {
-    if (!factor(jw_, rhs, why)) return false;
-    apply(jw_, rhs, dqw_);
+    if (!factor(jw(), rhs, why)) return false;
+    apply(jw(), rhs, dqw_);
     if (null_space) {
       // Gradient projection (Liegeois 1977): dqw += (I - Jw^# Jw) zw, where
       // zw = S * gain * (c_target - c) is the scaled descent direction of
@@ -411,20 +237,20 @@ void JacobianSolver::projectNull() {
   const bool small_m = m_ <= nv_;
   Eigen::MatrixXd& A = small_m ? null_Am_ : null_An_;
   if (small_m) {
-    A.noalias() = jw_ * jw_.transpose();
+    A.noalias() = jw() * jw().transpose();
   } else {
-    A.noalias() = jw_.transpose() * jw_;
+    A.noalias() = jw().transpose() * jw();
   }
   const double eps = 1e-10 * std::max(A.trace() / A.rows(), 1e-300);
   A.diagonal().array() += eps;
   Eigen::LLT<Eigen::MatrixXd>& llt = small_m ? null_llt_m_ : null_llt_n_;
   llt.compute(A);
-  tmp_m_.noalias() = jw_ * zw_;
+  tmp_m_.noalias() = jw() * zw_;
   if (small_m) {
     llt.solveInPlace(tmp_m_);
-    tmp_nv_.noalias() = jw_.transpose() * tmp_m_;
+    tmp_nv_.noalias() = jw().transpose() * tmp_m_;
   } else {
-    tmp_nv_.noalias() = jw_.transpose() * tmp_m_;
+    tmp_nv_.noalias() = jw().transpose() * tmp_m_;
     llt.solveInPlace(tmp_nv_);
   }
   tmp_nv_ = zw_ - tmp_nv_;
@@ -457,6 +283,10 @@ double JacobianSolver::takeStep(const Model& model, const Eigen::VectorXd& q) {
       const double c = std::clamp(x, lo[v], hi[v]);
       qn[v] = c;
       blocked_[v] = c != x;
+    }
+    if (!scale) {  // step2 == before2: the same squares summed in the same order
+      clamp_factor_ = 1.0;
+      return std::sqrt(step2);
     }
     const double before = std::sqrt(before2), step = std::sqrt(step2);
     clamp_factor_ = before > 0.0 ? step / before : 1.0;
