@@ -3,6 +3,7 @@
 #include <Eigen/Geometry>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <numbers>
@@ -12,6 +13,7 @@
 #include "ikbench/kinematics/goal.h"
 #include "ikbench/kinematics/model.h"
 #include "ikbench/kinematics/rng.h"
+#include "ikbench/kinematics/sincos.h"
 #include "test_util.h"
 
 namespace ikbench {
@@ -391,11 +393,59 @@ TEST(So3, LogIsAccurateAtZeroAndAtPi) {
   for (const Eigen::Vector3d& axis : {Eigen::Vector3d(1, 0, 0), Eigen::Vector3d(1, 2, -3).normalized()}) {
     for (double angle : {0.0, 1e-12, 1e-6, 0.5, kPi - 1e-9, kPi}) {
       const Eigen::Matrix3d R = Eigen::AngleAxisd(angle, axis).toRotationMatrix();
-      const Eigen::Vector3d w = so3::log(R);
+      double theta = -1.0;
+      const Eigen::Vector3d w = so3::log(R, &theta);
       EXPECT_NEAR(w.norm(), angle, 1e-9) << angle;
+      EXPECT_NEAR(theta, w.norm(), 1e-15 * (1.0 + angle)) << angle;  // the angle the solvers report
       EXPECT_TRUE(so3::exp<double>(w).isApprox(R, 1e-9)) << angle;
       EXPECT_NEAR(so3::angle(R), angle, 1e-9);
     }
+  }
+}
+
+// The FK's inline sin / cos (sincos.h) against long-double libm: within
+// 1.6 ulp of the true value and 1.3e-16 absolute on |x| <= 1e5 (its fast
+// range), exact quadrant signs, and libm's own results outside that range.
+TEST(SinCos, MatchesLibm) {
+  auto ulp = [](long double v) {
+    const double a = static_cast<double>(std::fabs(v));
+    return std::nextafter(a, 10.0) - a;
+  };
+  Rng rng(7);
+  double worst_ulp = 0.0, worst_abs = 0.0;
+  for (double range : {0.8, 4.0, 100.0, 1e5}) {
+    for (int i = 0; i < 500000; ++i) {
+      const double x = rng.uniform(-range, range);
+      double s = 0.0, c = 0.0;
+      sinCos(x, s, c);
+      const long double ls = std::sin(static_cast<long double>(x)), lc = std::cos(static_cast<long double>(x));
+      const double es = static_cast<double>(std::fabs(s - ls)), ec = static_cast<double>(std::fabs(c - lc));
+      worst_ulp = std::max({worst_ulp, es / ulp(ls), ec / ulp(lc)});
+      worst_abs = std::max({worst_abs, es, ec});
+    }
+  }
+  EXPECT_LT(worst_ulp, 1.6);
+  EXPECT_LT(worst_abs, 1.3e-16);
+  // Multiples of pi/2 and their neighbours: the reduction and the quadrant.
+  for (int k = -8; k <= 8; ++k)
+    for (double dx : {-1e-9, 0.0, 1e-9}) {
+      const double x = k * (kPi / 2) + dx;
+      double s = 0.0, c = 0.0;
+      sinCos(x, s, c);
+      EXPECT_NEAR(s, std::sin(x), 2e-16) << x;
+      EXPECT_NEAR(c, std::cos(x), 2e-16) << x;
+    }
+  // Outside the fast range: libm, bit for bit; NaN and inf give NaN.
+  for (double x : {1e5 + 0.5, -3e7, 1e300}) {
+    double s = 0.0, c = 0.0;
+    sinCos(x, s, c);
+    EXPECT_EQ(s, std::sin(x)) << x;
+    EXPECT_EQ(c, std::cos(x)) << x;
+  }
+  for (double x : {std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::infinity()}) {
+    double s = 0.0, c = 0.0;
+    sinCos(x, s, c);
+    EXPECT_TRUE(std::isnan(s) && std::isnan(c)) << x;
   }
 }
 

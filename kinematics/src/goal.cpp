@@ -81,8 +81,7 @@ GoalErrors evaluateGoals(const Model& model, const std::vector<Goal>& goals, Dat
       row += 3;
     }
     if (hasOrientation(g.kind)) {
-      const Eigen::Vector3d e = so3::log(g.target_orientation * T.R.transpose());
-      oe = e.norm();
+      const Eigen::Vector3d e = so3::log(g.target_orientation * T.R.transpose(), &oe);  // oe = |e|
       data.residual.segment<3>(row) = (g.weight * g.orientation_scale) * e;
       row += 3;
     }

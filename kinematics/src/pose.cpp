@@ -13,11 +13,12 @@ double angle(const Eigen::Matrix3d& R) {
   return std::atan2(s, c);
 }
 
-Eigen::Vector3d log(const Eigen::Matrix3d& R) {
+Eigen::Vector3d log(const Eigen::Matrix3d& R, double* angle) {
   const Eigen::Vector3d v(R(2, 1) - R(1, 2), R(0, 2) - R(2, 0), R(1, 0) - R(0, 1));
   const double c = std::clamp(0.5 * (R.trace() - 1.0), -1.0, 1.0);
   const double s = 0.5 * v.norm();  // sin(theta) >= 0
   const double theta = std::atan2(s, c);
+  if (angle != nullptr) *angle = theta;
   if (theta < 1e-5) {
     // theta / (2 sin theta) = 1/2 + theta^2 / 12 + O(theta^4)
     return (0.5 + theta * theta / 12.0) * v;

@@ -94,7 +94,8 @@ Mat3<S> exp(const Vec3<S>& w) {
 // Rotation vector of a rotation matrix, the principal log with angle in
 // [0, pi]. Robust at angle 0 and at angle pi (where the axis is recovered from
 // the symmetric part R + R^T = 2 cos(theta) I + 2 (1 - cos theta) a a^T).
-Eigen::Vector3d log(const Eigen::Matrix3d& R);
+// angle (optional) receives theta, the norm of the result, without a sqrt.
+Eigen::Vector3d log(const Eigen::Matrix3d& R, double* angle = nullptr);
 
 // Rotation angle of R in [0, pi], robust near 0 and pi.
 double angle(const Eigen::Matrix3d& R);
