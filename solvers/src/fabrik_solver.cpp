@@ -7,6 +7,16 @@
 // parent node is its nearest moving ancestor joint; the offset from the
 // parent's body frame to the node (through fixed joints) is constant, so the
 // inter-node distances d_i are the paper's fixed "bone lengths".
+// Orientation as points: an orientation or pose goal adds two nodes rigidly
+// attached to its body, at L e_x and L e_y from the effector point (L = the
+// goal's orientation_scale, so that a rotation error theta moves them about
+// L theta, the size of the goal's orientation residual rows in goal.h), with
+// targets at L R_t e_x and L R_t e_y from the effector's target (or, for an
+// orientation-only goal, from the effector's current position). The paper
+// moves points only; an orientation target is commonly added as an extra
+// "virtual" bone from the effector along the target's direction, which fixes
+// two of three rotation angles: two such points fix all three. Stage 2 aims
+// them like any other children.
 //
 // One iteration (every position is re-read from FK(q) first, so FABRIK's
 // internal points never drift from the configuration):
@@ -15,7 +25,12 @@
 //    root, a parent is placed on the line from its child's new position to its
 //    own old position, at distance d: p' = c' + d (p - c') / |p - c'|. A node
 //    with several children (a sub-base) takes the centroid of the positions
-//    its branches propose (paper Sec. 5).
+//    its branches propose (paper Sec. 5). A pose goal proposes its joint's
+//    pivot directly: the target pose fixes the body frame and so the pivot,
+//    where its effector and axis points would each propose a point on a
+//    sphere around their own target (these only meet at the solution). So
+//    does a position goal whose effector sits on the pivot (a wrist target
+//    on the wrist joint).
 // 2. Backward reaching ("stage 2"), done in joint space so that it yields q
 //    and respects each joint's type: joints are visited root to tip with their
 //    frames computed by FK of the already updated ancestors (the base stays
@@ -35,12 +50,13 @@
 // unconstrained chain that is the best stretch and the solve ends there
 // (status stalled, with a message).
 //
-// Not supported, by design (unsupported with the reason): orientation or pose
-// goals (FABRIK moves points; use ccd or dls), prismatic joints (they change a
-// bone length), a free-floating root (FABRIK needs a fixed base), a hinge
-// whose child is offset along the hinge axis (the child then moves on a circle
-// not centred on the pivot, e.g. shoulder offsets of industrial arms, or a
-// twist joint along its own link), and zero-length bones.
+// Not supported, by design (unsupported with the reason): prismatic joints
+// (they change a bone length), a free-floating root (FABRIK needs a fixed
+// base), a hinge whose child joint or effector is offset along the hinge axis
+// (the child then moves on a circle not centred on the pivot, e.g. shoulder
+// offsets of industrial arms, or a twist joint along its own link; the
+// orientation points are exempt, see the check), and zero-length bones
+// (two moving joints on one pivot).
 // Constraints are enforced in the backward stage only (where each joint's
 // frame is known); the forward stage is the unconstrained one.
 // Cost per iteration: O(nodes) for stage 1 and O(n) for stage 2, no heap.
@@ -58,9 +74,20 @@ namespace ikbench::geometric {
 namespace {
 
 struct FabrikPlan {
-  // Nodes: moving joints in joint order, then goal effectors in goal order,
-  // so a reverse walk visits children before parents.
+  // Nodes: moving joints in joint order, then goal nodes in goal order (a
+  // goal's effector point, then for an orientation or pose goal its two axis
+  // points), so a reverse walk visits children before parents.
   std::vector<int> node_joint, node_goal, node_parent;
+  // Goal nodes: -1 for the effector point, a = 0 / 1 for the axis point
+  // point + L e_a (body frame, L = the goal's orientation_scale).
+  std::vector<int> node_axis;
+  // Per goal: the node of its nearest moving joint (-1: none), and whether
+  // the goal proposes that joint's stage-1 position itself (pose goals, and
+  // effectors on the joint's pivot) instead of through its goal nodes; then
+  // goal_pivot is the joint's pivot in the goal body's frame.
+  std::vector<int> goal_joint_node;
+  std::vector<char> goal_direct;
+  std::vector<Eigen::Vector3d> goal_pivot;
   std::vector<Eigen::Vector3d> node_offset;  // in the parent joint's body frame
   std::vector<double> node_len;
   std::vector<double> node_cone;  // cone half-angle of a ball node [rad], inf = none
@@ -80,11 +107,6 @@ bool buildPlan(const Problem& problem, FabrikPlan* plan, std::string* why) {
     if (why) *why = std::move(msg);
     return false;
   };
-  for (int k = 0; k < G; ++k)
-    if (problem.goals[k].kind != GoalKind::kPosition)
-      return fail(fmt::format(
-          "goal {} is a {} goal: position-based FABRIK moves points and has no orientation term (use ccd or dls)", k,
-          toString(problem.goals[k].kind)));
   // Nearest moving ancestor of each joint frame and the constant transform
   // from that ancestor's body frame to the joint frame.
   std::vector<int> dof_anc(n, -1);
@@ -123,6 +145,7 @@ bool buildPlan(const Problem& problem, FabrikPlan* plan, std::string* why) {
     P.joint_node[i] = static_cast<int>(P.node_joint.size());
     P.node_joint.push_back(i);
     P.node_goal.push_back(-1);
+    P.node_axis.push_back(-1);
     const int a = dof_anc[i];
     P.node_parent.push_back(a >= 0 ? P.joint_node[a] : -1);
     P.node_offset.push_back(anc_T_joint[i].p);
@@ -142,12 +165,46 @@ bool buildPlan(const Problem& problem, FabrikPlan* plan, std::string* why) {
     const Goal& g = problem.goals[k];
     const bool body_moves = model.jointNv(g.body) > 0;
     const int j = body_moves ? g.body : dof_anc[g.body];
-    const Eigen::Vector3d off = body_moves ? g.point : anc_T_joint[g.body].act(g.point);
-    P.node_joint.push_back(-1);
-    P.node_goal.push_back(k);
-    P.node_parent.push_back(j >= 0 ? P.joint_node[j] : -1);
-    P.node_offset.push_back(off);
-    P.node_cone.push_back(std::numeric_limits<double>::infinity());
+    // A point of the goal's body in the frame of its nearest moving joint.
+    auto inJointFrame = [&](const Eigen::Vector3d& x) {
+      return body_moves ? x : Eigen::Vector3d(anc_T_joint[g.body].act(x));
+    };
+    auto addNode = [&](int axis, const Eigen::Vector3d& off) {
+      P.node_joint.push_back(-1);
+      P.node_goal.push_back(k);
+      P.node_axis.push_back(axis);
+      P.node_parent.push_back(j >= 0 ? P.joint_node[j] : -1);
+      P.node_offset.push_back(off);
+      P.node_cone.push_back(std::numeric_limits<double>::infinity());
+    };
+    P.goal_joint_node.push_back(j >= 0 ? P.joint_node[j] : -1);
+    // The pivot of joint j in the goal body's frame (its origin if the body
+    // is joint j's own).
+    P.goal_pivot.push_back(body_moves ? Eigen::Vector3d::Zero()
+                                      : Eigen::Vector3d(anc_T_joint[g.body].inverse().p));
+    bool direct = g.kind == GoalKind::kPose;
+    if (hasPosition(g.kind)) {
+      const Eigen::Vector3d off = inJointFrame(g.point);
+      // An effector on the pivot of joint j (a wrist target on the wrist
+      // joint) has no bone to aim: its target is the pivot's.
+      if (j >= 0 && off.norm() < 1e-9) {
+        direct = true;
+      } else {
+        addNode(-1, off);
+      }
+    }
+    P.goal_direct.push_back(direct);
+    if (hasOrientation(g.kind)) {
+      // Orientation as positions: two points rigidly attached to the body at
+      // L e_x and L e_y from the effector point, with targets at L R_t e_x
+      // and L R_t e_y from the effector's target. Both on target <=> the body
+      // has the target orientation; a rotation error theta moves them by
+      // about L theta, the size of the goal's orientation residual rows
+      // (goal.h), so positions and orientations weigh as in the other
+      // backends.
+      for (int a = 0; a < 2; ++a)
+        addNode(a, inJointFrame(g.point + g.orientation_scale * Eigen::Vector3d::Unit(a)));
+    }
   }
   const int N = static_cast<int>(P.node_joint.size());
   P.node_len.resize(N);
@@ -158,12 +215,18 @@ bool buildPlan(const Problem& problem, FabrikPlan* plan, std::string* why) {
     if (p < 0) continue;
     ++count[p];
     const int pj = P.node_joint[p];
-    const std::string child = P.node_goal[c] >= 0 ? fmt::format("the effector of goal {}", P.node_goal[c])
-                                                   : fmt::format("joint '{}'", model.joint(P.node_joint[c]).name);
+    const std::string child =
+        P.node_goal[c] < 0     ? fmt::format("joint '{}'", model.joint(P.node_joint[c]).name)
+        : P.node_axis[c] < 0 ? fmt::format("the effector of goal {}", P.node_goal[c])
+                             : fmt::format("orientation point {} of goal {}", P.node_axis[c], P.node_goal[c]);
     if (P.node_len[c] < 1e-9)
       return fail(fmt::format("zero-length bone: {} sits on the pivot of joint '{}', so FABRIK cannot aim it",
                               child, model.joint(pj).name));
-    if (model.type(pj) == JointType::kRevolute) {
+    // Orientation points are exempt: they are aimed by the hinge's best
+    // angle in stage 2 like any child, and an axial offset only makes their
+    // stage-1 placement approximate (their targets fix the body's rotation,
+    // which a hinge may not reach anyway).
+    if (model.type(pj) == JointType::kRevolute && P.node_axis[c] < 0) {
       const double along = model.axis(pj).dot(P.node_offset[c]);
       if (std::abs(along) > 1e-6 * P.node_len[c])
         return fail(fmt::format(
@@ -191,6 +254,16 @@ bool buildPlan(const Problem& problem, FabrikPlan* plan, std::string* why) {
     }
   }
   return true;
+}
+
+// Stage-1 target of a goal node: the goal's target position for the
+// effector point; for an axis point (axis = 0 / 1) the effector's target plus
+// L R_t e_axis, where an orientation-only goal, which has no position target,
+// uses the effector's current position (from FK of this iteration's q).
+Eigen::Vector3d goalNodeTarget(const Goal& g, int axis, const Data& d) {
+  if (axis < 0) return g.target_position;
+  const Eigen::Vector3d base = hasPosition(g.kind) ? g.target_position : d.world_T_body[g.body].act(g.point);
+  return base + g.orientation_scale * g.target_orientation.col(axis);
 }
 
 class FabrikSolver final : public Solver {
@@ -226,7 +299,9 @@ class FabrikSolver final : public Solver {
           pos[c] = d.world_T_body[P.node_joint[c]].p;
         } else {
           const Goal& g = problem.goals[P.node_goal[c]];
-          pos[c] = d.world_T_body[g.body].act(g.point);
+          const int a = P.node_axis[c];
+          pos[c] = d.world_T_body[g.body].act(
+              a < 0 ? g.point : Eigen::Vector3d(g.point + g.orientation_scale * Eigen::Vector3d::Unit(a)));
         }
         sum[c].setZero();
         cnt[c] = 0.0;
@@ -249,11 +324,29 @@ class FabrikSolver final : public Solver {
         }
       }
       if (!stretched) {
+        // Goals that place their joint's pivot directly: a pose target fixes
+        // the whole body frame, T_t = (R_t, p_t - R_t point), and with it the
+        // pivot at T_t * goal_pivot, which all of the goal's points agree on
+        // (proposals from each point separately only meet there at the
+        // solution, and their centroid converges slowly).
+        for (int k = 0; k < static_cast<int>(problem.goals.size()); ++k) {
+          const int jn = P.goal_joint_node[k];
+          if (!P.goal_direct[k] || jn < 0) continue;
+          const Goal& g = problem.goals[k];
+          sum[jn] += g.kind == GoalKind::kPose
+                         ? Eigen::Vector3d(g.target_position + g.target_orientation * (P.goal_pivot[k] - g.point))
+                         : g.target_position;
+          cnt[jn] += 1.0;
+        }
         for (int c = N - 1; c >= 0; --c) {
-          if (P.node_goal[c] >= 0) fwd[c] = problem.goals[P.node_goal[c]].target_position;
-          else fwd[c] = cnt[c] > 0.0 ? Eigen::Vector3d(sum[c] / cnt[c]) : pos[c];
+          const int k = P.node_goal[c];
+          if (k >= 0) {
+            fwd[c] = goalNodeTarget(problem.goals[k], P.node_axis[c], d);
+          } else {
+            fwd[c] = cnt[c] > 0.0 ? Eigen::Vector3d(sum[c] / cnt[c]) : pos[c];
+          }
           const int p = P.node_parent[c];
-          if (p < 0) continue;
+          if (p < 0 || (k >= 0 && P.goal_direct[k])) continue;
           Eigen::Vector3d dir = pos[p] - fwd[c];
           double len = dir.norm();
           if (len < 1e-12) {  // coincident: keep the bone's old direction
@@ -334,7 +427,8 @@ class FabrikSolver final : public Solver {
 SolverInfo fabrikInfo() {
   return {"fabrik",
           "forward and backward reaching IK on joint positions, converted to q by aiming each joint; chains, trees "
-          "with sub-bases, hinge planes and ball cones (Aristidou & Lasenby 2011)",
+          "with sub-bases, hinge planes and ball cones; orientation and pose goals through two points attached "
+          "to the effector's body (Aristidou & Lasenby 2011)",
           {{"stretch", ParamType::kBool, "1",
             "single chain: when |target - base| > reach, put every node on the ray to the target at once "
             "(paper Alg. 1) and, if unconstrained, stop there"}},
