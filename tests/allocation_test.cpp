@@ -191,6 +191,45 @@ TEST_P(NoAllocationInLoop, FiveAndFiftyIterationsAllocateTheSame) {
   }
 }
 
+// The geometric backends on a ball chain (FABRIK's domain), with a position
+// goal and with a pose goal (FABRIK's orientation points): whatever they
+// allocate per solve (FABRIK rebuilds its node plan), nothing inside the
+// iteration loop allocates.
+TEST(NoAllocationInLoop, GeometricBackendsOnABallChain) {
+  ChainSpec cs;
+  cs.joints = 6;
+  cs.revolute = 0.0;
+  cs.ball = 1.0;
+  const auto model = randomChain(cs, 12);
+  SolverOptions o;
+  o.position_tolerance = 1e-300;
+  o.orientation_tolerance = 1e-300;
+  o.stall_iterations = 0;
+  for (const GoalKind kind : {GoalKind::kPosition, GoalKind::kPose}) {
+    GoalSetSpec gs;
+    gs.count = 1;
+    gs.kind = kind;
+    gs.start = StartPolicy::kRandom;
+    const Problem p = reachableGoals(model, gs, 6, "alloc")[0];
+    for (const char* spec : {"ccd", "fabrik"}) {
+      auto solver = Registry::global().create(spec);
+      SolverOptions warm = o;
+      warm.max_iterations = 60;
+      Eigen::VectorXd q = p.q0;
+      solver->solve(p, q, warm);  // first-use allocations (the context's workspace)
+      o.max_iterations = 5;
+      const Counted few = countedSolve(*solver, p, o);
+      o.max_iterations = 50;
+      const Counted many = countedSolve(*solver, p, o);
+      ASSERT_EQ(few.summary.status, Status::kMaxIterations) << spec << " " << few.summary.message;
+      ASSERT_EQ(many.summary.status, Status::kMaxIterations) << spec << " " << many.summary.message;
+      EXPECT_EQ(few.allocations, many.allocations)
+          << spec << " (" << toString(kind) << "): 45 more iterations made " << (many.allocations - few.allocations)
+          << " more heap allocations";
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Specs, NoAllocationInLoop,
                          ::testing::Values("jt", "gd-momentum", "pinv", "gn", "dls", "dls-adaptive",
                                            "dls-marquardt", "lm:gtol=0", "sdls", "dls:null_gain=0.1",
