@@ -141,6 +141,26 @@ TEST(Allocation, CounterSeesEigenAndNewAllocations) {
 #endif
 }
 
+// Warms the solver up on p (first-use allocations: the context's workspace,
+// the backend's buffers), then requires a 5-iteration and a 50-iteration
+// solve of p to allocate equally. o must make both solves run to their caps.
+void expectNoAllocationPerIteration(Solver& solver, const Problem& p, SolverOptions o, const std::string& who) {
+  SolverOptions warm = o;
+  warm.max_iterations = 60;
+  Eigen::VectorXd q = p.q0;
+  solver.solve(p, q, warm);
+  o.max_iterations = 5;
+  const Counted few = countedSolve(solver, p, o);
+  o.max_iterations = 50;
+  const Counted many = countedSolve(solver, p, o);
+  ASSERT_EQ(few.summary.status, Status::kMaxIterations) << who << " " << few.summary.message;
+  ASSERT_EQ(many.summary.status, Status::kMaxIterations) << who << " " << many.summary.message;
+  EXPECT_EQ(few.summary.iterations, 5) << who;
+  EXPECT_EQ(many.summary.iterations, 50) << who;
+  EXPECT_EQ(few.allocations, many.allocations)
+      << who << ": 45 more iterations made " << (many.allocations - few.allocations) << " more heap allocations";
+}
+
 class NoAllocationInLoop : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(NoAllocationInLoop, FiveAndFiftyIterationsAllocateTheSame) {
@@ -171,23 +191,7 @@ TEST_P(NoAllocationInLoop, FiveAndFiftyIterationsAllocateTheSame) {
   for (const std::string& limits : {"clamp", "freeze"}) {
     const std::string spec = GetParam() + ":limits=" + limits;
     auto solver = Registry::global().create(spec);
-    for (const Problem& p : problems) {
-      SolverOptions warm = o;
-      warm.max_iterations = 60;
-      Eigen::VectorXd q = p.q0;
-      solver->solve(p, q, warm);  // sizes the workspace for this model / goal set
-      o.max_iterations = 5;
-      const Counted few = countedSolve(*solver, p, o);
-      o.max_iterations = 50;
-      const Counted many = countedSolve(*solver, p, o);
-      ASSERT_EQ(few.summary.status, Status::kMaxIterations) << spec << " " << few.summary.message;
-      ASSERT_EQ(many.summary.status, Status::kMaxIterations) << spec << " " << many.summary.message;
-      EXPECT_EQ(few.summary.iterations, 5);
-      EXPECT_EQ(many.summary.iterations, 50);
-      EXPECT_EQ(few.allocations, many.allocations)
-          << spec << " on " << p.name << ": 45 more iterations made " << (many.allocations - few.allocations)
-          << " more heap allocations";
-    }
+    for (const Problem& p : problems) expectNoAllocationPerIteration(*solver, p, o, spec + " on " + p.name);
   }
 }
 
@@ -213,19 +217,7 @@ TEST(NoAllocationInLoop, GeometricBackendsOnABallChain) {
     const Problem p = reachableGoals(model, gs, 6, "alloc")[0];
     for (const char* spec : {"ccd", "fabrik"}) {
       auto solver = Registry::global().create(spec);
-      SolverOptions warm = o;
-      warm.max_iterations = 60;
-      Eigen::VectorXd q = p.q0;
-      solver->solve(p, q, warm);  // first-use allocations (the context's workspace)
-      o.max_iterations = 5;
-      const Counted few = countedSolve(*solver, p, o);
-      o.max_iterations = 50;
-      const Counted many = countedSolve(*solver, p, o);
-      ASSERT_EQ(few.summary.status, Status::kMaxIterations) << spec << " " << few.summary.message;
-      ASSERT_EQ(many.summary.status, Status::kMaxIterations) << spec << " " << many.summary.message;
-      EXPECT_EQ(few.allocations, many.allocations)
-          << spec << " (" << toString(kind) << "): 45 more iterations made " << (many.allocations - few.allocations)
-          << " more heap allocations";
+      expectNoAllocationPerIteration(*solver, p, o, std::string(spec) + " (" + std::string(toString(kind)) + " goal)");
     }
   }
 }
