@@ -99,6 +99,12 @@ struct FabrikPlan {
   double reach = 0.0;
 };
 
+// A goal node's point in the goal body's frame: the effector point (axis
+// -1) or the axis point point + L e_axis (L = orientation_scale).
+Eigen::Vector3d goalNodePoint(const Goal& g, int axis) {
+  return axis < 0 ? g.point : Eigen::Vector3d(g.point + g.orientation_scale * Eigen::Vector3d::Unit(axis));
+}
+
 bool buildPlan(const Problem& problem, FabrikPlan* plan, std::string* why) {
   const Model& model = *problem.model;
   const int n = model.numJoints();
@@ -203,7 +209,7 @@ bool buildPlan(const Problem& problem, FabrikPlan* plan, std::string* why) {
       // (goal.h), so positions and orientations weigh as in the other
       // backends.
       for (int a = 0; a < 2; ++a)
-        addNode(a, inJointFrame(g.point + g.orientation_scale * Eigen::Vector3d::Unit(a)));
+        addNode(a, inJointFrame(goalNodePoint(g, a)));
     }
   }
   const int N = static_cast<int>(P.node_joint.size());
@@ -299,9 +305,7 @@ class FabrikSolver final : public Solver {
           pos[c] = d.world_T_body[P.node_joint[c]].p;
         } else {
           const Goal& g = problem.goals[P.node_goal[c]];
-          const int a = P.node_axis[c];
-          pos[c] = d.world_T_body[g.body].act(
-              a < 0 ? g.point : Eigen::Vector3d(g.point + g.orientation_scale * Eigen::Vector3d::Unit(a)));
+          pos[c] = d.world_T_body[g.body].act(goalNodePoint(g, P.node_axis[c]));
         }
         sum[c].setZero();
         cnt[c] = 0.0;
