@@ -145,11 +145,65 @@ bool clampToLimits(const Model& model, Eigen::VectorXd& q) {
   return changed;
 }
 
+double wrapAngleIntoLimits(double a, double lo, double hi) {
+  constexpr double two_pi = 2.0 * std::numbers::pi;
+  if (!std::isfinite(a)) return a;
+  double w = a;
+  if (w < lo && std::isfinite(lo)) w += two_pi * std::ceil((lo - w) / two_pi);
+  if (w > hi && std::isfinite(hi)) w -= two_pi * std::ceil((w - hi) / two_pi);
+  return (w >= lo && w <= hi) ? w : a;
+}
+
+bool wrapIntoLimits(const Model& model, Eigen::VectorXd& q, double slack) {
+  for (int j = 0; j < model.numJoints(); ++j) {
+    if (model.type(j) != JointType::kRevolute) continue;
+    const int v = model.idxV(j), iq = model.idxQ(j);
+    q[iq] = wrapAngleIntoLimits(q[iq], model.lowerLimits()[v], model.upperLimits()[v]);
+  }
+  return withinLimits(model, q, slack);
+}
+
+double configurationDistance(const Model& model, const Eigen::VectorXd& q1, const Eigen::VectorXd& q0,
+                             bool modulo_2pi) {
+  if (model.hasOnlyScalarJoints() && !modulo_2pi) return (q1 - q0).norm();
+  Eigen::VectorXd d = difference(model, q1, q0);
+  if (modulo_2pi) {
+    constexpr double two_pi = 2.0 * std::numbers::pi;
+    for (int j = 0; j < model.numJoints(); ++j) {
+      if (model.type(j) != JointType::kRevolute) continue;
+      double& x = d[model.idxV(j)];
+      x = std::remainder(x, two_pi);
+    }
+  }
+  return d.norm();
+}
+
+bool configurationsWithin(const Model& model, const Eigen::VectorXd& a, const Eigen::VectorXd& b, double tol) {
+  if (!model.hasOnlyScalarJoints()) return configurationDistance(model, a, b, /*modulo_2pi=*/true) <= tol;
+  constexpr double two_pi = 2.0 * std::numbers::pi;
+  const double tol2 = tol * tol;
+  double sum = 0.0;
+  for (int j = 0; j < model.numJoints(); ++j) {
+    if (model.jointNq(j) == 0) continue;
+    const int iq = model.idxQ(j);
+    double d = a[iq] - b[iq];
+    if (model.type(j) == JointType::kRevolute) d -= two_pi * std::nearbyint(d / two_pi);
+    sum += d * d;
+    if (sum > tol2) return false;
+  }
+  return true;
+}
+
 bool withinLimits(const Model& model, const Eigen::VectorXd& q, double slack) {
-  Eigen::VectorXd c;
-  tangentCoordinates(model, q, c);
   const Eigen::VectorXd& lo = model.lowerLimits();
   const Eigen::VectorXd& hi = model.upperLimits();
+  if (model.hasOnlyScalarJoints()) {  // q is its own tangent coordinates: nothing to allocate
+    for (int k = 0; k < model.nv(); ++k)
+      if (!(q[k] >= lo[k] - slack && q[k] <= hi[k] + slack)) return false;
+    return true;
+  }
+  Eigen::VectorXd c;
+  tangentCoordinates(model, q, c);
   for (int k = 0; k < model.nv(); ++k) {
     // Ball-joint rotation vectors are only checked where a limit is finite:
     // log() is ambiguous at angle pi, where any bound would be meaningless.

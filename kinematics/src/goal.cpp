@@ -8,15 +8,6 @@
 
 namespace ikbench {
 
-std::string_view toString(GoalKind k) {
-  switch (k) {
-    case GoalKind::kPosition: return "position";
-    case GoalKind::kOrientation: return "orientation";
-    case GoalKind::kPose: return "pose";
-  }
-  return "?";
-}
-
 bool GoalErrors::finite() const {
   return std::isfinite(position) && std::isfinite(orientation) && std::isfinite(weighted_norm);
 }

@@ -9,17 +9,6 @@
 
 namespace ikbench {
 
-std::string_view toString(JointType t) {
-  switch (t) {
-    case JointType::kRevolute: return "revolute";
-    case JointType::kPrismatic: return "prismatic";
-    case JointType::kBall: return "ball";
-    case JointType::kFixed: return "fixed";
-    case JointType::kFree: return "free";
-  }
-  return "?";
-}
-
 int configSize(JointType t) {
   switch (t) {
     case JointType::kRevolute:
@@ -74,9 +63,10 @@ Model::Model(std::vector<JointSpec> joints, std::string name)
     rest_identity_[i] = j.parent_T_joint.R == Eigen::Matrix3d::Identity();
     if (j.type == JointType::kRevolute || j.type == JointType::kPrismatic) {
       if (!j.axis.allFinite()) throw ModelError(who + ": axis contains NaN or infinity");
-      const double norm = j.axis.norm();
-      if (norm < 1e-12) throw ModelError(who + ": axis is zero (expected a non-zero direction)");
-      j.axis /= norm;
+      // Scale by the largest component first: the norm of (1e200, 0, 0) overflows.
+      const double scale = j.axis.cwiseAbs().maxCoeff();
+      if (scale < 1e-12) throw ModelError(who + ": axis is zero (expected a non-zero direction)");
+      j.axis = (j.axis / scale).normalized();
       for (int k = 0; k < 3; ++k)
         if (std::abs(j.axis[k]) == 1.0 && j.axis[(k + 1) % 3] == 0.0 && j.axis[(k + 2) % 3] == 0.0)
           principal_axis_[i] = static_cast<signed char>(j.axis[k] > 0.0 ? k + 1 : -(k + 1));
@@ -100,6 +90,10 @@ Model::Model(std::vector<JointSpec> joints, std::string name)
         throw ModelError(fmt::format("{}: limit of DOF {} is NaN", who, k));
       if (j.lower[k] > j.upper[k])
         throw ModelError(fmt::format("{}: lower limit {} > upper limit {} for DOF {}", who, j.lower[k], j.upper[k], k));
+      if (std::isfinite(j.lower[k]) && std::isfinite(j.upper[k]) && !std::isfinite(j.upper[k] - j.lower[k]))
+        throw ModelError(fmt::format("{}: limits [{}, {}] of DOF {} are too far apart (upper - lower overflows; use "
+                                     "infinite limits for an unlimited DOF)",
+                                     who, j.lower[k], j.upper[k], k));
       if (!(j.weight[k] > 0.0) || !std::isfinite(j.weight[k]))
         throw ModelError(fmt::format("{}: weight of DOF {} is {}, expected a finite value > 0", who, k, j.weight[k]));
     }

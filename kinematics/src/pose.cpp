@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "ikbench/core/numeric.h"
+
 namespace ikbench::so3 {
 
 double angle(const Eigen::Matrix3d& R) {
@@ -30,7 +32,7 @@ Eigen::Vector3d log(const Eigen::Matrix3d& R, double* angle) {
   const Eigen::Matrix3d B = (0.5 * (R + R.transpose()) - c * Eigen::Matrix3d::Identity()) / (1.0 - c);
   int k = 0;
   B.diagonal().maxCoeff(&k);
-  Eigen::Vector3d a = B.col(k) / std::sqrt(std::max(B(k, k), 1e-300));
+  Eigen::Vector3d a = B.col(k) / std::sqrt(std::max(B(k, k), kTinyDivisor));
   a.normalize();
   if (a.dot(v) < 0.0) a = -a;
   return theta * a;

@@ -30,6 +30,24 @@ bool normalizeConfiguration(const Model& model, Eigen::VectorXd& q);
 // clamped componentwise). Returns true if anything changed.
 bool clampToLimits(const Model& model, Eigen::VectorXd& q);
 
+// The angle a + 2 pi k inside [lo, hi] closest to a, if there is one;
+// otherwise a unchanged (a revolute joint's motion is 2 pi periodic, so the
+// shifted angle is the same configuration).
+double wrapAngleIntoLimits(double a, double lo, double hi);
+// Applies wrapAngleIntoLimits to every revolute joint of q (nq). Returns
+// true if q is then within the limits (up to slack).
+bool wrapIntoLimits(const Model& model, Eigen::VectorXd& q, double slack = 1e-9);
+
+// Joint-space distance of two configurations: the Euclidean norm of the
+// tangent difference q1 - q0 (rad for rotations, m for translations), with
+// revolute angles compared modulo 2 pi when `modulo_2pi` is set.
+double configurationDistance(const Model& model, const Eigen::VectorXd& q1, const Eigen::VectorXd& q0,
+                             bool modulo_2pi = false);
+
+// True when configurationDistance(model, a, b, modulo_2pi = true) <= tol,
+// without allocating (and stopping as soon as the distance exceeds tol).
+bool configurationsWithin(const Model& model, const Eigen::VectorXd& a, const Eigen::VectorXd& b, double tol);
+
 // True if q (nq) is inside the limits, up to `slack` (absolute, rad or m).
 bool withinLimits(const Model& model, const Eigen::VectorXd& q, double slack = 1e-9);
 

@@ -16,13 +16,20 @@
 #include <string>
 #include <vector>
 
+#include "ikbench/core/enum_table.h"
 #include "ikbench/kinematics/data.h"
 #include "ikbench/kinematics/model.h"
 
 namespace ikbench {
 
 enum class GoalKind { kPosition, kOrientation, kPose };
-std::string_view toString(GoalKind k);
+inline constexpr EnumTable<GoalKind, 3> kGoalKindNames{{{
+                                                           {GoalKind::kPosition, "position"},
+                                                           {GoalKind::kOrientation, "orientation"},
+                                                           {GoalKind::kPose, "pose"},
+                                                       }},
+                                                       "goal kind"};
+inline std::string_view toString(GoalKind k) { return kGoalKindNames.name(k); }
 inline int goalRows(GoalKind k) { return k == GoalKind::kPose ? 6 : 3; }
 inline bool hasPosition(GoalKind k) { return k != GoalKind::kOrientation; }
 inline bool hasOrientation(GoalKind k) { return k != GoalKind::kPosition; }

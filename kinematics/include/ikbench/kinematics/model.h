@@ -31,13 +31,22 @@
 #include <string_view>
 #include <vector>
 
+#include "ikbench/core/enum_table.h"
 #include "ikbench/kinematics/pose.h"
 
 namespace ikbench {
 
 enum class JointType { kRevolute, kPrismatic, kBall, kFixed, kFree };
 
-std::string_view toString(JointType t);
+inline constexpr EnumTable<JointType, 5> kJointTypeNames{{{
+                                                             {JointType::kRevolute, "revolute"},
+                                                             {JointType::kPrismatic, "prismatic"},
+                                                             {JointType::kBall, "ball"},
+                                                             {JointType::kFixed, "fixed"},
+                                                             {JointType::kFree, "free"},
+                                                         }},
+                                                         "joint type"};
+inline std::string_view toString(JointType t) { return kJointTypeNames.name(t); }
 // Configuration / tangent sizes of one joint of this type.
 int configSize(JointType t);
 int tangentSize(JointType t);
