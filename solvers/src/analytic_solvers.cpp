@@ -110,17 +110,9 @@ double pickAngle(const Model& model, int j, double current, double theta) {
 
 class TwoLinkSolver final : public Solver {
  public:
-  TwoLinkSolver(const Params& p, bool planar_only) : planar_only_(planar_only) {
-    if (planar_only_) {
-      elbow_ = p.getInt("elbow");
-      if (elbow_ != 1 && elbow_ != -1 && elbow_ != 0)
-        throw SpecError(fmt::format("planar-analytic: elbow={} must be 1, -1 or 0", elbow_));
-    } else {
-      use_pole_ = p.getBool("pole");
-      pole_ = Eigen::Vector3d(p.getDouble("pole_x"), p.getDouble("pole_y"), p.getDouble("pole_z"));
-      swivel_ = p.getDouble("swivel");
-    }
-  }
+  explicit TwoLinkSolver(const TwoBoneOptions& o)
+      : planar_only_(false), use_pole_(o.pole), pole_(o.pole_x, o.pole_y, o.pole_z), swivel_(o.swivel) {}
+  explicit TwoLinkSolver(const PlanarAnalyticOptions& o) : planar_only_(true), elbow_(o.elbow) {}
 
   bool supports(const Problem& problem, std::string* why) const override {
     TwoLinkPlan plan;
@@ -243,25 +235,27 @@ class TwoLinkSolver final : public Solver {
 }  // namespace
 
 SolverInfo twoBoneInfo() {
-  return {"two-bone",
-          "closed-form two-joint IK: law of cosines at the middle joint, then aim the root, with pole/swivel "
-          "control (GAMES105 lecture 3; CSE169)",
-          {{"pole", ParamType::kBool, "0", "use the pole point (pole_x, pole_y, pole_z) for the swivel"},
-           {"pole_x", ParamType::kDouble, "0", "pole point x [m, world]: the middle joint turns toward it"},
-           {"pole_y", ParamType::kDouble, "0", "pole point y [m, world]"},
-           {"pole_z", ParamType::kDouble, "0", "pole point z [m, world]"},
-           {"swivel", ParamType::kDouble, "0",
-            "extra rotation about the root-target line [rad], after the pole (ball root only)"}},
-          [](const Params& p) { return std::make_unique<TwoLinkSolver>(p, false); }};
+  OptionsBinding<TwoBoneOptions> b;
+  b.flag("pole", &TwoBoneOptions::pole, "use the pole point (pole_x, pole_y, pole_z) for the swivel");
+  b.real("pole_x", &TwoBoneOptions::pole_x, Range::any(), "m", "pole point x (world): the middle joint turns toward it");
+  b.real("pole_y", &TwoBoneOptions::pole_y, Range::any(), "m", "pole point y (world)");
+  b.real("pole_z", &TwoBoneOptions::pole_z, Range::any(), "m", "pole point z (world)");
+  b.real("swivel", &TwoBoneOptions::swivel, Range::any(), "rad",
+         "extra rotation about the root-target line, after the pole (ball root only)");
+  return solverInfo("two-bone",
+                    "closed-form two-joint IK: law of cosines at the middle joint, then aim the root, with "
+                    "pole/swivel control (GAMES105 lecture 3; CSE169)",
+                    b, [](const TwoBoneOptions& o) { return std::make_unique<TwoLinkSolver>(o); });
 }
 
 SolverInfo planarAnalyticInfo() {
-  return {"planar-analytic",
-          "closed-form IK of a 2-link planar chain (two parallel hinges), law of cosines, elbow selectable",
-          {{"elbow", ParamType::kInt, "1",
+  OptionsBinding<PlanarAnalyticOptions> b;
+  b.integer("elbow", &PlanarAnalyticOptions::elbow, Range::closed(-1, 1), "1",
             "elbow solution: 1 = lower link bent counter-clockwise about the middle hinge axis relative to the "
-            "upper link, -1 = clockwise, 0 = keep the current side"}},
-          [](const Params& p) { return std::make_unique<TwoLinkSolver>(p, true); }};
+            "upper link, -1 = clockwise, 0 = keep the current side");
+  return solverInfo("planar-analytic",
+                    "closed-form IK of a 2-link planar chain (two parallel hinges), law of cosines, elbow selectable",
+                    b, [](const PlanarAnalyticOptions& o) { return std::make_unique<TwoLinkSolver>(o); });
 }
 
 }  // namespace ikbench::geometric

@@ -47,13 +47,8 @@ namespace {
 
 class CcdSolver final : public Solver {
  public:
-  explicit CcdSolver(const Params& p) : max_angle_(p.getDouble("max_angle")) {
-    const std::string& order = p.getString("order");
-    if (order == "tip-to-root") tip_to_root_ = true;
-    else if (order == "root-to-tip") tip_to_root_ = false;
-    else throw SpecError(fmt::format("ccd: order '{}' must be tip-to-root or root-to-tip", order));
-    if (!(max_angle_ >= 0.0)) throw SpecError("ccd: max_angle must be >= 0");
-  }
+  explicit CcdSolver(const CcdOptions& o)
+      : max_angle_(o.max_angle), tip_to_root_(o.order == CcdOrder::kTipToRoot) {}
 
  protected:
   void solveImpl(const Problem& problem, Eigen::VectorXd& q, SolveContext& ctx) override {
@@ -143,7 +138,10 @@ class CcdSolver final : public Solver {
           Eigen::Matrix3d dR;
           if (type == JointType::kRevolute) {
             const Eigen::Vector3d a = R_dof * model.axis(j);
-            double theta = bestHingeAngle(a, H);
+            // The joint's exact optimum within its limits (relative angle).
+            const int iv = model.idxV(j);
+            const double now = q[model.idxQ(j)];
+            double theta = bestHingeAngleWithin(a, H, model.lowerLimits()[iv] - now, model.upperLimits()[iv] - now);
             if (max_angle_ > 0.0) theta = std::clamp(theta, -max_angle_, max_angle_);
             theta = addScalar(model, j, theta, q, &step2);
             dR = axisRotation<double>(a, theta);
@@ -185,14 +183,15 @@ class CcdSolver final : public Solver {
 }  // namespace
 
 SolverInfo ccdInfo() {
-  return {"ccd",
-          "cyclic coordinate descent, one joint at a time to its exact optimum, position and orientation goals, "
-          "trees by weighted sum (Wang & Chen 1991; Welman 1993)",
-          {{"order", ParamType::kString, "tip-to-root",
-            "joint visiting order of a sweep: tip-to-root (reverse topological, classic) or root-to-tip"},
-           {"max_angle", ParamType::kDouble, "0",
-            "largest rotation of one joint update [rad] (hinge angle or ball rotation angle); 0 = none"}},
-          [](const Params& p) { return std::make_unique<CcdSolver>(p); }};
+  OptionsBinding<CcdOptions> b;
+  b.choice("order", &CcdOptions::order, kCcdOrderNames,
+           "joint visiting order of a sweep: tip-to-root (reverse topological, classic) or root-to-tip");
+  b.real("max_angle", &CcdOptions::max_angle, Range::atLeast(0), "rad",
+         "largest rotation of one joint update (hinge angle or ball rotation angle); 0 = none");
+  return solverInfo("ccd",
+                    "cyclic coordinate descent, one joint at a time to its exact optimum, position and orientation "
+                    "goals, trees by weighted sum (Wang & Chen 1991; Welman 1993)",
+                    b, [](const CcdOptions& o) { return std::make_unique<CcdSolver>(o); });
 }
 
 }  // namespace ikbench::geometric

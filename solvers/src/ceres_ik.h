@@ -22,6 +22,7 @@
 #include <memory>
 #include <vector>
 
+#include "ikbench/core/numeric.h"
 #include "ikbench/kinematics/data.h"
 #include "ikbench/kinematics/forward_kinematics.h"
 #include "ikbench/kinematics/goal.h"
@@ -106,7 +107,7 @@ Vec3<T> rotationLog(const Mat3<T>& R) {
   for (int i = 1; i < 3; ++i)
     if (B(i, i) > B(k, k)) k = i;
   T bkk = B(k, k);
-  if (bkk < T(1e-300)) bkk = T(1e-300);
+  if (bkk < T(kTinyDivisor)) bkk = T(kTinyDivisor);
   Vec3<T> a = B.col(k) / sqrt(bkk);
   a /= sqrt(a.squaredNorm());
   if (a.dot(v) < T(0)) a = -a;

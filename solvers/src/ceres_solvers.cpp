@@ -30,6 +30,7 @@
 
 #include "ceres_ik.h"
 #include "ikbench/kinematics/config.h"
+#include "ikbench/solvers/library_options.h"
 #include "ikbench/solvers/registry.h"
 #include "ikbench/solvers/solver.h"
 
@@ -267,16 +268,9 @@ class ContextCallback final : public ceres::IterationCallback {
 
 class CeresSolver final : public Solver {
  public:
-  CeresSolver(const Params& p, bool dogleg) : dogleg_(dogleg), autodiff_(p.getBool("autodiff")) {
-    const std::string& ls = p.getString("linear_solver");
-    if (ls == "dense_qr") {
-      linear_solver_ = ceres::DENSE_QR;
-    } else if (ls == "dense_normal_cholesky") {
-      linear_solver_ = ceres::DENSE_NORMAL_CHOLESKY;
-    } else {
-      throw SpecError(fmt::format("{}: linear_solver '{}' is not dense_qr or dense_normal_cholesky",
-                                  dogleg ? "ceres-dogleg" : "ceres-lm", ls));
-    }
+  CeresSolver(const CeresOptions& o, bool dogleg) : dogleg_(dogleg), autodiff_(o.autodiff) {
+    linear_solver_ =
+        o.linear_solver == CeresLinearSolver::kDenseQr ? ceres::DENSE_QR : ceres::DENSE_NORMAL_CHOLESKY;
     options_.trust_region_strategy_type = dogleg ? ceres::DOGLEG : ceres::LEVENBERG_MARQUARDT;
     options_.dogleg_type = ceres::TRADITIONAL_DOGLEG;
     options_.linear_solver_type = linear_solver_;
@@ -288,9 +282,7 @@ class CeresSolver final : public Solver {
     options_.function_tolerance = 1e-10;
     options_.gradient_tolerance = 1e-14;
     options_.parameter_tolerance = 1e-12;
-    options_.initial_trust_region_radius = p.getDouble("initial_radius");
-    if (!(options_.initial_trust_region_radius > 0.0))
-      throw SpecError(fmt::format("{}: initial_radius must be > 0", dogleg ? "ceres-dogleg" : "ceres-lm"));
+    options_.initial_trust_region_radius = o.initial_radius;
   }
 
  protected:
@@ -389,26 +381,30 @@ class CeresSolver final : public Solver {
   Eigen::VectorXd q_;             // the parameter blocks live here
 };
 
-std::vector<ParamSpec> ceresParams() {
-  return {{"autodiff", ParamType::kBool, "0",
-           "1: Jacobians by automatic differentiation (ceres::DynamicAutoDiffCostFunction over the templated "
-           "forward kinematics); 0: ikbench's analytic Jacobian of the residual"},
-          {"linear_solver", ParamType::kString, "dense_qr",
-           "linear solver of the trust-region subproblem: dense_qr or dense_normal_cholesky"},
-          {"initial_radius", ParamType::kDouble, "1",
-           "initial trust-region radius (Ceres' initial_trust_region_radius, whose own default 1e4 makes the first LM steps nearly Gauss-Newton: large jumps into the joint limits); LM's first damping is its inverse"}};
+OptionsBinding<CeresOptions> ceresBinding() {
+  OptionsBinding<CeresOptions> b;
+  b.flag("autodiff", &CeresOptions::autodiff,
+         "1: Jacobians by automatic differentiation (ceres::DynamicAutoDiffCostFunction over the templated forward "
+         "kinematics); 0: ikbench's analytic Jacobian of the residual");
+  b.choice("linear_solver", &CeresOptions::linear_solver, kCeresLinearSolverNames,
+           "linear solver of the trust-region subproblem");
+  b.real("initial_radius", &CeresOptions::initial_radius, Range::above(0), "1",
+         "initial trust-region radius (Ceres' initial_trust_region_radius, whose own default 1e4 makes the first LM "
+         "steps nearly Gauss-Newton: large jumps into the joint limits); LM's first damping is its inverse");
+  return b;
 }
 
 }  // namespace
 
 void registerCeresSolvers(Registry& registry) {
-  registry.add({"ceres-lm",
-                "Ceres Solver Levenberg-Marquardt (More 1978) on ikbench's residual; limits as bounds, ball joints "
-                "on an SO(3) manifold",
-                ceresParams(), [](const Params& p) { return std::make_unique<CeresSolver>(p, false); }});
-  registry.add({"ceres-dogleg",
-                "Ceres Solver trust-region dogleg (Powell; Nocedal & Wright 2006, sec. 4.1) on ikbench's residual",
-                ceresParams(), [](const Params& p) { return std::make_unique<CeresSolver>(p, true); }});
+  registry.add(solverInfo("ceres-lm",
+                          "Ceres Solver Levenberg-Marquardt (More 1978) on ikbench's residual; limits as bounds, ball "
+                          "joints on an SO(3) manifold",
+                          ceresBinding(), [](const CeresOptions& o) { return std::make_unique<CeresSolver>(o, false); }));
+  registry.add(solverInfo("ceres-dogleg",
+                          "Ceres Solver trust-region dogleg (Powell; Nocedal & Wright 2006, sec. 4.1) on ikbench's "
+                          "residual",
+                          ceresBinding(), [](const CeresOptions& o) { return std::make_unique<CeresSolver>(o, true); }));
 }
 
 }  // namespace ikbench

@@ -2,8 +2,11 @@
 // (geometric_util.h). The backends live in ccd_solver.cpp, fabrik_solver.cpp
 // and analytic_solvers.cpp.
 #include <algorithm>
+#include <numbers>
 
+#include "ikbench/core/numeric.h"
 #include "geometric_util.h"
+#include "ikbench/kinematics/config.h"
 #include "ikbench/kinematics/forward_kinematics.h"
 #include "ikbench/solvers/registry.h"
 
@@ -55,9 +58,19 @@ Pose3d jointMotion(const Model& model, int j, const Eigen::VectorXd& q) {
   return m;
 }
 
+double bestHingeAngleWithin(const Eigen::Vector3d& a, const Eigen::Matrix3d& H, double lo, double hi) {
+  const double best = bestHingeAngle(a, H);
+  if (!std::isfinite(lo) && !std::isfinite(hi)) return best;
+  const double inside = wrapAngleIntoLimits(best, lo, hi);  // best itself if inside
+  if (inside >= lo && inside <= hi) return inside;
+  // Distance modulo 2 pi from theta* to each bound: cos decreases with it.
+  auto gap = [&](double x) { return std::abs(std::remainder(x - best, 2.0 * std::numbers::pi)); };
+  return gap(lo) <= gap(hi) ? lo : hi;
+}
+
 Eigen::Matrix3d bestRotation(const Eigen::Matrix3d& H_in) {
   const double scale = H_in.norm();
-  if (!(scale > 1e-300)) return Eigen::Matrix3d::Identity();
+  if (!(scale > kTinyDivisor)) return Eigen::Matrix3d::Identity();
   const Eigen::Matrix3d H = H_in + (1e-9 * scale) * Eigen::Matrix3d::Identity();
   Eigen::JacobiSVD<Eigen::Matrix3d> svd(H, Eigen::ComputeFullU | Eigen::ComputeFullV);
   const Eigen::Matrix3d& U = svd.matrixU();
@@ -69,7 +82,7 @@ Eigen::Matrix3d bestRotation(const Eigen::Matrix3d& H_in) {
 
 Eigen::Matrix3d minimalRotation(const Eigen::Vector3d& u, const Eigen::Vector3d& v) {
   const double nu = u.norm(), nv = v.norm();
-  if (!(nu > 1e-300) || !(nv > 1e-300)) return Eigen::Matrix3d::Identity();
+  if (!(nu > kTinyDivisor) || !(nv > kTinyDivisor)) return Eigen::Matrix3d::Identity();
   // Eigen's FromTwoVectors handles the antiparallel case with an SVD of a
   // fixed 2x3 matrix (no heap).
   return Eigen::Quaterniond::FromTwoVectors(u / nu, v / nv).toRotationMatrix();
@@ -106,6 +119,49 @@ double addScalar(const Model& model, int j, double delta, Eigen::VectorXd& q, do
   const double applied = q[iq] - old;
   if (step2) *step2 += applied * applied;
   return applied;
+}
+
+RotationLimits rotationLimits(const Model& model, int j, const Eigen::Vector3d& bone) {
+  RotationLimits lim;
+  const int iv = model.idxV(j) + (model.type(j) == JointType::kFree ? 3 : 0);
+  for (int k = 0; k < 3; ++k) {
+    lim.lo[k] = model.lowerLimits()[iv + k];
+    lim.hi[k] = model.upperLimits()[iv + k];
+    lim.bounded |= std::isfinite(lim.lo[k]) || std::isfinite(lim.hi[k]);
+  }
+  if (bone.squaredNorm() > 0.0) bone.cwiseAbs().maxCoeff(&lim.twist_axis);
+  return lim;
+}
+
+Eigen::Quaterniond projectRotation(const Eigen::Quaterniond& L_in, const RotationLimits& lim) {
+  if (!lim.bounded) return L_in;
+  Eigen::Quaterniond L = L_in.normalized();
+  if (L.w() < 0.0) L.coeffs() = -L.coeffs();
+  const int k = lim.twist_axis;
+  // Twist about e_k: the quaternion (w, L_k e_k) normalised, angle in [-pi, pi].
+  const double twist = 2.0 * std::atan2(L.vec()[k], L.w());
+  const Eigen::Quaterniond T(Eigen::AngleAxisd(twist, Eigen::Vector3d::Unit(k)));
+  Eigen::Vector3d s = so3::logQuat(L * T.conjugate());  // swing: s_k = 0 up to rounding
+  s[k] = 0.0;
+  bool changed = false;
+  for (int i = 0; i < 3; ++i) {
+    if (i == k) continue;
+    const double c = std::clamp(s[i], lim.lo[i], lim.hi[i]);
+    changed |= c != s[i];
+    s[i] = c;
+  }
+  const double t = std::clamp(twist, lim.lo[k], lim.hi[k]);
+  changed |= t != twist;
+  Eigen::Quaterniond out = changed ? so3::expQuat(s) * Eigen::Quaterniond(Eigen::AngleAxisd(t, Eigen::Vector3d::Unit(k))) : L;
+  // The model's box on log(R) is the final authority.
+  Eigen::Vector3d w = so3::logQuat(out);
+  bool clamped = false;
+  for (int i = 0; i < 3; ++i) {
+    const double c = std::clamp(w[i], lim.lo[i], lim.hi[i]);
+    clamped |= c != w[i];
+    w[i] = c;
+  }
+  return clamped ? so3::expQuat(w) : out;
 }
 
 }  // namespace geometric

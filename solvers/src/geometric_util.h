@@ -13,13 +13,16 @@
 #include <Eigen/Geometry>
 #include <Eigen/SVD>
 #include <cmath>
+#include <limits>
 #include <string>
 #include <vector>
 
+#include "ikbench/core/numeric.h"
 #include "ikbench/kinematics/forward_kinematics.h"
 #include "ikbench/kinematics/goal.h"
 #include "ikbench/kinematics/model.h"
 #include "ikbench/kinematics/pose.h"
+#include "ikbench/solvers/geometric_options.h"
 #include "ikbench/solvers/registry.h"
 
 namespace ikbench::geometric {
@@ -50,9 +53,16 @@ inline Eigen::Vector3d antisymVee(const Eigen::Matrix3d& H) {
 inline double bestHingeAngle(const Eigen::Vector3d& a, const Eigen::Matrix3d& H) {
   const double c = H.trace() - a.dot(H * a);
   const double s = a.dot(antisymVee(H));
-  if (std::abs(c) < 1e-300 && std::abs(s) < 1e-300) return 0.0;
+  if (std::abs(c) < kTinyDivisor && std::abs(s) < kTinyDivisor) return 0.0;
   return std::atan2(s, c);
 }
+
+// The hinge angle within [lo, hi] maximising the same objective, which is
+// A cos(theta - theta*) + const with theta* = bestHingeAngle(a, H): theta* +
+// 2 pi k if one such angle lies in [lo, hi], else the bound nearer to theta*
+// modulo 2 pi (clamping theta* itself would pick the wrong bound when the
+// short way round leaves the range). Infinite bounds are allowed.
+double bestHingeAngleWithin(const Eigen::Vector3d& a, const Eigen::Matrix3d& H, double lo, double hi);
 
 // The rotation R maximising tr(R H) over SO(3) (Wahba's problem; Markley
 // 1988): H = U S V^T, R = V diag(1, 1, det(V U^T)) U^T. A tiny multiple of
@@ -75,6 +85,36 @@ Eigen::Matrix3d rotateBall(const Model& model, int j, const Eigen::Matrix3d& R_d
 
 // Adds delta to revolute/prismatic joint j, clamps, returns the change applied.
 double addScalar(const Model& model, int j, double delta, Eigen::VectorXd& q, double* step2);
+
+// Rotation limits of a ball joint (or of a free root's rotation) read as a
+// swing-twist limit (Aristidou, Chrysanthou & Lasenby 2016, "Extending
+// FABRIK with model constraints", CAVW 27(1): a joint's rotation is a twist
+// about its bone followed by a swing of the bone). The model bounds the
+// components of the rotation vector log(R); the twist axis is the
+// coordinate axis e_k of the joint frame nearest to the joint's bone (the
+// direction of its child link(s) at rest), so that [lo_k, hi_k] bounds the
+// twist and the two other components bound the swing: Aristidou & Lasenby
+// 2011 (Sec. 4.1) bound a swing by four angles (two per swing direction);
+// here those are the box's bounds, and the allowed region between them is
+// the rectangle they span in swing-vector coordinates (what the model
+// checks), not the paper's ellipse, so nothing the model allows is excluded.
+struct RotationLimits {
+  Eigen::Vector3d lo = Eigen::Vector3d::Constant(-kInf), hi = Eigen::Vector3d::Constant(kInf);
+  int twist_axis = 2;    // k: index of the twist axis e_k in the joint frame
+  bool bounded = false;  // any finite bound
+  static constexpr double kInf = std::numeric_limits<double>::infinity();
+};
+// The limits of the rotational DOFs of joint j (ball, or the rotation of a
+// free root) whose bone is `bone` (joint frame; zero: twist axis e_z).
+RotationLimits rotationLimits(const Model& model, int j, const Eigen::Vector3d& bone);
+// Projects a local joint rotation L into the limits: L = S T with T the twist
+// about e_k (angle 2 atan2(L_k, L_w)) and S the swing (rotation vector normal
+// to e_k); the twist angle is clamped into [lo_k, hi_k], each swing
+// component into its bounds, and the result S' T' is then clamped
+// componentwise in rotation-vector coordinates (the model's box is the final
+// authority; S' T' leaves it only through the cross term of the composition).
+// No allocation.
+Eigen::Quaterniond projectRotation(const Eigen::Quaterniond& L, const RotationLimits& lim);
 
 // Registration records of each backend (defined in their own files).
 SolverInfo ccdInfo();

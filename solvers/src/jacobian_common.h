@@ -24,48 +24,14 @@
 
 #include "ikbench/kinematics/goal.h"
 #include "ikbench/kinematics/model.h"
-#include "ikbench/solvers/params.h"
+#include "ikbench/solvers/jacobian_options.h"
 #include "ikbench/solvers/registry.h"
 #include "ikbench/solvers/solver.h"
 
 namespace ikbench::jacobian {
 
-// How joint limits act inside the iteration (the final q is clamped anyway).
-enum class LimitMode {
-  // q <- clamp(q + dq): the step is taken, then projected onto the box
-  // (componentwise; ball joints clamp their rotation-vector components).
-  kClamp,
-  // The clamping loop of Baerlocher & Boulic 2004 ("An inverse kinematics
-  // architecture enforcing an arbitrary number of strict priority levels",
-  // The Visual Computer 20(6), sec. 4.2): every scalar DOF (revolute,
-  // prismatic, free-root translation) whose step would cross a limit is moved
-  // exactly onto the limit and frozen, its contribution J_j dq_j is removed
-  // from the residual and the step is re-solved with the remaining DOFs, until
-  // no new DOF saturates. Ball-joint rotations are clamped as in kClamp.
-  kFreeze,
-};
-
-// Parameters every Jacobian backend accepts (besides the registry's common
-// restarts / budget_us / max_iters).
-struct CommonParams {
-  double max_step = 0.5;  // ClampMaxAbs on dq [rad or m]; 0 = none
-  LimitMode limits = LimitMode::kClamp;
-  double null_gain = 0.0;     // null-space pull per iteration, fraction of the distance; 0 = off
-  bool null_to_rest = false;  // target: false = middle of the limits, true = rest (zero) pose
-  // Orientation rows of J: the geometric Jacobian (angular velocity, the
-  // classic choice of Buss 2004) or the exact derivative of the residual
-  // log(R_t R^T) (Jr^-1(e) times it), which Newton-type methods need for an
-  // accurate linear model far from the target (goal.h, JacobianMode).
-  JacobianMode jacobian_mode = JacobianMode::kGeometric;
-};
-
-// The parameter declarations of CommonParams, to append to a backend's list.
-// `with_null_space` adds null_gain / null_target (offered where the step is a
-// least-squares solution of J dq = e, so that adding a null-space motion
-// keeps it one: dls, dls-adaptive, dls-marquardt, pinv).
-std::vector<ParamSpec> commonParamSpecs(double default_max_step, bool with_null_space,
-                                        const char* default_jacobian = "geometric");
-CommonParams parseCommon(const std::string& solver, const Params& p, bool with_null_space);
+// The options every backend here shares (max_step, limits, jacobian) and the
+// null-space keys live in ikbench/solvers/jacobian_options.h.
 
 // Re-constructs an Eigen decomposition in place with a new size (what Eigen
 // does internally): assigning a freshly constructed LLT / SVD / eigensolver
@@ -147,7 +113,8 @@ void clampMaxAbs(Eigen::VectorXd& v, double d);
 // iterate(), reusing the helpers.
 class JacobianSolver : public Solver {
  public:
-  JacobianSolver(std::string name, CommonParams common) : name_(std::move(name)), common_(common) {}
+  JacobianSolver(std::string name, const JacobianOptions& options, const NullSpaceOptions& null_space = {})
+      : name_(std::move(name)), jopt_(options), null_(null_space) {}
 
  protected:
   void solveImpl(const Problem& problem, Eigen::VectorXd& q, SolveContext& ctx) final;
@@ -192,7 +159,9 @@ class JacobianSolver : public Solver {
   void projectNull();
 
   const std::string name_;
-  const CommonParams common_;
+  const JacobianOptions jopt_;
+  const NullSpaceOptions null_;
+  bool freeze_ = false;  // the freeze loop is on for this problem (limits=freeze, or auto on a redundant one)
   bool unit_weights_ = true;
   Eigen::VectorXd s_;        // W^-1/2 (nv)
   Eigen::MatrixXd jw_;       // Jw (m x nv), frozen columns zeroed
@@ -215,14 +184,14 @@ class JacobianSolver : public Solver {
 };
 
 // Factories, one per backend (jacobian_*.cpp).
-std::unique_ptr<Solver> makeJt(const Params& p);
-std::unique_ptr<Solver> makeGdMomentum(const Params& p);
-std::unique_ptr<Solver> makePinv(const Params& p);
-std::unique_ptr<Solver> makeGn(const Params& p);
-std::unique_ptr<Solver> makeSdls(const Params& p);
-std::unique_ptr<Solver> makeDls(const Params& p);
-std::unique_ptr<Solver> makeDlsAdaptive(const Params& p);
-std::unique_ptr<Solver> makeDlsMarquardt(const Params& p);
-std::unique_ptr<Solver> makeLm(const Params& p);
+std::unique_ptr<Solver> makeJt(const JtOptions& o);
+std::unique_ptr<Solver> makeGdMomentum(const GdMomentumOptions& o);
+std::unique_ptr<Solver> makePinv(const PinvOptions& o);
+std::unique_ptr<Solver> makeGn(const GnOptions& o);
+std::unique_ptr<Solver> makeSdls(const SdlsOptions& o);
+std::unique_ptr<Solver> makeDls(const DlsOptions& o);
+std::unique_ptr<Solver> makeDlsAdaptive(const DlsAdaptiveOptions& o);
+std::unique_ptr<Solver> makeDlsMarquardt(const DlsMarquardtOptions& o);
+std::unique_ptr<Solver> makeLm(const LmOptions& o);
 
 }  // namespace ikbench::jacobian

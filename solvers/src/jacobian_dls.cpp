@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "ikbench/core/numeric.h"
 #include "ikbench/kinematics/config.h"
 #include "jacobian_common.h"
 
@@ -23,8 +24,8 @@ namespace {
 // Subclasses choose lambda^2 per iteration (chooseLambda2).
 class DlsSolver : public JacobianSolver {
  public:
-  DlsSolver(std::string name, CommonParams common, double lambda)
-      : JacobianSolver(std::move(name), common), lambda_(lambda) {}
+  DlsSolver(std::string name, const JacobianOptions& options, const NullSpaceOptions& null_space, double lambda)
+      : JacobianSolver(std::move(name), options, null_space), lambda_(lambda) {}
 
  protected:
   void resize(int m, int nv) override {
@@ -84,27 +85,15 @@ class DlsSolver : public JacobianSolver {
 //    normal matrix, computed without eigenvectors (no allocation).
 class DlsAdaptiveSolver final : public DlsSolver {
  public:
-  explicit DlsAdaptiveSolver(const Params& p)
-      : DlsSolver("dls-adaptive", parseCommon("dls-adaptive", p, true), 0.0),
-        lambda_max_(p.getDouble("lambda_max")),
-        epsilon_(p.getDouble("epsilon")),
-        err_gain_(p.getDouble("err_gain")),
-        lambda_min_(p.getDouble("lambda_min")) {
-    const std::string& mode = p.getString("mode");
-    if (mode == "sv") {
-      use_sv_ = true, use_err_ = false;
-    } else if (mode == "error") {
-      use_sv_ = false, use_err_ = true;
-    } else if (mode == "both") {
-      use_sv_ = use_err_ = true;
-    } else {
-      throw SpecError("dls-adaptive: mode='" + mode + "' must be 'sv', 'error' or 'both'");
-    }
-    if (!(lambda_max_ >= 0.0)) throw SpecError("dls-adaptive: lambda_max must be >= 0");
-    if (!(epsilon_ > 0.0)) throw SpecError("dls-adaptive: epsilon must be > 0");
-    if (!(err_gain_ >= 0.0)) throw SpecError("dls-adaptive: err_gain must be >= 0");
-    if (!(lambda_min_ >= 0.0)) throw SpecError("dls-adaptive: lambda_min must be >= 0");
-  }
+  explicit DlsAdaptiveSolver(const DlsAdaptiveOptions& o)
+      : DlsSolver("dls-adaptive", o, o, 0.0),
+        lambda_max_(o.lambda_max),
+        epsilon_(o.epsilon),
+        err_gain_(o.err_gain),
+        lambda_min_(o.lambda_min),
+        use_sv_(o.mode != AdaptiveDamping::kError),
+        use_err_(o.mode != AdaptiveDamping::kSingularValue) {}
+
 
  protected:
   double chooseLambda2(NormalSystem& A, const Eigen::VectorXd& r) override {
@@ -138,13 +127,9 @@ class DlsAdaptiveSolver final : public DlsSolver {
 // d = 0. Always solves the nv x nv system.
 class DlsMarquardtSolver final : public JacobianSolver {
  public:
-  explicit DlsMarquardtSolver(const Params& p)
-      : JacobianSolver("dls-marquardt", parseCommon("dls-marquardt", p, true)),
-        lambda_(p.getDouble("lambda")),
-        relax_(p.getDouble("relax")) {
-    if (!(lambda_ > 0.0)) throw SpecError("dls-marquardt: lambda must be > 0");
-    if (!(relax_ > 0.0 && relax_ < 2.0)) throw SpecError("dls-marquardt: relax must be in (0, 2)");
-  }
+  explicit DlsMarquardtSolver(const DlsMarquardtOptions& o)
+      : JacobianSolver("dls-marquardt", o, o), lambda_(o.lambda), relax_(o.relax) {}
+
 
  protected:
   void resize(int, int nv) override {
@@ -157,7 +142,7 @@ class DlsMarquardtSolver final : public JacobianSolver {
     // would cancel out of it; they enter as a motion cost on the damping
     // instead: (J^T J + lambda W diag(J^T J)) d = J^T e, which in dqw reads
     // A_kk = (1 + lambda w_k) (Jw^T Jw)_kk with w_k = 1 / s_k^2.
-    const double floor = 1e-12 * std::max(A_.diagonal().maxCoeff(), 1e-300);
+    const double floor = 1e-12 * std::max(A_.diagonal().maxCoeff(), kTinyDivisor);
     for (int k = 0; k < A_.rows(); ++k) {
       const double d = A_(k, k);
       const double w = unit_weights_ ? 1.0 : 1.0 / (s_[k] * s_[k]);
@@ -198,15 +183,9 @@ class DlsMarquardtSolver final : public JacobianSolver {
 // trial, accepted or not, is one iteration (one FK).
 class LmSolver final : public DlsSolver {
  public:
-  explicit LmSolver(const Params& p)
-      : DlsSolver("lm", parseCommon("lm", p, false), 0.0),
-        tau_(p.getDouble("tau")),
-        mu_min_(p.getDouble("mu_min")),
-        gtol_(p.getDouble("gtol")) {
-    if (!(gtol_ >= 0.0)) throw SpecError("lm: gtol must be >= 0");
-    if (!(tau_ > 0.0)) throw SpecError("lm: tau must be > 0");
-    if (!(mu_min_ >= 0.0)) throw SpecError("lm: mu_min must be >= 0");
-  }
+  explicit LmSolver(const LmOptions& o)
+      : DlsSolver("lm", o, {}, 0.0), tau_(o.tau), mu_min_(o.mu_min), gtol_(o.gtol) {}
+
 
  protected:
   void resizeExtra(int) override {
@@ -224,7 +203,7 @@ class LmSolver final : public DlsSolver {
   bool iterate(SolveContext& ctx, Eigen::VectorXd& q, GoalErrors& e) override {
     const Model& model = ctx.model();
     if (!have_jacobian_) {
-      J_ = ctx.jacobian(common_.jacobian_mode);
+      J_ = ctx.jacobian(jopt_.jacobian);
       r_ = ctx.data().residual;
       have_jacobian_ = true;
     }
@@ -287,13 +266,11 @@ class LmSolver final : public DlsSolver {
 
 }  // namespace
 
-std::unique_ptr<Solver> makeDls(const Params& p) {
-  const double lambda = p.getDouble("lambda");
-  if (!(lambda >= 0.0)) throw SpecError("dls: lambda must be >= 0");
-  return std::make_unique<DlsSolver>("dls", parseCommon("dls", p, true), lambda);
+std::unique_ptr<Solver> makeDls(const DlsOptions& o) { return std::make_unique<DlsSolver>("dls", o, o, o.lambda); }
+std::unique_ptr<Solver> makeDlsAdaptive(const DlsAdaptiveOptions& o) { return std::make_unique<DlsAdaptiveSolver>(o); }
+std::unique_ptr<Solver> makeDlsMarquardt(const DlsMarquardtOptions& o) {
+  return std::make_unique<DlsMarquardtSolver>(o);
 }
-std::unique_ptr<Solver> makeDlsAdaptive(const Params& p) { return std::make_unique<DlsAdaptiveSolver>(p); }
-std::unique_ptr<Solver> makeDlsMarquardt(const Params& p) { return std::make_unique<DlsMarquardtSolver>(p); }
-std::unique_ptr<Solver> makeLm(const Params& p) { return std::make_unique<LmSolver>(p); }
+std::unique_ptr<Solver> makeLm(const LmOptions& o) { return std::make_unique<LmSolver>(o); }
 
 }  // namespace ikbench::jacobian

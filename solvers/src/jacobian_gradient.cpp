@@ -5,6 +5,7 @@
 // Notation: jacobian_common.h.
 #include <fmt/format.h>
 
+#include "ikbench/core/numeric.h"
 #include "jacobian_common.h"
 
 namespace ikbench::jacobian {
@@ -18,8 +19,7 @@ namespace {
 // With alpha > 0 given, a fixed step [rad/m^2] is used instead.
 class JtSolver final : public JacobianSolver {
  public:
-  explicit JtSolver(const Params& p) : JacobianSolver("jt", parseCommon("jt", p, false)), alpha_(p.getDouble("alpha")) {
-    if (!(alpha_ >= 0.0)) throw SpecError("jt: alpha must be >= 0 (0 = Buss's adaptive step)");
+  explicit JtSolver(const JtOptions& o) : JacobianSolver("jt", o), alpha_(o.alpha) {
   }
 
  protected:
@@ -36,7 +36,7 @@ class JtSolver final : public JacobianSolver {
       const double den = jg_.squaredNorm();
       // J J^T e = 0 means e is orthogonal to every column (a stationary
       // point of F): no step, which the stall rule then reports.
-      alpha = den > 1e-300 ? rhs.dot(jg_) / den : 0.0;
+      alpha = den > kTinyDivisor ? rhs.dot(jg_) / den : 0.0;
     }
     last_alpha_ = alpha;
     dqw = alpha * g_;
@@ -63,14 +63,8 @@ class JtSolver final : public JacobianSolver {
 // function scheme). Velocity components of DOFs stopped by a limit are zeroed.
 class GdMomentumSolver final : public JacobianSolver {
  public:
-  explicit GdMomentumSolver(const Params& p)
-      : JacobianSolver("gd-momentum", parseCommon("gd-momentum", p, false)),
-        step_(p.getDouble("step")),
-        beta_(p.getDouble("beta")),
-        restart_(p.getBool("restart")) {
-    if (!(step_ >= 0.0)) throw SpecError("gd-momentum: step must be >= 0 (0 = 1/|J|_F^2)");
-    if (!(beta_ >= 0.0 && beta_ < 1.0)) throw SpecError("gd-momentum: beta must be in [0, 1)");
-  }
+  explicit GdMomentumSolver(const GdMomentumOptions& o)
+      : JacobianSolver("gd-momentum", o), step_(o.step), beta_(o.beta), restart_(o.restart) {}
 
  protected:
   void resize(int, int nv) override {
@@ -86,7 +80,7 @@ class GdMomentumSolver final : public JacobianSolver {
     double step = step_;
     if (step == 0.0) {
       const double L = Jw.squaredNorm();
-      step = L > 1e-300 ? 1.0 / L : 0.0;
+      step = L > kTinyDivisor ? 1.0 / L : 0.0;
     }
     last_step_ = step;
     g_.noalias() = step * (Jw.transpose() * rhs);
@@ -112,7 +106,7 @@ class GdMomentumSolver final : public JacobianSolver {
 
 }  // namespace
 
-std::unique_ptr<Solver> makeJt(const Params& p) { return std::make_unique<JtSolver>(p); }
-std::unique_ptr<Solver> makeGdMomentum(const Params& p) { return std::make_unique<GdMomentumSolver>(p); }
+std::unique_ptr<Solver> makeJt(const JtOptions& o) { return std::make_unique<JtSolver>(o); }
+std::unique_ptr<Solver> makeGdMomentum(const GdMomentumOptions& o) { return std::make_unique<GdMomentumSolver>(o); }
 
 }  // namespace ikbench::jacobian

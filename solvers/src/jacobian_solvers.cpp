@@ -14,68 +14,12 @@
 #include <cmath>
 #include <type_traits>
 
+#include "ikbench/core/numeric.h"
 #include "ikbench/kinematics/config.h"
 #include "jacobian_common.h"
 
 namespace ikbench {
 namespace jacobian {
-
-std::vector<ParamSpec> commonParamSpecs(double default_max_step, bool with_null_space, const char* default_jacobian) {
-  std::vector<ParamSpec> out = {
-      {"max_step", ParamType::kDouble, fmt::format("{}", default_max_step),
-       "clamp on the largest joint change per iteration, dq <- dq * min(1, max_step / max|dq_i|) "
-       "[rad or m] (Buss 2004, 'clamping the maximum angle change'); 0 = no clamp"},
-      {"limits", ParamType::kString, "clamp",
-       "joint limits inside the loop: 'clamp' (take the step, clamp q into the box) or 'freeze' "
-       "(Baerlocher & Boulic 2004 clamping loop: DOFs whose step would cross a limit are put on the "
-       "limit, removed, and the step re-solved without them)"},
-      {"jacobian", ParamType::kString, default_jacobian,
-       "orientation rows of J: 'geometric' (angular velocity, Buss 2004) or 'exact' (derivative of the "
-       "log(R_target R^T) residual, Jr^-1(e) times the geometric rows)"},
-  };
-  if (with_null_space) {
-    out.push_back({"null_gain", ParamType::kDouble, "0",
-                   "null-space secondary objective (Liegeois 1977 gradient projection): dq += (I - J^+ J) z with "
-                   "z = null_gain * W^-1 (c_target - c), c = joint coordinates; a fraction of the distance per "
-                   "iteration in [0, 1]; 0 = off"});
-    out.push_back({"null_target", ParamType::kString, "mid",
-                   "target of the null-space pull: 'mid' (middle of finite limits, 0 elsewhere) or 'rest' "
-                   "(the zero pose, clamped into the limits)"});
-  }
-  return out;
-}
-
-CommonParams parseCommon(const std::string& solver, const Params& p, bool with_null_space) {
-  CommonParams c;
-  c.max_step = p.getDouble("max_step");
-  if (!(c.max_step >= 0.0)) throw SpecError(fmt::format("{}: max_step must be >= 0 (0 = no clamp)", solver));
-  const std::string& lim = p.getString("limits");
-  if (lim == "clamp") {
-    c.limits = LimitMode::kClamp;
-  } else if (lim == "freeze") {
-    c.limits = LimitMode::kFreeze;
-  } else {
-    throw SpecError(fmt::format("{}: limits='{}' must be 'clamp' or 'freeze'", solver, lim));
-  }
-  const std::string& jac = p.getString("jacobian");
-  if (jac == "geometric") {
-    c.jacobian_mode = JacobianMode::kGeometric;
-  } else if (jac == "exact") {
-    c.jacobian_mode = JacobianMode::kExactResidual;
-  } else {
-    throw SpecError(fmt::format("{}: jacobian='{}' must be 'geometric' or 'exact'", solver, jac));
-  }
-  if (with_null_space) {
-    c.null_gain = p.getDouble("null_gain");
-    if (!(c.null_gain >= 0.0 && c.null_gain <= 1.0))
-      throw SpecError(fmt::format("{}: null_gain must be in [0, 1]", solver));
-    const std::string& t = p.getString("null_target");
-    if (t != "mid" && t != "rest")
-      throw SpecError(fmt::format("{}: null_target='{}' must be 'mid' or 'rest'", solver, t));
-    c.null_to_rest = t == "rest";
-  }
-  return c;
-}
 
 void clampMaxAbs(Eigen::VectorXd& v, double d) {
   if (d <= 0.0 || v.size() == 0) return;
@@ -94,6 +38,7 @@ void JacobianSolver::setup(const Problem& problem) {
     return;
   }
   setup_model_ = problem.model;
+  freeze_ = jopt_.limits == LimitMode::kFreeze || (jopt_.limits == LimitMode::kAuto && m < nv);
   // resize() is a no-op when the size is unchanged, so repeated solves of the
   // same problem shape do not allocate here either.
   m_ = m;
@@ -124,9 +69,9 @@ void JacobianSolver::setup(const Problem& problem) {
   }
   for (int v = 0; v < nv; ++v) {
     const bool finite = std::isfinite(lo[v]) && std::isfinite(hi[v]);
-    null_target_[v] = common_.null_to_rest ? std::clamp(0.0, lo[v], hi[v]) : (finite ? 0.5 * (lo[v] + hi[v]) : 0.0);
+    null_target_[v] = null_.null_target == NullTarget::kRest ? std::clamp(0.0, lo[v], hi[v]) : (finite ? 0.5 * (lo[v] + hi[v]) : 0.0);
   }
-  if (common_.null_gain > 0.0) {
+  if (null_.null_gain > 0.0) {
     const bool small_m = m <= nv;
     const int n = small_m ? m : nv;
     Eigen::MatrixXd& A = small_m ? null_Am_ : null_An_;
@@ -151,7 +96,7 @@ void JacobianSolver::solveImpl(const Problem& problem, Eigen::VectorXd& q, Solve
 void JacobianSolver::weightJacobian(const Eigen::MatrixXd& J) {
   // With unit weights Jw = J: read J in place unless the freeze loop will
   // zero columns of Jw (saves a copy of J per iteration).
-  if (unit_weights_ && common_.limits != LimitMode::kFreeze) {
+  if (unit_weights_ && !freeze_) {
     jw_used_ = &J;
     return;
   }
@@ -165,8 +110,8 @@ void JacobianSolver::weightJacobian(const Eigen::MatrixXd& J) {
 
 bool JacobianSolver::computeStep(const Model& model, const Eigen::VectorXd& q, const Eigen::MatrixXd& J,
                                  const Eigen::VectorXd& r, std::string* why) {
-  const bool freeze = common_.limits == LimitMode::kFreeze;
-  const bool null_space = common_.null_gain > 0.0 && supportsNullSpace();
+  const bool freeze = freeze_;
+  const bool null_space = null_.null_gain > 0.0 && supportsNullSpace();
   if (freeze) {
     std::fill(frozen_.begin(), frozen_.end(), 0);
     fixed_.setZero();
@@ -184,7 +129,7 @@ bool JacobianSolver::computeStep(const Model& model, const Eigen::VectorXd& q, c
       // Gradient projection (Liegeois 1977): dqw += (I - Jw^# Jw) zw, where
       // zw = S * gain * (c_target - c) is the scaled descent direction of
       // H = 1/2 |c - c_target|^2 (W^-1 weighted in dq, as the main step).
-      zw_ = common_.null_gain * s_.cwiseProduct(null_target_ - coords_);
+      zw_ = null_.null_gain * s_.cwiseProduct(null_target_ - coords_);
       if (freeze)
         for (int v = 0; v < nv_; ++v)
           if (frozen_[v]) zw_[v] = 0.0;
@@ -241,7 +186,7 @@ void JacobianSolver::projectNull() {
   } else {
     A.noalias() = jw().transpose() * jw();
   }
-  const double eps = 1e-10 * std::max(A.trace() / A.rows(), 1e-300);
+  const double eps = 1e-10 * std::max(A.trace() / A.rows(), kTinyDivisor);
   A.diagonal().array() += eps;
   Eigen::LLT<Eigen::MatrixXd>& llt = small_m ? null_llt_m_ : null_llt_n_;
   llt.compute(A);
@@ -272,7 +217,7 @@ double JacobianSolver::takeStep(const Model& model, const Eigen::VectorXd& q) {
       before2 += dq[v] * dq[v];
       amax = std::max(amax, std::abs(dq[v]));
     }
-    const double d = common_.max_step;
+    const double d = jopt_.max_step;
     const bool scale = d > 0.0 && amax > d;
     const double f = scale ? d / amax : 1.0;
     double step2 = 0.0;
@@ -293,7 +238,7 @@ double JacobianSolver::takeStep(const Model& model, const Eigen::VectorXd& q) {
     return step;
   }
   const double before = dq_.norm();
-  clampMaxAbs(dq_, common_.max_step);
+  clampMaxAbs(dq_, jopt_.max_step);
   const double step = dq_.norm();
   clamp_factor_ = before > 0.0 ? step / before : 1.0;
   integrate(model, q, dq_, q_next_);
@@ -307,7 +252,7 @@ double JacobianSolver::takeStep(const Model& model, const Eigen::VectorXd& q) {
 
 bool JacobianSolver::iterate(SolveContext& ctx, Eigen::VectorXd& q, GoalErrors& e) {
   const Model& model = ctx.model();
-  const Eigen::MatrixXd& J = ctx.jacobian(common_.jacobian_mode);
+  const Eigen::MatrixXd& J = ctx.jacobian(jopt_.jacobian);
   weightJacobian(J);
   std::string why;  // empty: no allocation unless a failure is reported
   if (!computeStep(model, q, J, ctx.data().residual, &why)) {
@@ -329,83 +274,145 @@ bool JacobianSolver::iterate(SolveContext& ctx, Eigen::VectorXd& q, GoalErrors& 
 
 }  // namespace jacobian
 
+namespace {
+
+// The keys every Jacobian backend accepts, and the null-space keys.
+const OptionsBinding<JacobianOptions>& jacobianBinding() {
+  static const OptionsBinding<JacobianOptions> b = [] {
+    OptionsBinding<JacobianOptions> x;
+    x.real("max_step", &JacobianOptions::max_step, Range::atLeast(0), "rad or m",
+           "clamp on the largest joint change per iteration, dq <- dq * min(1, max_step / max|dq_i|) (Buss 2004, "
+           "'clamping the maximum angle change'); 0 = no clamp");
+    x.choice("limits", &JacobianOptions::limits, kLimitModeNames,
+             "joint limits inside the loop: 'clamp' (take the step, clamp q into the box), 'freeze' (Baerlocher & "
+             "Boulic 2004 clamping loop: DOFs whose step would cross a limit are put on the limit, removed, and the "
+             "step re-solved without them), or 'auto' (freeze when the goals have fewer rows than the model has "
+             "DOFs, clamp otherwise)");
+    x.choice("jacobian", &JacobianOptions::jacobian, kJacobianModeNames,
+             "orientation rows of J: 'geometric' (angular velocity, Buss 2004) or 'exact' (derivative of the "
+             "log(R_target R^T) residual, Jr^-1(e) times the geometric rows)");
+    return x;
+  }();
+  return b;
+}
+
+const OptionsBinding<NullSpaceOptions>& nullSpaceBinding() {
+  static const OptionsBinding<NullSpaceOptions> b = [] {
+    OptionsBinding<NullSpaceOptions> x;
+    x.real("null_gain", &NullSpaceOptions::null_gain, Range::closed(0, 1), "1",
+           "null-space secondary objective (Liegeois 1977 gradient projection): dq += (I - J^+ J) z with z = "
+           "null_gain * W^-1 (c_target - c), c = joint coordinates; a fraction of the distance per iteration; 0 = off");
+    x.choice("null_target", &NullSpaceOptions::null_target, kNullTargetNames,
+             "target of the null-space pull: 'mid' (middle of finite limits, 0 elsewhere) or 'rest' (the zero pose, "
+             "clamped into the limits)");
+    return x;
+  }();
+  return b;
+}
+
+// A backend's own keys first, then the shared ones.
+template <typename O>
+OptionsBinding<O> withJacobianKeys(OptionsBinding<O> own) {
+  own.inherit(jacobianBinding());
+  if constexpr (std::is_base_of_v<NullSpaceOptions, O>) own.inherit(nullSpaceBinding());
+  return own;
+}
+
+}  // namespace
+
 void registerJacobianSolvers(Registry& registry) {
-  using jacobian::commonParamSpecs;
-  auto with = [](std::vector<ParamSpec> own, double max_step, bool null_space, const char* jac = "geometric") {
-    for (ParamSpec& p : commonParamSpecs(max_step, null_space, jac)) own.push_back(std::move(p));
-    return own;
-  };
-  registry.add({"jt",
-                "Jacobian transpose (gradient descent), dq = alpha J^T e with Buss's step "
-                "alpha = <e, J J^T e> / |J J^T e|^2 or a fixed alpha (Buss 2004, sec. 4)",
-                with({{"alpha", ParamType::kDouble, "0",
-                       "step size [rad/m^2]; 0 = Buss's optimal step for the linearised residual"}},
-                     0.5, false),
-                jacobian::makeJt});
-  registry.add({"gd-momentum",
-                "gradient descent with Nesterov momentum, v <- beta v + step J^T e, dq = beta v + step J^T e "
-                "(Nesterov 1983; Sutskever et al. 2013 form; adaptive restart O'Donoghue & Candes 2015)",
-                with({{"step", ParamType::kDouble, "0",
-                       "gradient step [rad/m^2]; 0 = 1/|J|_F^2 every iteration (1/L, L bounds the curvature)"},
-                      {"beta", ParamType::kDouble, "0.9", "momentum coefficient in [0, 1)"},
-                      {"restart", ParamType::kBool, "true",
-                       "zero the momentum when the residual grows (O'Donoghue & Candes 2015)"}},
-                     0.5, false),
-                jacobian::makeGdMomentum});
-  registry.add({"pinv",
-                "pseudoinverse by SVD, dq = sum_{s_i > rcond s_max} v_i u_i^T e / s_i (Buss 2004, sec. 5)",
-                with({{"rcond", ParamType::kDouble, "1e-3",
-                       "relative singular-value cutoff: s_i <= rcond * s_max are treated as 0"}},
-                     0.5, true),
-                jacobian::makePinv});
-  registry.add({"gn",
-                "Gauss-Newton on the normal equations: (J^T J) dq = J^T e (m >= nv) or the minimum-norm "
-                "dq = J^T (J J^T)^-1 e (m < nv); numerical-failure when singular (Nocedal & Wright 2006, "
-                "sec. 10.3)",
-                with({{"rcond_min", ParamType::kDouble, "1e-12",
-                       "reciprocal condition number of the normal matrix below which the step is refused "
-                       "(status numerical-failure)"}},
-                     0.5, false, "exact"),
-                jacobian::makeGn});
-  registry.add({"dls",
-                "damped least squares, fixed damping: dq = J^T (J J^T + lambda^2 I)^-1 e (Buss 2004, eq. 11)",
-                with({{"lambda", ParamType::kDouble, "0.05", "damping factor lambda [m], >= 0"}}, 0.5, true),
-                jacobian::makeDls});
-  registry.add(
-      {"dls-adaptive",
-       "damped least squares with adaptive damping lambda^2 = lambda_max^2 (1 - (s_min/epsilon)^2) near "
-       "singularities (Nakamura & Hanafusa 1986; Chiaverini et al. 1994) + err_gain |e|^2 (Sugihara 2011)",
-       with({{"mode", ParamType::kString, "both", "'sv' (singular-value term), 'error' (error term) or 'both'"},
-             {"lambda_max", ParamType::kDouble, "0.1", "largest singular-value damping lambda_max [m]"},
-             {"epsilon", ParamType::kDouble, "0.1",
-              "singular region: damping applies while the smallest singular value s_min < epsilon [m]"},
-             {"err_gain", ParamType::kDouble, "0.5", "error term err_gain * |e|^2 [1] (Sugihara's E = 1/2 |e|^2)"},
-             {"lambda_min", ParamType::kDouble, "1e-3", "damping floor lambda_min [m] (Sugihara's w_bar)"}},
-            0.5, true),
-       jacobian::makeDlsAdaptive});
-  registry.add({"dls-marquardt",
-                "damped least squares with Marquardt scaling, (J^T J + lambda diag(J^T J)) d = J^T e, "
-                "q += relax d (Marquardt 1963)",
-                with({{"lambda", ParamType::kDouble, "0.1", "relative damping lambda [1], > 0"},
-                      {"relax", ParamType::kDouble, "1", "relaxation factor on the step, in (0, 2)"}},
-                     0.5, true),
-                jacobian::makeDlsMarquardt});
-  registry.add({"lm",
-                "Levenberg-Marquardt with accept/reject by gain ratio and mu up/down (Levenberg 1944; "
-                "Marquardt 1963; Madsen, Nielsen & Tingleff 2004, Algorithm 3.16)",
-                with({{"tau", ParamType::kDouble, "1e-3", "initial mu = tau * max diag(J^T J)"},
-                      {"mu_min", ParamType::kDouble, "1e-12", "floor on mu [m^2]"},
-                      {"gtol", ParamType::kDouble, "1e-10",
-                       "stop (stalled, local minimum) when |J^T e|_inf <= gtol [m^2] (Madsen et al. eps_1)"}},
-                     0.5, false, "exact"),
-                jacobian::makeLm});
-  registry.add({"sdls",
-                "selectively damped least squares: per singular value clamp gamma_i = min(1, N_i/M_i) "
-                "gamma_max (Buss & Kim 2005)",
-                with({{"gamma_max", ParamType::kDouble, "0.785398163397448",
-                       "largest joint change per iteration gamma_max [rad] (pi/4 in Buss & Kim)"}},
-                     0.0, false),
-                jacobian::makeSdls});
+  using namespace jacobian;
+  {
+    OptionsBinding<JtOptions> b;
+    b.real("alpha", &JtOptions::alpha, Range::atLeast(0), "rad/m^2",
+           "step size; 0 = Buss's optimal step for the linearised residual");
+    registry.add(solverInfo("jt",
+                            "Jacobian transpose (gradient descent), dq = alpha J^T e with Buss's step "
+                            "alpha = <e, J J^T e> / |J J^T e|^2 or a fixed alpha (Buss 2004, sec. 4)",
+                            withJacobianKeys(b), makeJt));
+  }
+  {
+    OptionsBinding<GdMomentumOptions> b;
+    b.real("step", &GdMomentumOptions::step, Range::atLeast(0), "rad/m^2",
+           "gradient step; 0 = 1/|J|_F^2 every iteration (1/L, L bounds the curvature)");
+    b.real("beta", &GdMomentumOptions::beta, Range::halfOpen(0, 1), "1", "momentum coefficient");
+    b.flag("restart", &GdMomentumOptions::restart, "zero the momentum when the residual grows (O'Donoghue & Candes 2015)");
+    registry.add(solverInfo("gd-momentum",
+                            "gradient descent with Nesterov momentum, v <- beta v + step J^T e, dq = beta v + step J^T e "
+                            "(Nesterov 1983; Sutskever et al. 2013 form; adaptive restart O'Donoghue & Candes 2015)",
+                            withJacobianKeys(b), makeGdMomentum));
+  }
+  {
+    OptionsBinding<PinvOptions> b;
+    b.real("rcond", &PinvOptions::rcond, Range::halfOpen(0, 1), "1",
+           "relative singular-value cutoff: s_i <= rcond * s_max are treated as 0");
+    registry.add(solverInfo("pinv",
+                            "pseudoinverse by SVD, dq = sum_{s_i > rcond s_max} v_i u_i^T e / s_i (Buss 2004, sec. 5)",
+                            withJacobianKeys(b), makePinv));
+  }
+  {
+    OptionsBinding<GnOptions> b;
+    b.real("rcond_min", &GnOptions::rcond_min, Range::halfOpen(0, 1), "1",
+           "reciprocal condition number of the normal matrix below which the step is refused (status "
+           "numerical-failure)");
+    registry.add(solverInfo("gn",
+                            "Gauss-Newton on the normal equations: (J^T J) dq = J^T e (m >= nv) or the minimum-norm "
+                            "dq = J^T (J J^T)^-1 e (m < nv); numerical-failure when singular (Nocedal & Wright 2006, "
+                            "sec. 10.3)",
+                            withJacobianKeys(b), makeGn));
+  }
+  {
+    OptionsBinding<DlsOptions> b;
+    b.real("lambda", &DlsOptions::lambda, Range::atLeast(0), "m", "damping factor lambda");
+    registry.add(solverInfo(
+        "dls", "damped least squares, fixed damping: dq = J^T (J J^T + lambda^2 I)^-1 e (Buss 2004, eq. 11)",
+        withJacobianKeys(b), makeDls));
+  }
+  {
+    OptionsBinding<DlsAdaptiveOptions> b;
+    b.choice("mode", &DlsAdaptiveOptions::mode, kAdaptiveDampingNames,
+             "'sv' (singular-value term), 'error' (error term) or 'both'");
+    b.real("lambda_max", &DlsAdaptiveOptions::lambda_max, Range::atLeast(0), "m", "largest singular-value damping lambda_max");
+    b.real("epsilon", &DlsAdaptiveOptions::epsilon, Range::above(0), "m",
+           "singular region: damping applies while the smallest singular value s_min < epsilon");
+    b.real("err_gain", &DlsAdaptiveOptions::err_gain, Range::atLeast(0), "1",
+           "error term err_gain * |e|^2 (Sugihara's E = 1/2 |e|^2)");
+    b.real("lambda_min", &DlsAdaptiveOptions::lambda_min, Range::atLeast(0), "m", "damping floor lambda_min (Sugihara's w_bar)");
+    registry.add(solverInfo(
+        "dls-adaptive",
+        "damped least squares with adaptive damping lambda^2 = lambda_max^2 (1 - (s_min/epsilon)^2) near "
+        "singularities (Nakamura & Hanafusa 1986; Chiaverini et al. 1994) + err_gain |e|^2 (Sugihara 2011)",
+        withJacobianKeys(b), makeDlsAdaptive));
+  }
+  {
+    OptionsBinding<DlsMarquardtOptions> b;
+    b.real("lambda", &DlsMarquardtOptions::lambda, Range::above(0), "1", "relative damping lambda");
+    b.real("relax", &DlsMarquardtOptions::relax, Range::open(0, 2), "1", "relaxation factor on the step");
+    registry.add(solverInfo("dls-marquardt",
+                            "damped least squares with Marquardt scaling, (J^T J + lambda diag(J^T J)) d = J^T e, "
+                            "q += relax d (Marquardt 1963)",
+                            withJacobianKeys(b), makeDlsMarquardt));
+  }
+  {
+    OptionsBinding<LmOptions> b;
+    b.real("tau", &LmOptions::tau, Range::above(0), "1", "initial mu = tau * max diag(J^T J)");
+    b.real("mu_min", &LmOptions::mu_min, Range::atLeast(0), "m^2", "floor on mu");
+    b.real("gtol", &LmOptions::gtol, Range::atLeast(0), "m^2",
+           "stop (stalled, local minimum) when |J^T e|_inf <= gtol (Madsen et al. eps_1)");
+    registry.add(solverInfo("lm",
+                            "Levenberg-Marquardt with accept/reject by gain ratio and mu up/down (Levenberg 1944; "
+                            "Marquardt 1963; Madsen, Nielsen & Tingleff 2004, Algorithm 3.16)",
+                            withJacobianKeys(b), makeLm));
+  }
+  {
+    OptionsBinding<SdlsOptions> b;
+    b.real("gamma_max", &SdlsOptions::gamma_max, Range::above(0), "rad",
+           "largest joint change per iteration gamma_max (pi/4 in Buss & Kim)");
+    registry.add(solverInfo("sdls",
+                            "selectively damped least squares: per singular value clamp gamma_i = min(1, N_i/M_i) "
+                            "gamma_max (Buss & Kim 2005)",
+                            withJacobianKeys(b), makeSdls));
+  }
 }
 
 }  // namespace ikbench

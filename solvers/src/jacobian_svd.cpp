@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "ikbench/core/numeric.h"
 #include "jacobian_common.h"
 
 namespace ikbench::jacobian {
@@ -23,8 +24,7 @@ using Svd = Eigen::JacobiSVD<Eigen::MatrixXd>;
 // finite at singularities.
 class PinvSolver final : public JacobianSolver {
  public:
-  explicit PinvSolver(const Params& p) : JacobianSolver("pinv", parseCommon("pinv", p, true)), rcond_(p.getDouble("rcond")) {
-    if (!(rcond_ >= 0.0 && rcond_ < 1.0)) throw SpecError("pinv: rcond must be in [0, 1)");
+  explicit PinvSolver(const PinvOptions& o) : JacobianSolver("pinv", o, o), rcond_(o.rcond) {
   }
 
  protected:
@@ -41,7 +41,7 @@ class PinvSolver final : public JacobianSolver {
     }
     // s is sorted decreasingly; an all-zero Jacobian gives threshold 0 and
     // the strict '>' below then drops every direction.
-    threshold_ = s.size() > 0 ? std::max(rcond_ * s[0], 1e-300) : 0.0;
+    threshold_ = s.size() > 0 ? std::max(rcond_ * s[0], kTinyDivisor) : 0.0;
     return true;
   }
   void apply(const Eigen::MatrixXd&, const Eigen::VectorXd& rhs, Eigen::VectorXd& dqw) override {
@@ -71,8 +71,7 @@ class PinvSolver final : public JacobianSolver {
 // gets the minimum-norm answer 0 in the m >= nv form.
 class GnSolver final : public JacobianSolver {
  public:
-  explicit GnSolver(const Params& p) : JacobianSolver("gn", parseCommon("gn", p, false)), rcond_min_(p.getDouble("rcond_min")) {
-    if (!(rcond_min_ >= 0.0 && rcond_min_ < 1.0)) throw SpecError("gn: rcond_min must be in [0, 1)");
+  explicit GnSolver(const GnOptions& o) : JacobianSolver("gn", o), rcond_min_(o.rcond_min) {
   }
 
  protected:
@@ -153,9 +152,7 @@ class GnSolver final : public JacobianSolver {
 // With DOF weights everything runs in the scaled coordinates dqw.
 class SdlsSolver final : public JacobianSolver {
  public:
-  explicit SdlsSolver(const Params& p)
-      : JacobianSolver("sdls", parseCommon("sdls", p, false)), gamma_max_(p.getDouble("gamma_max")) {
-    if (!(gamma_max_ > 0.0)) throw SpecError("sdls: gamma_max must be > 0 [rad]");
+  explicit SdlsSolver(const SdlsOptions& o) : JacobianSolver("sdls", o), gamma_max_(o.gamma_max) {
   }
 
  protected:
@@ -182,7 +179,7 @@ class SdlsSolver final : public JacobianSolver {
     }
     const Eigen::MatrixXd& U = svd_.matrixU();
     const Eigen::MatrixXd& V = svd_.matrixV();
-    cutoff_ = s.size() > 0 ? std::max(1e-12 * s[0], 1e-300) : 0.0;
+    cutoff_ = s.size() > 0 ? std::max(1e-12 * s[0], kTinyDivisor) : 0.0;
     for (int i = 0; i < gamma_.size(); ++i) {
       if (!(s[i] > cutoff_)) {
         gamma_[i] = 0.0;
@@ -219,8 +216,8 @@ class SdlsSolver final : public JacobianSolver {
 
 }  // namespace
 
-std::unique_ptr<Solver> makePinv(const Params& p) { return std::make_unique<PinvSolver>(p); }
-std::unique_ptr<Solver> makeGn(const Params& p) { return std::make_unique<GnSolver>(p); }
-std::unique_ptr<Solver> makeSdls(const Params& p) { return std::make_unique<SdlsSolver>(p); }
+std::unique_ptr<Solver> makePinv(const PinvOptions& o) { return std::make_unique<PinvSolver>(o); }
+std::unique_ptr<Solver> makeGn(const GnOptions& o) { return std::make_unique<GnSolver>(o); }
+std::unique_ptr<Solver> makeSdls(const SdlsOptions& o) { return std::make_unique<SdlsSolver>(o); }
 
 }  // namespace ikbench::jacobian

@@ -53,6 +53,7 @@
 #include <numbers>
 
 #include "ikbench/kinematics/config.h"
+#include "ikbench/solvers/library_options.h"
 #include "ikbench/solvers/registry.h"
 #include "ikbench/solvers/solver.h"
 #include "kdl_chain.h"
@@ -173,12 +174,8 @@ enum class KdlMethod { kLma, kNrJl };
 
 class KdlSolver final : public Solver, private HookedFk::Hook {
  public:
-  KdlSolver(const Params& p, KdlMethod method) : method_(method) {
-    if (method == KdlMethod::kLma) {
-      rot_weight_ = p.getDouble("rot_weight");
-      if (!(rot_weight_ > 0.0)) throw SpecError("kdl-lma: rot_weight must be > 0");
-    }
-  }
+  explicit KdlSolver(const KdlLmaOptions& o) : method_(KdlMethod::kLma), rot_weight_(o.rot_weight) {}
+  explicit KdlSolver(const KdlNrJlOptions&) : method_(KdlMethod::kNrJl) {}
 
   bool supports(const Problem& problem, std::string* why) const override {
     const char* name = method_ == KdlMethod::kLma ? "kdl-lma" : "kdl-nr-jl";
@@ -349,13 +346,9 @@ class KdlSolver final : public Solver, private HookedFk::Hook {
     for (int k = 0; k < kq_out_.rows(); ++k) {
       double a = kq_out_(k);
       const int j = chain_->joints[k], v = chain_->v_index[k];
-      if (model.type(j) == JointType::kRevolute) {
-        const double lo = model.lowerLimits()[v], hi = model.upperLimits()[v];
-        constexpr double two_pi = 2.0 * std::numbers::pi;
-        if (a < lo && std::isfinite(lo)) a += two_pi * std::ceil((lo - a) / two_pi);
-        if (a > hi && std::isfinite(hi)) a -= two_pi * std::ceil((a - hi) / two_pi);
-        if (a < lo || a > hi) a = kq_out_(k);  // no equivalent angle inside: leave to the clamp
-      }
+      // No equivalent angle inside: left to the clamp below.
+      if (model.type(j) == JointType::kRevolute)
+        a = wrapAngleIntoLimits(a, model.lowerLimits()[v], model.upperLimits()[v]);
       q[chain_->q_index[k]] = a;
     }
     // LMA knows no limits: clamp what is still outside (prismatic joints,
@@ -416,18 +409,20 @@ class KdlSolver final : public Solver, private HookedFk::Hook {
 }  // namespace
 
 void registerKdlSolvers(Registry& registry) {
-  registry.add({"kdl-lma",
-                "Orocos KDL ChainIkSolverPos_LMA, Levenberg-Marquardt with task weights (1,1,1,w,w,w) (KDL 1.5)",
-                {{"rot_weight", ParamType::kDouble, "1",
-                  "task-space weight w of the rotation rows, L = diag(1,1,1,w,w,w); KDL's own default is 0.01, which "
-                  "with its eps = 1e-5 accepts rotation errors up to 1e-3 rad. eps = min(position_tolerance, "
-                  "w * orientation_tolerance)"}},
-                [](const Params& p) { return std::make_unique<KdlSolver>(p, KdlMethod::kLma); }});
-  registry.add({"kdl-nr-jl",
-                "Orocos KDL ChainIkSolverPos_NR_JL with ChainIkSolverVel_pinv: Newton-Raphson with joint-limit "
-                "clamping (KDL 1.5)",
-                {},
-                [](const Params& p) { return std::make_unique<KdlSolver>(p, KdlMethod::kNrJl); }});
+  OptionsBinding<KdlLmaOptions> lma;
+  lma.real("rot_weight", &KdlLmaOptions::rot_weight, Range::above(0), "m/rad",
+           "task-space weight w of the rotation rows, L = diag(1,1,1,w,w,w); KDL's own default is 0.01, which with "
+           "its eps = 1e-5 accepts rotation errors up to 1e-3 rad. eps = min(position_tolerance, w * "
+           "orientation_tolerance)");
+  registry.add(solverInfo("kdl-lma",
+                          "Orocos KDL ChainIkSolverPos_LMA, Levenberg-Marquardt with task weights (1,1,1,w,w,w) (KDL "
+                          "1.5)",
+                          lma, [](const KdlLmaOptions& o) { return std::make_unique<KdlSolver>(o); }));
+  registry.add(solverInfo("kdl-nr-jl",
+                          "Orocos KDL ChainIkSolverPos_NR_JL with ChainIkSolverVel_pinv: Newton-Raphson with "
+                          "joint-limit clamping (KDL 1.5)",
+                          OptionsBinding<KdlNrJlOptions>{},
+                          [](const KdlNrJlOptions& o) { return std::make_unique<KdlSolver>(o); }));
 }
 
 }  // namespace ikbench

@@ -5,18 +5,22 @@
 #include <algorithm>
 
 namespace ikbench {
+namespace {
 
-const std::vector<ParamSpec>& Registry::commonParams() {
-  static const std::vector<ParamSpec> common = {
-      {"restarts", ParamType::kInt, "0",
-       "random restarts from seeded random configurations within limits after an attempt fails "
-       "(stall, cap, or numerical failure), until the budget ends"},
-      {"budget_us", ParamType::kDouble, "-1",
-       "wall-clock budget of the whole solve in microseconds (restarts included); -1 keeps the run's setting, 0 = none"},
-      {"max_iters", ParamType::kInt, "-1", "iteration cap per attempt; -1 keeps the run's setting"},
-  };
-  return common;
+bool isCommonKey(std::string_view key) {
+  for (const ParamInfo& p : commonSpecBinding().params())
+    if (p.name == key) return true;
+  return false;
 }
+
+void checkName(std::string_view name, const char* what) {
+  if (name.empty() || name.find_first_of(":,={} \t") != std::string_view::npos)
+    throw SpecError(fmt::format("{} name '{}' must be non-empty without ':', ',', '=', braces or blanks", what, name));
+}
+
+}  // namespace
+
+std::vector<ParamInfo> Registry::commonParams() { return commonSpecBinding().params(); }
 
 Registry& Registry::global() {
   static Registry* registry = [] {
@@ -25,28 +29,55 @@ Registry& Registry::global() {
     registerGeometricSolvers(*r);
     registerCeresSolvers(*r);
     registerKdlSolvers(*r);
+    registerAnalyticIkSolvers(*r);
+    registerPresets(*r);
     return r;
   }();
   return *registry;
 }
 
+const SolverInfo* Registry::findLocked(std::string_view name) const {
+  for (const SolverInfo& i : infos_)
+    if (i.name == name) return &i;
+  return nullptr;
+}
+
+const PresetInfo* Registry::findPresetLocked(std::string_view name) const {
+  for (const PresetInfo& p : presets_)
+    if (p.name == name) return &p;
+  return nullptr;
+}
+
 void Registry::add(SolverInfo info) {
+  checkName(info.name, "solver");
+  if (!info.factory || !info.resolve)
+    throw SpecError(fmt::format("solver '{}' has no factory (use solverInfo())", info.name));
+  for (const ParamInfo& p : info.params)
+    if (isCommonKey(p.name))
+      throw SpecError(fmt::format("solver '{}': parameter '{}' clashes with a common key", info.name, p.name));
   std::lock_guard lock(mutex_);
-  if (info.name.empty() || info.name.find_first_of(":,= \t") != std::string::npos)
-    throw SpecError(fmt::format("solver name '{}' must be non-empty without ':', ',', '=' or blanks", info.name));
-  if (!info.factory) throw SpecError(fmt::format("solver '{}' has no factory", info.name));
-  for (const auto& existing : infos_)
-    if (existing.name == info.name) throw SpecError(fmt::format("solver '{}' is already registered", info.name));
-  for (const ParamSpec& p : info.params)
-    for (const ParamSpec& c : commonParams())
-      if (p.name == c.name)
-        throw SpecError(fmt::format("solver '{}': parameter '{}' clashes with a common key", info.name, p.name));
+  if (findLocked(info.name) || findPresetLocked(info.name))
+    throw SpecError(fmt::format("solver '{}' is already registered", info.name));
   infos_.push_back(std::move(info));
+}
+
+void Registry::addPreset(PresetInfo preset) {
+  checkName(preset.name, "preset");
+  {
+    std::lock_guard lock(mutex_);
+    if (findLocked(preset.name) || findPresetLocked(preset.name))
+      throw SpecError(fmt::format("preset '{}': the name is already registered", preset.name));
+  }
+  const SolverSpec spec = parse(preset.spec);  // must name a backend and parse
+  if (!spec.preset.empty())
+    throw SpecError(fmt::format("preset '{}': its spec '{}' names another preset", preset.name, preset.spec));
+  std::lock_guard lock(mutex_);
+  presets_.push_back(std::move(preset));
 }
 
 bool Registry::contains(std::string_view name) const {
   std::lock_guard lock(mutex_);
-  return std::any_of(infos_.begin(), infos_.end(), [&](const SolverInfo& i) { return i.name == name; });
+  return findLocked(name) != nullptr || findPresetLocked(name) != nullptr;
 }
 
 std::vector<SolverInfo> Registry::list() const {
@@ -56,37 +87,73 @@ std::vector<SolverInfo> Registry::list() const {
   return out;
 }
 
-std::unique_ptr<Solver> Registry::create(std::string_view spec) const {
-  std::string name;
+std::vector<PresetInfo> Registry::presets() const {
+  std::lock_guard lock(mutex_);
+  std::vector<PresetInfo> out = presets_;
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
+  return out;
+}
+
+SolverSpec Registry::parse(std::string_view text) const {
+  SolverSpec spec;
   std::map<std::string, std::string> given;
-  parseSpec(spec, &name, &given);
+  parseSpecText(text, &spec.name, &given);
+  spec.text = std::string(text);
+  spec.text.erase(0, spec.text.find_first_not_of(" \t"));
+  spec.text.erase(spec.text.find_last_not_of(" \t") + 1);
+  if (spec.text.find_first_of("{}") != std::string::npos)
+    throw SpecError(fmt::format("solver spec '{}' is a grid: expand it first (ikbench run expands grids)", spec.text));
   SolverInfo info;
   {
     std::lock_guard lock(mutex_);
-    auto it = std::find_if(infos_.begin(), infos_.end(), [&](const SolverInfo& i) { return i.name == name; });
-    if (it == infos_.end()) {
+    if (const PresetInfo* preset = findPresetLocked(spec.name)) {
+      // A preset's keys first, the spec's own keys override them.
+      std::map<std::string, std::string> base;
+      parseSpecText(preset->spec, &spec.name, &base);
+      for (auto& [k, v] : given) base[k] = v;
+      given = std::move(base);
+      spec.preset = preset->name;
+    }
+    const SolverInfo* found = findLocked(spec.name);
+    if (!found) {
       std::string known;
       for (const auto& i : infos_) known += (known.empty() ? "" : ", ") + i.name;
-      throw SpecError(fmt::format("unknown solver '{}' in spec '{}' (known: {})", name, spec, known));
+      for (const auto& p : presets_) known += (known.empty() ? "" : ", ") + p.name;
+      throw SpecError(fmt::format("unknown solver '{}' in spec '{}' (known: {})", spec.name, spec.text, known));
     }
-    info = *it;
+    info = *found;
   }
-  std::map<std::string, std::string> own, common;
-  for (const auto& [k, v] : given) {
-    const bool is_common = std::any_of(commonParams().begin(), commonParams().end(),
-                                       [&](const ParamSpec& c) { return c.name == k; });
-    (is_common ? common : own)[k] = v;
+  std::map<std::string, std::string> common;
+  for (auto& [k, v] : given) {
+    const bool own = std::any_of(info.params.begin(), info.params.end(), [&](const ParamInfo& p) { return p.name == k; });
+    if (!own && !isCommonKey(k)) {
+      std::string keys;
+      for (const ParamInfo& p : info.params) keys += (keys.empty() ? "" : ", ") + p.name;
+      for (const ParamInfo& p : commonParams()) keys += (keys.empty() ? "" : ", ") + p.name;
+      throw SpecError(
+          fmt::format("solver '{}' in spec '{}' has no parameter '{}' (known: {})", spec.name, spec.text, k, keys));
+    }
+    (own ? spec.given : common)[k] = v;
   }
-  std::vector<ParamSpec> all = info.params;
-  all.insert(all.end(), commonParams().begin(), commonParams().end());
-  Params checked(name, all, given);  // validates every key and value, with the full list of keys
-  Params own_params(name, info.params, own);
-  Params common_params(name, commonParams(), common);
-  std::unique_ptr<Solver> solver = info.factory(own_params);
-  std::string canonical(spec);
-  while (!canonical.empty() && (canonical.front() == ' ' || canonical.front() == '\t')) canonical.erase(0, 1);
-  while (!canonical.empty() && (canonical.back() == ' ' || canonical.back() == '\t')) canonical.pop_back();
-  solver->configure(canonical, common_params);
+  try {
+    spec.common = commonSpecBinding().parse(spec.name, common);
+    spec.parameters = info.resolve(spec.given);
+  } catch (const SpecError& e) {
+    throw SpecError(fmt::format("spec '{}': {}", spec.text, e.what()));
+  }
+  return spec;
+}
+
+std::unique_ptr<Solver> Registry::create(const SolverSpec& spec) const {
+  SolverInfo info;
+  {
+    std::lock_guard lock(mutex_);
+    const SolverInfo* found = findLocked(spec.name);
+    if (!found) throw SpecError(fmt::format("unknown solver '{}' in spec '{}'", spec.name, spec.text));
+    info = *found;
+  }
+  std::unique_ptr<Solver> solver = info.factory(spec);
+  solver->configure(spec.text, spec.common);
   return solver;
 }
 

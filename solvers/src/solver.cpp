@@ -2,9 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
+#include "ikbench/core/numeric.h"
 #include "ikbench/kinematics/config.h"
 #include "ikbench/kinematics/forward_kinematics.h"
 
@@ -55,8 +57,7 @@ bool SolveContext::begin(const Eigen::VectorXd& q, const GoalErrors& e) {
   best_iteration_ = 0;
   lowest_norm_ = e.finite() ? e.weighted_norm : std::numeric_limits<double>::infinity();
   best_q_ = q;
-  if (options_->record_trace)
-    summary_->trace.push_back({iteration_offset_, e.position, e.orientation, 0.0, 0.0, elapsedUs()});
+  if (options_->record_trace) record({iteration_offset_, e.position, e.orientation, 0.0, 0.0, elapsedUs(), q});
   if (!e.finite()) {
     stop(Status::kNumericalFailure, "non-finite error at the start configuration");
     return true;
@@ -75,8 +76,7 @@ bool SolveContext::endIteration(const Eigen::VectorXd& q, const GoalErrors& e, d
     best_q_ = q;  // same size as before: no allocation
   }
   if (options_->record_trace)
-    summary_->trace.push_back(
-        {iteration_offset_ + iteration_, e.position, e.orientation, step_norm, damping, elapsedUs()});
+    record({iteration_offset_ + iteration_, e.position, e.orientation, step_norm, damping, elapsedUs(), q});
   if (!e.finite() || !std::isfinite(step_norm)) {
     stop(Status::kNumericalFailure, fmt::format("non-finite error or step at iteration {}", iteration_));
     return true;
@@ -94,8 +94,8 @@ bool SolveContext::endIteration(const Eigen::VectorXd& q, const GoalErrors& e, d
                                        options_->stall_relative_improvement, k));
     return true;
   }
-  if (k > 0 && step_norm < 1e-14) {
-    stop(Status::kStalled, "step vanished (|dq| < 1e-14)");
+  if (k > 0 && step_norm < kVanishingStep) {
+    stop(Status::kStalled, fmt::format("step vanished (|dq| < {:g})", kVanishingStep));
     return true;
   }
   if (iteration_ >= options_->max_iterations) {
@@ -109,6 +109,21 @@ bool SolveContext::endIteration(const Eigen::VectorXd& q, const GoalErrors& e, d
   return false;
 }
 
+void SolveContext::addSolution(const Eigen::VectorXd& q) {
+  std::vector<Eigen::VectorXd>& c = *candidates_;
+  if (*candidate_count_ == c.size()) c.emplace_back();
+  c[(*candidate_count_)++] = q;  // same size as before: no allocation
+}
+
+void SolveContext::record(IterationRecord r) {
+  std::vector<IterationRecord>& t = summary_->trace;
+  if (t.size() < Summary::kMaxTraceRecords) {
+    t.push_back(std::move(r));
+  } else {
+    t.back() = std::move(r);  // keep the last state: the trace ends where the solve ended
+  }
+}
+
 void SolveContext::stop(Status status, std::string message) {
   status_ = status;
   message_ = std::move(message);
@@ -116,22 +131,17 @@ void SolveContext::stop(Status status, std::string message) {
 
 // ----------------------------------------------------------------- solver --
 
-void Solver::configure(std::string spec, const Params& common) {
+void Solver::configure(std::string spec, const CommonSpecOptions& common) {
+  std::string why;
+  if (!common.isValid(&why)) throw SpecError(fmt::format("solver '{}': {}", spec, why));
   spec_ = std::move(spec);
-  if (common.has("restarts")) restarts_ = common.getInt("restarts");
-  if (common.has("budget_us")) budget_us_ = common.getDouble("budget_us");
-  if (common.has("max_iters")) max_iters_ = common.getInt("max_iters");
-  if (restarts_ < 0) throw SpecError(fmt::format("solver '{}': restarts must be >= 0", spec_));
-  if (budget_us_ < 0.0 && common.has("budget_us") && budget_us_ != -1.0)
-    throw SpecError(fmt::format("solver '{}': budget_us must be >= 0", spec_));
-  if (common.has("max_iters") && max_iters_ < 1 && max_iters_ != -1)
-    throw SpecError(fmt::format("solver '{}': max_iters must be >= 1", spec_));
+  common_ = common;
 }
 
 SolverOptions Solver::effectiveOptions(const SolverOptions& base) const {
   SolverOptions o = base;
-  if (budget_us_ >= 0.0) o.time_budget_us = budget_us_;
-  if (max_iters_ >= 1) o.max_iterations = max_iters_;
+  if (common_.budget_us) o.time_budget_us = *common_.budget_us;
+  if (common_.max_iters) o.max_iterations = *common_.max_iters;
   return o;
 }
 
@@ -146,59 +156,111 @@ Summary Solver::solve(const Problem& problem, const SolverOptions& options, Eige
 
 Summary Solver::solve(const Problem& problem, Eigen::VectorXd& q, const SolverOptions& base_options) {
   const auto t0 = SolveContext::Clock::now();
+  auto finish = [&](Summary& s) -> Summary {
+    s.time_us = std::chrono::duration<double, std::micro>(SolveContext::Clock::now() - t0).count();
+    return std::move(s);
+  };
   Summary summary;
   const SolverOptions options = effectiveOptions(base_options);
-  std::string why;
-  if (!options.isValid(&why) || !problem.isValid(&why)) {
-    summary.status = Status::kInvalidInput;
-    summary.message = why;
-    return summary;
-  }
-  if (!isValidConfiguration(*problem.model, q, &why)) {
-    summary.status = Status::kInvalidInput;
-    summary.message = "start configuration: " + why;
-    return summary;
-  }
-  if (!supports(problem, &why)) {
-    summary.status = Status::kUnsupported;
-    summary.message = fmt::format("{}: {}", spec_, why);
-    return summary;
-  }
+  if (!validate(problem, q, options, &summary)) return finish(summary);
+
   const Model& model = *problem.model;
   if (data_model_ != &model || !data_) {
     data_ = std::make_unique<Data>(model);
     data_model_ = &model;
     data_model_owner_ = problem.model;  // keeps the pointer's identity valid
   }
-  if (options.record_trace) summary.trace.reserve(static_cast<size_t>(options.max_iterations) + 1);
+  // The trace grows as it goes: its size is bounded by kMaxTraceRecords,
+  // never reserved from a user-given iteration cap.
+  if (options.record_trace) summary.trace.reserve(std::min<size_t>(options.max_iterations + 1, 1024));
 
-  Rng rng(Rng::mix(options.seed, 0x1CB5EEDULL));
+  Rng rng(Rng::mix(options.seed, kRestartStreamSalt));
   SolveContext ctx;
   ctx.problem_ = &problem;
   ctx.options_ = &options;
   ctx.data_ = data_.get();
   ctx.summary_ = &summary;
   ctx.rng_ = &rng;
+  candidate_count_ = 0;
+  ctx.candidates_ = &candidates_;
+  ctx.candidate_count_ = &candidate_count_;
   ctx.start_ = t0;
   ctx.deadline_us_ = options.time_budget_us;
 
   // The start q clamped into the limits: backends start inside them.
   Eigen::VectorXd start = q;
   clampToLimits(model, start);
-  Eigen::VectorXd attempt_q, best_q = start;
+  AttemptResult best;
+  if (!runAttempts(problem, start, options, ctx, &summary, &best)) return finish(summary);
+  if (candidate_count_ > 0) {
+    collectSolutions(model, start, ctx, &summary);
+    if (!summary.solutions.empty()) best.q = summary.solutions.front();
+    if (summary.solutions.size() == 1) summary.solutions.clear();  // a single answer is q
+  }
+  verdict(model, best, ctx, &summary);
+  q = best.q;
+  return finish(summary);
+}
+
+bool Solver::validate(const Problem& problem, const Eigen::VectorXd& q, const SolverOptions& options,
+                      Summary* summary) {
+  std::string why;
+  if (!options.isValid(&why) || !problem.isValid(&why)) {
+    summary->status = Status::kInvalidInput;
+    summary->message = why;
+    return false;
+  }
+  if (!isValidConfiguration(*problem.model, q, &why)) {
+    summary->status = Status::kInvalidInput;
+    summary->message = "start configuration: " + why;
+    return false;
+  }
+  const Model& model = *problem.model;
+  if (model.nv() == 0) {
+    // Nothing can move: the goals hold at the start or not at all. Answered
+    // here so that no backend meets an empty system.
+    Data data(model);
+    forwardKinematics(model, q, data);
+    const GoalErrors e = evaluateGoals(model, problem.goals, data);
+    summary->position_error = e.position;
+    summary->orientation_error = e.orientation;
+    summary->within_limits = true;
+    summary->fk_evals = 1;
+    if (e.finite() && e.position <= options.position_tolerance && e.orientation <= options.orientation_tolerance) {
+      summary->status = Status::kConverged;
+    } else {
+      summary->status = Status::kInvalidInput;
+      summary->message = fmt::format(
+          "the model has no degrees of freedom and the goals do not hold (position error {:.3g} m, orientation "
+          "error {:.3g} rad)",
+          e.position, e.orientation);
+    }
+    return false;
+  }
+  if (!supports(problem, &why)) {
+    summary->status = Status::kUnsupported;
+    summary->message = fmt::format("{}: {}", spec_, why);
+    return false;
+  }
+  return true;
+}
+
+bool Solver::runAttempts(const Problem& problem, const Eigen::VectorXd& start, const SolverOptions& options,
+                         SolveContext& ctx, Summary* summary, AttemptResult* best) {
+  const Model& model = *problem.model;
+  const bool all_solutions = common_.solutions == SolutionsMode::kAll;
+  const long attempts = 1 + (restartable() ? static_cast<long>(common_.restarts) : 0L);
   double best_score = std::numeric_limits<double>::infinity();
-  Status best_status = Status::kMaxIterations;
-  std::string best_message;
-  const int max_attempts = 1 + (restartable() ? restarts_ : 0);
-  for (int attempt = 0; attempt < max_attempts; ++attempt) {
-    attempt_q = attempt == 0 ? start : randomConfiguration(model, rng);
-    ctx.iteration_offset_ = summary.iterations;
+  best->q = start;
+  Eigen::VectorXd attempt_q;
+  for (long attempt = 0; attempt < attempts; ++attempt) {
+    attempt_q = attempt == 0 ? start : randomConfiguration(model, ctx.rng());
+    ctx.iteration_offset_ = summary->iterations;
     ctx.status_ = Status::kMaxIterations;
     ctx.message_.clear();
-    if (options.record_trace && attempt > 0) summary.trace.reserve(summary.trace.size() + options.max_iterations + 1);
     ctx.best_q_.resize(0);
     solveImpl(problem, attempt_q, ctx);
-    summary.iterations += ctx.iteration_;
+    summary->iterations += ctx.iteration_;
     // A backend's last iterate may be worse than one it passed through
     // (overshoot, non-monotone methods): the attempt's result is the best
     // configuration the context saw, unless the backend's own q is better.
@@ -207,12 +269,11 @@ Summary Solver::solve(const Problem& problem, Eigen::VectorXd& q, const SolverOp
                                                                   : std::numeric_limits<double>::infinity();
       if (!(last <= ctx.lowest_norm_)) attempt_q = ctx.best_q_;
     }
-    if (attempt > 0) ++summary.restarts;
+    if (attempt > 0) ++summary->restarts;
     if (ctx.status_ == Status::kUnsupported || ctx.status_ == Status::kInvalidInput) {
-      summary.status = ctx.status_;
-      summary.message = ctx.message_;
-      summary.time_us = std::chrono::duration<double, std::micro>(SolveContext::Clock::now() - t0).count();
-      return summary;
+      summary->status = ctx.status_;
+      summary->message = ctx.message_;
+      return false;
     }
     // Score each attempt by its FK error (finite q only).
     if (!normalizeConfiguration(model, attempt_q)) continue;
@@ -223,33 +284,56 @@ Summary Solver::solve(const Problem& problem, Eigen::VectorXd& q, const SolverOp
                                     : std::numeric_limits<double>::infinity();
     if (score < best_score || attempt == 0) {
       best_score = score;
-      best_q = attempt_q;
-      best_status = ctx.status_;
-      best_message = ctx.message_;
+      best->q = attempt_q;
+      best->status = ctx.status_;
+      best->message = ctx.message_;
     }
-    if (score <= 1.0 || ctx.timeUp()) break;
+    if (all_solutions && score <= 1.0) ctx.addSolution(attempt_q);
+    if ((score <= 1.0 && !all_solutions) || ctx.timeUp()) break;
   }
+  return true;
+}
 
-  // Final verdict by forward kinematics of the returned configuration.
-  q = best_q;
-  const GoalErrors e = ctx.verify(q);
-  summary.position_error = e.position;
-  summary.orientation_error = e.orientation;
-  summary.within_limits = withinLimits(model, q, 1e-9);
-  if (!e.finite()) {
-    summary.status = Status::kNumericalFailure;
-    summary.message = best_message.empty() ? "non-finite forward kinematics at the result" : best_message;
-  } else if (ctx.withinTolerance(e)) {
-    summary.status = Status::kConverged;
-  } else {
-    summary.status = best_status == Status::kConverged ? Status::kStalled : best_status;
-    summary.message = best_status == Status::kConverged
-                          ? fmt::format("backend reported convergence, but FK gives position error {:.3g} m, "
-                                        "orientation error {:.3g} rad", e.position, e.orientation)
-                          : best_message;
+void Solver::collectSolutions(const Model& model, const Eigen::VectorXd& start, SolveContext& ctx,
+                              Summary* summary) {
+  kept_.clear();
+  for (size_t i = 0; i < candidate_count_; ++i) {
+    Eigen::VectorXd& c = candidates_[i];
+    if (c.size() != model.nq() || !normalizeConfiguration(model, c)) continue;
+    if (!wrapIntoLimits(model, c, kLimitSlack)) continue;
+    if (!ctx.withinTolerance(ctx.verify(c))) continue;
+    bool duplicate = false;
+    for (const auto& k : kept_)
+      if (configurationsWithin(model, c, candidates_[k.second], kDistinctSolutionDistance)) {
+        duplicate = true;
+        break;
+      }
+    if (!duplicate) kept_.emplace_back(configurationDistance(model, c, start), i);
   }
-  summary.time_us = std::chrono::duration<double, std::micro>(SolveContext::Clock::now() - t0).count();
-  return summary;
+  std::stable_sort(kept_.begin(), kept_.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (const auto& k : kept_) summary->solutions.push_back(candidates_[k.second]);
+}
+
+void Solver::verdict(const Model& model, const AttemptResult& best, SolveContext& ctx, Summary* summary) {
+  const GoalErrors e = ctx.verify(best.q);
+  summary->position_error = e.position;
+  summary->orientation_error = e.orientation;
+  summary->within_limits = withinLimits(model, best.q, kLimitSlack);
+  if (!e.finite()) {
+    summary->status = Status::kNumericalFailure;
+    summary->message = best.message.empty() ? "non-finite forward kinematics at the result" : best.message;
+  } else if (ctx.withinTolerance(e)) {
+    summary->status = Status::kConverged;
+    // A backend may qualify its answer (e.g. a singular pose: a continuum).
+    summary->message = best.status == Status::kConverged ? best.message : std::string();
+  } else {
+    summary->status = best.status == Status::kConverged ? Status::kStalled : best.status;
+    summary->message = best.status == Status::kConverged
+                           ? fmt::format("backend reported convergence, but FK gives position error {:.3g} m, "
+                                         "orientation error {:.3g} rad",
+                                         e.position, e.orientation)
+                           : best.message;
+  }
 }
 
 }  // namespace ikbench

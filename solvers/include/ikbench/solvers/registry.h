@@ -1,53 +1,103 @@
-// Builds solvers from spec strings: `name[:key=value]...`, e.g. "dls",
-// "dls:lambda=0.05:max_step=0.5", "dls-adaptive:restarts=50:budget_us=5000".
-// Parameters are separated by colons so lists of specs can be separated by
-// commas (`--solvers dls,ccd`).
+// The registry of backends and named presets. Builds solvers from specs
+// (solver_spec.h): `Registry::global().create("dls:lambda=0.05")`.
 //
-// Every solver accepts the common keys below in addition to its own:
-//   restarts=N     random restarts after a failed attempt (default 0)
-//   budget_us=T    wall-clock budget for the whole solve [us] (default: the
-//                  SolverOptions' time_budget_us)
-//   max_iters=N    iteration cap per attempt (default: SolverOptions')
+// A backend registers its name, a one-line description with the method's
+// source, the binding of its typed Options to spec keys (options_binding.h)
+// and a factory. A preset is a named spec (`auto`), listed beside the
+// backends; a spec may name a preset and override its keys
+// (`auto:budget_us=1000`).
 #pragma once
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
-#include "ikbench/solvers/params.h"
+#include "ikbench/solvers/options_binding.h"
 #include "ikbench/solvers/solver.h"
+#include "ikbench/solvers/solver_spec.h"
 
 namespace ikbench {
 
 struct SolverInfo {
   std::string name;
-  std::string description;  // one line, with the method's citation
-  std::vector<ParamSpec> params;  // backend-specific parameters
-  std::function<std::unique_ptr<Solver>(const Params&)> factory;
+  std::string description;        // one line, with the method's citation
+  std::vector<ParamInfo> params;  // the backend's own keys
+  // The canonical text of every own key, defaults filled in, for the given
+  // values; throws SpecError for an unknown key or a bad value.
+  std::function<std::vector<std::pair<std::string, std::string>>(const std::map<std::string, std::string>&)>
+      resolve;
+  // Creates the backend from spec.given; throws SpecError.
+  std::function<std::unique_ptr<Solver>(const SolverSpec&)> factory;
+};
+
+// A SolverInfo from an Options binding and a factory `make(const Options&)`.
+// Options may have `bool isValid(std::string* why) const` for rules across
+// fields; it is checked after the binding's per-key ranges.
+template <typename Options, typename Make>
+SolverInfo solverInfo(std::string name, std::string description, OptionsBinding<Options> binding, Make make) {
+  auto parse = [name, binding](const std::map<std::string, std::string>& given) {
+    Options o = binding.parse(name, given);
+    if constexpr (requires(const Options& x, std::string* w) { x.isValid(w); }) {
+      std::string why;
+      if (!o.isValid(&why)) throw SpecError(fmt::format("solver '{}': {}", name, why));
+    }
+    return o;
+  };
+  SolverInfo info;
+  info.name = name;
+  info.description = std::move(description);
+  info.params = binding.params();
+  info.resolve = [parse, binding](const std::map<std::string, std::string>& given) {
+    return binding.textValues(parse(given));
+  };
+  info.factory = [parse, make](const SolverSpec& spec) -> std::unique_ptr<Solver> { return make(parse(spec.given)); };
+  return info;
+}
+
+// A named spec, e.g. {"auto", "dls-adaptive:restarts=200:...", "the best general-purpose recipe"}.
+struct PresetInfo {
+  std::string name;
+  std::string spec;  // names a backend, not a preset
+  std::string description;
 };
 
 class Registry {
  public:
-  // The process-wide registry, with every built-in backend registered.
+  // The process-wide registry, with every built-in backend and preset.
   static Registry& global();
 
   // Registers a backend (user solvers too). Throws SpecError if the name is
-  // taken or clashes with a common key.
+  // taken (by a backend or a preset), malformed, or a key clashes with a
+  // common key.
   void add(SolverInfo info);
-  // Creates a solver from a spec; throws SpecError naming the unknown solver
-  // (with the known names) or the unknown parameter (with the known keys).
-  std::unique_ptr<Solver> create(std::string_view spec) const;
-  bool contains(std::string_view name) const;
+  // Registers a preset; its spec must parse. Throws SpecError likewise.
+  void addPreset(PresetInfo preset);
+
+  // Parses and checks a spec once: the backend (or preset) exists, every key
+  // is known and every value in range. Throws SpecError naming what is wrong
+  // (an unknown solver: the known names; an unknown key: the known keys).
+  SolverSpec parse(std::string_view spec) const;
+  std::unique_ptr<Solver> create(const SolverSpec& spec) const;
+  std::unique_ptr<Solver> create(std::string_view spec) const { return create(parse(spec)); }
+
+  bool contains(std::string_view name) const;  // a backend or a preset
   // All backends, sorted by name.
   std::vector<SolverInfo> list() const;
-  // The keys every solver accepts (restarts, budget_us, max_iters).
-  static const std::vector<ParamSpec>& commonParams();
+  std::vector<PresetInfo> presets() const;
+  // The keys every solver accepts (restarts, budget_us, max_iters, solutions).
+  static std::vector<ParamInfo> commonParams();
 
  private:
+  const SolverInfo* findLocked(std::string_view name) const;
+  const PresetInfo* findPresetLocked(std::string_view name) const;
   mutable std::mutex mutex_;
   std::vector<SolverInfo> infos_;
+  std::vector<PresetInfo> presets_;
 };
 
 // Registration functions of the built-in families (one per source file
@@ -56,5 +106,7 @@ void registerJacobianSolvers(Registry& registry);
 void registerGeometricSolvers(Registry& registry);
 void registerCeresSolvers(Registry& registry);
 void registerKdlSolvers(Registry& registry);
+void registerAnalyticIkSolvers(Registry& registry);
+void registerPresets(Registry& registry);
 
 }  // namespace ikbench

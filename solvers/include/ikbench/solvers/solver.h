@@ -7,10 +7,13 @@
 // SolveImpl in a timer) does everything common:
 //   1. validates the options, the problem and the start configuration
 //      (-> kInvalidInput with a message), asks supports() (-> kUnsupported);
+//      A model without degrees of freedom is answered without the backend.
 //   2. runs attempts: the first from q, then, while `restarts` remain and the
 //      time budget lasts, from seeded random configurations within limits
 //      (TRAC-IK-style random restarts), keeping the best attempt;
-//   3. clamps the result into the joint limits, recomputes every goal error by
+//   3. keeps the distinct converged solutions a backend offered (closed-form
+//      backends, `solutions=all`);
+//   4. clamps the result into the joint limits, recomputes every goal error by
 //      forward kinematics and decides "converged" from those errors alone.
 //
 // Thread safety: a Solver instance keeps its workspace between calls (so that
@@ -25,8 +28,8 @@
 #include "ikbench/kinematics/data.h"
 #include "ikbench/kinematics/goal.h"
 #include "ikbench/kinematics/rng.h"
-#include "ikbench/solvers/options.h"
-#include "ikbench/solvers/params.h"
+#include "ikbench/core/solver_options.h"
+#include "ikbench/solvers/solver_spec.h"
 #include "ikbench/solvers/summary.h"
 
 namespace ikbench {
@@ -65,6 +68,12 @@ class SolveContext {
   // when a stopping rule fires: converged, non-finite error (numerical
   // failure), stalled, max iterations, time limit.
   bool endIteration(const Eigen::VectorXd& q, const GoalErrors& e, double step_norm, double damping = 0.0);
+  // For a backend that finds several solutions at once (closed-form IK):
+  // offers one candidate configuration (nq). After the attempt, Solver::solve
+  // keeps the candidates that converge by FK within the limits (revolute
+  // angles wrapped by 2 pi into the limits first), drops duplicates, returns
+  // the one closest to the start as q and all of them in Summary::solutions.
+  void addSolution(const Eigen::VectorXd& q);
   // For a backend that stops for its own reason (e.g. a singular system).
   void stop(Status status, std::string message = "");
   // For a backend whose iterations run inside a library that reports only
@@ -87,6 +96,8 @@ class SolveContext {
   GoalErrors verify(const Eigen::VectorXd& q);
   // FK + goal errors of q into data(), remembered as the last evaluation.
   GoalErrors computeErrors(const Eigen::VectorXd& q);
+  // Appends a trace record (bounded by Summary::kMaxTraceRecords).
+  void record(IterationRecord r);
   Eigen::VectorXd last_q_;  // configuration of the last evaluate()/verify()
   GoalErrors last_e_;
   const Problem* problem_ = nullptr;
@@ -94,6 +105,10 @@ class SolveContext {
   Data* data_ = nullptr;
   Summary* summary_ = nullptr;
   Rng* rng_ = nullptr;
+  // addSolution(): the first *candidate_count_ entries are this solve's (the
+  // vectors are reused between solves, so offering a solution does not allocate).
+  std::vector<Eigen::VectorXd>* candidates_ = nullptr;
+  size_t* candidate_count_ = nullptr;
   Clock::time_point start_;
   double deadline_us_ = 0.0;  // 0 = none
   int iteration_ = 0;
@@ -118,8 +133,9 @@ class Solver {
 
   // The spec string this solver was created from, e.g. "dls:lambda=0.05".
   const std::string& spec() const { return spec_; }
-  // The options after applying the common spec keys (restarts, budget_us,
-  // max_iters) on top of `base`.
+  const CommonSpecOptions& commonOptions() const { return common_; }
+  // The options after applying the common spec keys (budget_us, max_iters)
+  // on top of `base`.
   SolverOptions effectiveOptions(const SolverOptions& base) const;
 
   // Whether this backend can solve the problem at all; *why says why not.
@@ -127,9 +143,9 @@ class Solver {
   // Restarts only make sense for iterative, seed-dependent backends.
   virtual bool restartable() const { return true; }
 
-  // Called by the registry after construction with the spec and the parsed
-  // common keys. User solvers built without the registry may call it too.
-  void configure(std::string spec, const Params& common);
+  // Called by the registry after construction with the spec and its common
+  // keys. User solvers built without the registry may call it too.
+  void configure(std::string spec, const CommonSpecOptions& common);
 
  protected:
   // One attempt from q. On return q holds the attempt's best configuration and
@@ -137,14 +153,37 @@ class Solver {
   virtual void solveImpl(const Problem& problem, Eigen::VectorXd& q, SolveContext& ctx) = 0;
 
  private:
+  // The steps of solve(), in order.
+  // 1. Options, problem, start configuration, support; a model without DOF
+  //    is answered here. False when the summary is final.
+  bool validate(const Problem& problem, const Eigen::VectorXd& q, const SolverOptions& options, Summary* summary);
+  // 2. The attempts: the first from the start (clamped into the limits), then
+  //    random restarts while they remain and the budget lasts; stops at the
+  //    first converged attempt unless every solution is wanted. Returns the
+  //    best attempt's configuration; false when the backend refused the
+  //    problem (unsupported / invalid input, summary final).
+  struct AttemptResult {
+    Eigen::VectorXd q;
+    Status status = Status::kMaxIterations;
+    std::string message;
+  };
+  bool runAttempts(const Problem& problem, const Eigen::VectorXd& start, const SolverOptions& options,
+                   SolveContext& ctx, Summary* summary, AttemptResult* best);
+  // 3. Keeps the distinct converged candidates (closed-form backends,
+  //    solutions=all), closest to the start first.
+  void collectSolutions(const Model& model, const Eigen::VectorXd& start, SolveContext& ctx, Summary* summary);
+  // 4. The verdict by forward kinematics of the returned configuration.
+  void verdict(const Model& model, const AttemptResult& best, SolveContext& ctx, Summary* summary);
+
   std::string spec_ = "unnamed";
-  int restarts_ = 0;
-  double budget_us_ = -1.0;  // < 0: keep SolverOptions::time_budget_us
-  int max_iters_ = -1;       // < 0: keep SolverOptions::max_iterations
+  CommonSpecOptions common_;
   // Workspace kept between solves of the same model.
   const Model* data_model_ = nullptr;
   std::shared_ptr<const Model> data_model_owner_;
   std::unique_ptr<Data> data_;
+  std::vector<Eigen::VectorXd> candidates_;  // SolveContext::addSolution, reused between solves
+  size_t candidate_count_ = 0;
+  std::vector<std::pair<double, size_t>> kept_;  // collectSolutions: distance to the start, candidate
 };
 
 }  // namespace ikbench

@@ -6,6 +6,8 @@
 #include <string_view>
 #include <vector>
 
+#include "ikbench/core/enum_table.h"
+
 namespace ikbench {
 
 enum class Status {
@@ -17,9 +19,23 @@ enum class Status {
   kUnsupported,       // the backend cannot handle this problem; message says why
   kInvalidInput,      // bad problem, options or start configuration; message says why
 };
-std::string_view toString(Status s);
+inline constexpr EnumTable<Status, 7> kStatusNames{{{
+                                                      {Status::kConverged, "converged"},
+                                                      {Status::kMaxIterations, "max-iterations"},
+                                                      {Status::kTimeLimit, "time-limit"},
+                                                      {Status::kStalled, "stalled"},
+                                                      {Status::kNumericalFailure, "numerical-failure"},
+                                                      {Status::kUnsupported, "unsupported"},
+                                                      {Status::kInvalidInput, "invalid-input"},
+                                                  }},
+                                                  "status"};
+inline std::string_view toString(Status s) { return kStatusNames.name(s); }
 // Parses the strings of toString; returns false for anything else.
-bool parseStatus(std::string_view text, Status* out);
+inline bool parseStatus(std::string_view text, Status* out) {
+  const auto v = kStatusNames.find(text);
+  if (v) *out = *v;
+  return v.has_value();
+}
 
 struct IterationRecord {
   int iteration = 0;             // 0 = the start configuration
@@ -28,6 +44,7 @@ struct IterationRecord {
   double step_norm = 0.0;        // |dq| of the step that led here (tangent space)
   double damping = 0.0;          // backend-specific (lambda for DLS), 0 if none
   double elapsed_us = 0.0;       // since the solve started
+  Eigen::VectorXd q;             // configuration after the iteration (nq)
 };
 
 struct Summary {
@@ -41,7 +58,22 @@ struct Summary {
   long jacobian_evals = 0;
   double time_us = 0.0;  // wall time of the whole solve call
   bool within_limits = false;
-  std::vector<IterationRecord> trace;  // only with SolverOptions::record_trace
+  // Only with SolverOptions::record_trace; at most kMaxTraceRecords records
+  // (past that, the last record is overwritten, so the trace still ends at the
+  // solve's last iteration).
+  std::vector<IterationRecord> trace;
+  static constexpr size_t kMaxTraceRecords = 100'000;
+  // Every distinct solution, when the backend returned several (closed-form
+  // backends, or `solutions=all` with restarts): each converged by FK and
+  // within limits, the first being q (the one closest to the start
+  // configuration). Empty when the backend returned a single answer, q.
+  std::vector<Eigen::VectorXd> solutions;
+  // Distinct answers returned: solutions.size(), else 1 (0 when the solve did
+  // not run: unsupported or invalid input).
+  int numSolutions() const {
+    if (!solutions.empty()) return static_cast<int>(solutions.size());
+    return status == Status::kUnsupported || status == Status::kInvalidInput ? 0 : 1;
+  }
 
   bool converged() const { return status == Status::kConverged; }
 };

@@ -1,0 +1,92 @@
+// Solver specs: `name[:key=value]...`, e.g. "dls", "dls:lambda=0.05:max_step=0.5",
+// "dls-adaptive:restarts=50:budget_us=5000". Parameters are separated by
+// colons so that lists of specs can be separated by commas (`--solvers dls,ccd`).
+//
+// A spec is parsed and checked once, by Registry::parse, into a SolverSpec
+// value that the harness passes along: the backend, the value of every
+// parameter (defaults filled in) and the keys every solver accepts.
+//
+// Sweeps: a value may be a list or a range in braces, and a spec with such
+// values is a grid that expands into one spec per combination (expandSpecGrid):
+//   dls:lambda={0.01,0.02,0.05}:max_step={0.5,1}   6 specs
+//   dls:lambda={0.001..0.1:log:7}                  7 values, geometric
+//   dls:max_iters={10..50:lin:5}                   10, 20, 30, 40, 50
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "ikbench/core/enum_table.h"
+#include "ikbench/solvers/options_binding.h"
+
+namespace ikbench {
+
+// What a solve returns when several configurations reach the goals.
+enum class SolutionsMode {
+  kFirst,  // stop at the first converged attempt (restarts end there)
+  kAll,    // keep every distinct converged attempt until the restarts or the budget run out
+};
+inline constexpr EnumTable<SolutionsMode, 2> kSolutionsModeNames{
+    {{{SolutionsMode::kFirst, "first"}, {SolutionsMode::kAll, "all"}}}, "solutions mode"};
+
+// The keys every solver accepts, beside its own.
+struct CommonSpecOptions {
+  // Random restarts from seeded random configurations within the limits
+  // after an attempt fails (stall, cap or numerical failure), until the
+  // budget ends. At most kMaxRestarts.
+  int restarts = 0;
+  static constexpr int kMaxRestarts = 1'000'000;
+  // Wall-clock budget of the whole solve [us], restarts included; 0 = none;
+  // not set = the run's SolverOptions::time_budget_us.
+  std::optional<double> budget_us;
+  // Iteration cap per attempt; not set = the run's SolverOptions::max_iterations.
+  std::optional<int> max_iters;
+  SolutionsMode solutions = SolutionsMode::kFirst;
+
+  bool isValid(std::string* why) const;
+};
+// The binding of the common keys (restarts, budget_us, max_iters, solutions).
+const OptionsBinding<CommonSpecOptions>& commonSpecBinding();
+
+struct SolverSpec {
+  std::string text;  // the spec as written (trimmed): what results and plots show
+  std::string name;  // the backend
+  std::string preset;  // the named preset it came from ("auto"), else empty
+  // Every parameter of the backend as canonical text, defaults filled in, in
+  // the binding's order.
+  std::vector<std::pair<std::string, std::string>> parameters;
+  // The backend's own keys given in the spec (or by the preset), as written.
+  std::map<std::string, std::string> given;
+  CommonSpecOptions common;
+};
+
+// Splits "name:k=v:k2=v2" into name and key/value pairs (SpecError if
+// malformed: empty, no name, an item without '=', a key given twice).
+void parseSpecText(std::string_view spec, std::string* name, std::map<std::string, std::string>* params);
+// Splits a comma-separated list of specs, trimming blanks; commas inside
+// braces (grid values) do not split. SpecError for an empty item or list.
+std::vector<std::string> splitSpecList(std::string_view list);
+
+// One swept key of a grid spec and its values (as text).
+struct GridAxis {
+  std::string key;
+  std::vector<std::string> values;
+};
+struct SpecGrid {
+  std::string text;               // the grid spec as written
+  std::vector<GridAxis> axes;     // in the order of the spec's keys
+  std::vector<std::string> specs;  // one per combination, the last axis fastest
+};
+// Expands a spec with list / range values ({a,b,c}, {a..b:lin:n},
+// {a..b:log:n}); a spec without braces gives itself. SpecError names the bad
+// item (unbalanced braces, an empty list, n < 2 or > kMaxGridValues, log of a
+// non-positive bound, a grid of more than kMaxGridSpecs specs).
+SpecGrid expandSpecGrid(std::string_view spec);
+inline constexpr int kMaxGridValues = 10'000;
+inline constexpr int kMaxGridSpecs = 100'000;
+
+}  // namespace ikbench

@@ -1,0 +1,396 @@
+// `analytic-6r`: every closed-form solution of a 6R arm with a spherical
+// wrist or three parallel axes (Paden-Kahan subproblems: Paden 1985; Murray,
+// Li & Sastry 1994, ch. 3; Pieper 1968; Elias & Wen, IK-Geo, 2022/2024).
+// `analytic-7r`: a 7R arm by a 1-D search over one joint, as in IK-Geo's 1-D
+// search and EAIK (Ostermeier et al. 2024): the joint is held at each value
+// of a grid over its limits and the 6R left is solved in closed form.
+//
+// The geometry is in analytic_ik.{h,cpp}; this file binds it to the Solver
+// interface. One iteration per solve; every solution is offered with
+// SolveContext::addSolution (Solver::solve keeps those that converge by FK
+// within the limits), and q is the one closest to the start configuration.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <numbers>
+
+#include "analytic_ik.h"
+#include "ikbench/core/numeric.h"
+#include "ikbench/kinematics/config.h"
+#include "ikbench/solvers/geometric_options.h"
+#include "ikbench/solvers/registry.h"
+#include "ikbench/solvers/solver.h"
+
+namespace ikbench {
+namespace {
+
+using analytic::Chain6;
+using analytic::Chain7;
+using analytic::Plan6;
+using analytic::Solutions6;
+
+constexpr double kPi = std::numbers::pi;
+
+// One pose goal, or why not.
+bool singlePoseGoal(const Problem& problem, const char* solver, std::string* why) {
+  if (problem.goals.size() != 1) {
+    if (why)
+      *why = fmt::format("{} solves one pose goal (position + orientation); the problem has {} goals", solver,
+                         problem.goals.size());
+    return false;
+  }
+  if (problem.goals[0].kind != GoalKind::kPose) {
+    if (why)
+      *why = fmt::format(
+          "{} solves one pose goal (position + orientation); the goal is a {} goal, whose solutions "
+          "form a continuum",
+          solver, toString(problem.goals[0].kind));
+    return false;
+  }
+  return true;
+}
+
+// What a solver derives once per (model, goal body, goal point).
+template <typename Prepared>
+struct PlanCache {
+  std::shared_ptr<const Model> model;  // keeps the pointer's identity valid
+  int body = -1;
+  Eigen::Vector3d point = Eigen::Vector3d::Constant(std::nan(""));
+  bool ok = false;
+  std::string why;
+  Prepared value;
+
+  bool matches(const Problem& p) const {
+    const Goal& g = p.goals[0];
+    return model.get() == p.model.get() && body == g.body && point == g.point;
+  }
+  void key(const Problem& p) {
+    model = p.model;
+    body = p.goals[0].body;
+    point = p.goals[0].point;
+  }
+};
+
+// Limits of the chain's joints (DOF indices and bounds), read once.
+struct ChainLimits {
+  std::vector<int> iq;  // configuration index of each chain joint
+  std::vector<double> lo, hi;
+  void read(const Model& model, const std::vector<int>& joints) {
+    iq.clear();
+    lo.clear();
+    hi.clear();
+    for (int j : joints) {
+      iq.push_back(model.idxQ(j));
+      lo.push_back(model.lowerLimits()[model.idxV(j)]);
+      hi.push_back(model.upperLimits()[model.idxV(j)]);
+    }
+  }
+  // Wraps a by 2 pi into joint i's limits; false if no representative is within.
+  bool wrap(int i, double& a) const {
+    a = wrapAngleIntoLimits(a, lo[i], hi[i]);
+    return a >= lo[i] - kLimitSlack && a <= hi[i] + kLimitSlack;
+  }
+};
+
+std::array<std::string, 6> jointNames(const Model& model, const std::vector<int>& joints) {
+  std::array<std::string, 6> names;
+  for (int i = 0; i < 6; ++i) names[i] = model.joint(joints[i]).name;
+  return names;
+}
+
+// Offers the candidates (closest to the start first, so that Solver::solve's
+// FK of the attempt's q is reused for the first candidate), leaves the
+// closest in q, and records the one iteration.
+template <typename Candidate>
+void finish(SolveContext& ctx, Eigen::VectorXd& q, const std::vector<Candidate>& kept, const ChainLimits& lim, int n,
+            Status status, std::string message, bool trace, Eigen::VectorXd& buffer) {
+  buffer = q;  // same size every solve of a model: no allocation
+  for (const Candidate& k : kept) {
+    for (int i = 0; i < n; ++i) buffer[lim.iq[i]] = k.q[i];
+    ctx.addSolution(buffer);
+  }
+  double step2 = 0.0;
+  if (!kept.empty())
+    for (int i = 0; i < n; ++i) {
+      const double d = kept.front().q[i] - q[lim.iq[i]];
+      step2 += d * d;
+      q[lim.iq[i]] = kept.front().q[i];
+    }
+  if (trace) {
+    ctx.endIteration(q, ctx.evaluate(q), std::sqrt(step2));
+  } else {
+    ctx.addIterations(1);
+  }
+  ctx.stop(status, std::move(message));
+}
+
+// ---------------------------------------------------------------- 6R --
+
+struct Prepared6 {
+  std::vector<int> joints;
+  ChainLimits limits;
+  Plan6 plan;
+};
+
+struct Candidate6 {
+  double dist;
+  std::array<double, 6> q;
+};
+
+class Analytic6rSolver final : public Solver {
+ public:
+  bool supports(const Problem& problem, std::string* why) const override { return prepare(problem, why) != nullptr; }
+  bool restartable() const override { return false; }
+
+ protected:
+  void solveImpl(const Problem& problem, Eigen::VectorXd& q, SolveContext& ctx) override {
+    std::string why;
+    const Prepared6* P = prepare(problem, &why);
+    if (!P) {
+      ctx.stop(Status::kUnsupported, why);
+      return;
+    }
+    const bool trace = ctx.options().record_trace;
+    if (trace) ctx.begin(q, ctx.evaluate(q));
+    const Goal& g = problem.goals[0];
+    std::array<double, 6> hint;
+    for (int i = 0; i < 6; ++i) hint[i] = q[P->limits.iq[i]];
+    Solutions6 sols;
+    analytic::solve6(P->plan, g.target_orientation, g.target_position, hint, &sols);
+    kept_.clear();
+    for (int s = 0; s < sols.count; ++s) {
+      Candidate6 c{0.0, sols.q[s]};
+      bool inside = true;
+      for (int i = 0; i < 6 && inside; ++i) {
+        inside = P->limits.wrap(i, c.q[i]);
+        const double d = c.q[i] - hint[i];
+        c.dist += d * d;
+      }
+      if (inside) kept_.push_back(c);
+    }
+    std::sort(kept_.begin(), kept_.end(), [](const auto& a, const auto& b) { return a.dist < b.dist; });
+    Status status = Status::kConverged;
+    std::string message = analytic::singularityMessage(P->plan, sols.singular);
+    if (sols.count == 0) {
+      status = Status::kStalled;
+      message = "target out of reach: the closed form has no real solution";
+    } else if (kept_.empty()) {
+      status = Status::kStalled;
+      message =
+          fmt::format("{} solution{} found, none within the joint limits", sols.count, sols.count == 1 ? "" : "s");
+    }
+    finish(ctx, q, kept_, P->limits, 6, status, std::move(message), trace, buffer_);
+  }
+
+ private:
+  const Prepared6* prepare(const Problem& problem, std::string* why) const {
+    if (!singlePoseGoal(problem, "analytic-6r", why)) return nullptr;
+    if (!cache_.matches(problem)) {
+      cache_.key(problem);
+      const Model& model = *problem.model;
+      const Goal& g = problem.goals[0];
+      Prepared6& p = cache_.value;
+      cache_.ok = analytic::revoluteChain(model, g.body, 6, &p.joints, &cache_.why);
+      if (cache_.ok) {
+        const Chain6 chain = analytic::chainAtZero<6>(model, p.joints, g.body, g.point);
+        const std::array<std::string, 6> names = jointNames(model, p.joints);
+        cache_.ok = analytic::classify6(chain, &p.plan, &cache_.why, &names);
+        p.limits.read(model, p.joints);
+      }
+    }
+    if (!cache_.ok && why) *why = cache_.why;
+    return cache_.ok ? &cache_.value : nullptr;
+  }
+
+  mutable PlanCache<Prepared6> cache_;
+  std::vector<Candidate6> kept_;
+  Eigen::VectorXd buffer_;
+};
+
+// ---------------------------------------------------------------- 7R --
+
+struct Prepared7 {
+  std::vector<int> joints;
+  ChainLimits limits;
+  Chain7 chain;
+  int free = -1;             // chain index of the searched joint
+  std::vector<double> grid;  // its sampled values
+};
+
+struct Candidate7 {
+  double dist;
+  std::array<double, 7> q;
+};
+
+class Analytic7rSolver final : public Solver {
+ public:
+  explicit Analytic7rSolver(const Analytic7rOptions& o)
+      : free_joint_(o.free_joint), samples_(o.samples), max_solutions_(o.max_solutions) {}
+
+  bool supports(const Problem& problem, std::string* why) const override { return prepare(problem, why) != nullptr; }
+  bool restartable() const override { return false; }
+
+ protected:
+  void solveImpl(const Problem& problem, Eigen::VectorXd& q, SolveContext& ctx) override {
+    std::string why;
+    const Prepared7* P = prepare(problem, &why);
+    if (!P) {
+      ctx.stop(Status::kUnsupported, why);
+      return;
+    }
+    const bool trace = ctx.options().record_trace;
+    if (trace) ctx.begin(q, ctx.evaluate(q));
+    const Goal& g = problem.goals[0];
+    const int f = P->free;
+    std::array<double, 7> start;
+    for (int i = 0; i < 7; ++i) start[i] = q[P->limits.iq[i]];
+    std::array<double, 6> hint;
+    for (int i = 0, m = 0; i < 7; ++i)
+      if (i != f) hint[m++] = start[i];
+    kept_.clear();
+    ranges_.clear();
+    int found = 0, used = 0, empty_samples = 0;
+    unsigned singular = 0;
+    Plan6 plan, singular_plan;
+    Solutions6 sols;
+    // The grid, then the start configuration's own value of the free joint
+    // (so that a target near the start keeps its branch).
+    const int n = static_cast<int>(P->grid.size());
+    const bool start_on_grid = std::find(P->grid.begin(), P->grid.end(), start[f]) != P->grid.end();
+    for (int k = 0; k < n + (start_on_grid ? 0 : 1); ++k) {
+      const double theta = k < n ? P->grid[k] : start[f];
+      ++used;
+      // Earlier values within the duplicate distance: for a grid value its
+      // neighbours (only on a very fine grid), for the start's value any.
+      near_.clear();
+      for (int r = 0; r < k; ++r)
+        if ((k == n || r == k - 1 || r == 0) && std::abs(turn(ranges_[r].theta - theta)) <= kDistinctSolutionDistance)
+          near_.push_back(r);
+      ranges_.push_back({theta, kept_.size()});
+      if (analytic::classify6(analytic::lockJoint(P->chain, f, theta), &plan)) {
+        analytic::solve6(plan, g.target_orientation, g.target_position, hint, &sols);
+        found += sols.count;
+        if (sols.singular && !singular) singular_plan = plan;
+        singular |= sols.singular;
+        for (int s = 0; s < sols.count; ++s) addCandidate(*P, theta, sols.q[s], start);
+      }
+      if (kept_.size() == ranges_.back().begin) ++empty_samples;
+    }
+    std::sort(kept_.begin(), kept_.end(), [](const auto& a, const auto& b) { return a.dist < b.dist; });
+    const size_t distinct = kept_.size();
+    if (kept_.size() > static_cast<size_t>(max_solutions_)) kept_.resize(max_solutions_);
+    std::string message = fmt::format(
+        "{} distinct solution{} within limits on {} values of joint {} ('{}'): a sampled family of the self-motion "
+        "manifold{}; {} value{} gave none",
+        distinct, distinct == 1 ? "" : "s", used, f + 1, problem.model->joint(P->joints[f]).name,
+        distinct > kept_.size() ? fmt::format(" (the {} closest to the start returned)", kept_.size()) : "",
+        empty_samples, empty_samples == 1 ? "" : "s");
+    if (singular)
+      message += "; " + analytic::singularityMessage(singular_plan, singular) + " (joints numbered in the 6R left)";
+    if (found == 0) message = "target out of reach at every value of the searched joint: " + message;
+    finish(ctx, q, kept_, P->limits, 7, kept_.empty() ? Status::kStalled : Status::kConverged, std::move(message),
+           trace, buffer_);
+  }
+
+ private:
+  // d - 2 pi k in [-pi, pi].
+  static double turn(double d) { return d - 2 * kPi * std::nearbyint(d / (2 * kPi)); }
+
+  // Wraps a 6R solution with the held joint at theta into the limits and
+  // keeps it unless it repeats one kept before: of the same value (singular
+  // targets) or of a value in near_ (the start's value next to a grid value).
+  void addCandidate(const Prepared7& P, double theta, const std::array<double, 6>& q6,
+                    const std::array<double, 7>& start) {
+    const int f = P.free;
+    Candidate7 c{0.0, {}};
+    for (int i = 0, m = 0; i < 7; ++i) c.q[i] = i == f ? theta : q6[m++];
+    for (int i = 0; i < 7; ++i) {
+      if (!P.limits.wrap(i, c.q[i])) return;
+      const double d = c.q[i] - start[i];
+      c.dist += d * d;
+    }
+    auto repeats = [&](size_t begin, size_t end) {
+      for (size_t j = begin; j < end; ++j) {
+        double d2 = 0.0;
+        for (int i = 0; i < 7; ++i) {
+          const double d = turn(kept_[j].q[i] - c.q[i]);
+          d2 += d * d;
+        }
+        if (d2 <= kDistinctSolutionDistance * kDistinctSolutionDistance) return true;
+      }
+      return false;
+    };
+    if (repeats(ranges_.back().begin, kept_.size())) return;
+    for (int r : near_)
+      if (repeats(ranges_[r].begin, ranges_[r + 1].begin)) return;
+    kept_.push_back(c);
+  }
+
+  const Prepared7* prepare(const Problem& problem, std::string* why) const {
+    if (!singlePoseGoal(problem, "analytic-7r", why)) return nullptr;
+    if (!cache_.matches(problem)) {
+      cache_.key(problem);
+      const Model& model = *problem.model;
+      const Goal& g = problem.goals[0];
+      Prepared7& p = cache_.value;
+      cache_.ok = analytic::revoluteChain(model, g.body, 7, &p.joints, &cache_.why);
+      if (cache_.ok) {
+        p.chain = analytic::chainAtZero<7>(model, p.joints, g.body, g.point);
+        p.limits.read(model, p.joints);
+        std::array<std::string, 7> names;
+        for (int i = 0; i < 7; ++i) names[i] = model.joint(p.joints[i]).name;
+        std::array<double, 7> lo, hi;
+        std::copy(p.limits.lo.begin(), p.limits.lo.end(), lo.begin());
+        std::copy(p.limits.hi.begin(), p.limits.hi.end(), hi.begin());
+        p.free = analytic::chooseFreeJoint(p.chain, free_joint_, lo, hi, &cache_.why, &names);
+        cache_.ok = p.free >= 0;
+        if (cache_.ok) p.grid = analytic::freeJointGrid(p.limits.lo[p.free], p.limits.hi[p.free], samples_);
+      }
+    }
+    if (!cache_.ok && why) *why = cache_.why;
+    return cache_.ok ? &cache_.value : nullptr;
+  }
+
+  int free_joint_ = -1, samples_ = 64, max_solutions_ = 64;
+  mutable PlanCache<Prepared7> cache_;
+  std::vector<Candidate7> kept_;
+  // Where each held value's candidates start in kept_ (one entry per value).
+  struct Range {
+    double theta;
+    size_t begin;
+  };
+  std::vector<Range> ranges_;
+  std::vector<int> near_;
+  Eigen::VectorXd buffer_;
+};
+
+}  // namespace
+
+void registerAnalyticIkSolvers(Registry& registry) {
+  registry.add(solverInfo("analytic-6r",
+                          "closed-form IK of a 6R arm with a spherical wrist or three parallel axes 2-4 (UR): every "
+                          "solution, up to 8, by Paden-Kahan subproblems (Paden 1985; Pieper 1968; Elias & Wen, "
+                          "IK-Geo, 2022)",
+                          OptionsBinding<Analytic6rOptions>{},
+                          [](const Analytic6rOptions&) { return std::make_unique<Analytic6rSolver>(); }));
+  OptionsBinding<Analytic7rOptions> b;
+  b.integer("free_joint", &Analytic7rOptions::free_joint, Range::closed(-1, 6), "",
+            "chain index (0-6, root first) of the searched joint; -1 = of the joints whose holding leaves a "
+            "spherical-wrist or three-parallel-axes 6R, the one that moves most along the self-motion (median "
+            "null-space share over 64 seeded configurations)");
+  b.integer("samples", &Analytic7rOptions::samples, Range::closed(1, 1'000'000), "",
+            "grid size: the joint's limits [lo, hi] evenly with both ends, or [-pi, pi) evenly when unlimited or "
+            "spanning a turn; the start configuration's value is added");
+  b.integer("max_solutions", &Analytic7rOptions::max_solutions, Range::closed(1, 1'000'000), "",
+            "at most this many distinct solutions are returned, the closest to the start configuration first");
+  registry.add(solverInfo(
+      "analytic-7r",
+      "7R arm by a 1-D search: one joint held on a grid over its limits, the 6R left solved in closed form (IK-Geo's "
+      "1-D search, Elias & Wen 2022; EAIK, Ostermeier et al. 2024); returns a sampled family of the self-motion "
+      "manifold",
+      b, [](const Analytic7rOptions& o) { return std::make_unique<Analytic7rSolver>(o); }));
+}
+
+}  // namespace ikbench

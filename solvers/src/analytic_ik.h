@@ -1,0 +1,347 @@
+// Closed-form inverse kinematics of 6R arms by subproblem decomposition, and
+// the geometry a 7R arm reduces to when one joint is locked. Pure functions on
+// plain geometry: no registry, no Solver (the backends are in
+// analytic_6r_solver.cpp).
+//
+// Kinematic form. A serial revolute chain is described at q = 0 in world
+// coordinates by each joint's unit axis h_i and a point o_i on that axis, and
+// by the effector frame T0 = (R0, p0). By the product of exponentials (Murray,
+// Li & Sastry 1994, "A Mathematical Introduction to Robotic Manipulation",
+// ch. 3) the effector at q is
+//   R(q) = R(h1, q1) ... R(h6, q6) R0,
+//   p(q) = o1 + R01 (o2 - o1) + R02 (o3 - o2) + ... + R06 (p0 - o6),
+// with R0k = R(h1, q1) ... R(hk, qk): the form of Elias & Wen, "IK-Geo:
+// Unified robot inverse kinematics using subproblem decomposition" (2022/2024).
+// Any base and tool transform, any joint-frame convention and axes given in
+// any joint frame end up in this form, because it is read off the model's own
+// forward kinematics at q = 0.
+//
+// Subproblems (Paden 1985, "Kinematics and control of robot manipulators",
+// PhD thesis, Berkeley, after Kahan; Murray, Li & Sastry 1994, sec. 3.3;
+// IK-Geo's numbering):
+//   SP1  R(k, t) p = q                        one angle (least squares in the plane of k)
+//   SP2  R(k1, t1) p1 = R(k2, t2) p2          two angles, 0-2 solutions
+//   SP3  |R(k, t) p - q| = d                  one angle, 0-2 solutions
+//   SP4  a . R(k, t) p = d                    one angle, 0-2 solutions
+// SP3 is an SP4 (|Rp - q|^2 = |p|^2 + |q|^2 - 2 q.Rp); SP2 finds the common
+// image v (k1.v = k1.p1, k2.v = k2.p2, |v| = |p1|) and then two SP1s.
+//
+// Classes (each also tried on the reversed chain, i.e. the inverse pose on
+// the chain read from the tool to the base, which turns a spherical shoulder
+// into a spherical wrist):
+//   spherical wrist  axes 4, 5, 6 meet in one point c (the wrist centre).
+//       The wrist centre's target w = p_t - R_d (p0 - c), R_d = R_t R0^T,
+//       depends on q1..q3 only (Pieper 1968, "The kinematics of manipulators
+//       under computer control", PhD thesis, Stanford):
+//         axes 2 || 3:         q1 by SP4 (h2.R1^T (w - o1) = h2.(c - o1)),
+//                              q3 by SP3, q2 by SP1   (ABB, KUKA, most industrial arms)
+//         axes 1 and 2 meet:   q3 by SP3, (q1, q2) by SP2
+//         axes 2 and 3 meet:   q1 by SP3, (q2, q3) by SP2
+//       then (q4, q5) by SP2 on R(h5, q5) h6 = R(h4, -q4) R_w h6 and q6 by
+//       SP1, R_w = R03^T R_d: up to 4 x 2 = 8 solutions.
+//   three parallel axes 2 || 3 || 4 (direction h) with axes 5 and 6 meeting
+//       in a point b (the UR family): h.R1^T (p_t - o1 - R_d (p0 - b)) =
+//       h.(b - o1) gives q1 (SP4); h.R5 h6 = (R1 h).(R_d h6) gives q5 (SP4);
+//       R6 (R_d^T R1 h) = R5^T h gives q6 (SP1); R(h, q2+q3+q4) = R1^T R_d
+//       R6^T R5^T gives the sum (SP1); the planar 3R then gives q3 (SP3),
+//       q2 (SP1) and q4: up to 2 x 2 x 2 = 8 solutions.
+//
+// Detection tolerance: two axes are parallel when |h_i x h_j| <= 1e-9 (the
+// sine of their angle), and lines meet when their distance is at most 1e-9
+// times the arm's size (the summed distances between consecutive joint
+// points and from the last joint to the effector). The solution is computed
+// on the ideal geometry (parallel axes made exactly parallel, meeting axes
+// through their common point), so a model that deviates by up to the
+// tolerance gets answers whose FK error is of the order of that deviation.
+#pragma once
+
+#include <Eigen/Core>
+#include <Eigen/Geometry>
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ikbench {
+class Model;
+}
+
+namespace ikbench::analytic {
+
+// Sine of the angle below which two axes count as parallel [rad].
+inline constexpr double kParallelTolerance = 1e-9;
+// Distance below which lines meet, relative to the arm's size.
+inline constexpr double kIntersectTolerance = 1e-9;
+
+// An angle as its cosine and sine (what the subproblems produce; the angle
+// itself is taken by atan2 only where it is stored).
+struct CosSin {
+  double c = 1.0, s = 0.0;
+  double angle() const { return std::atan2(s, c); }
+  CosSin inverse() const { return {c, -s}; }
+  static CosSin of(double theta) { return {std::cos(theta), std::sin(theta)}; }
+};
+
+// R(k, t) v by Rodrigues' formula (k unit).
+inline Eigen::Vector3d rotate(const Eigen::Vector3d& k, const CosSin& a, const Eigen::Vector3d& v) {
+  return a.c * v + a.s * k.cross(v) + ((1.0 - a.c) * k.dot(v)) * k;
+}
+
+// ------------------------------------------------------------- subproblems --
+
+// A vector within this relative distance of an axis counts as on it (its
+// angle about the axis is free).
+inline constexpr double kOnAxis = 1e-12;
+// A subproblem whose target exceeds its reachable range by this relative
+// amount still gets the boundary root (rounding of targets on the boundary);
+// beyond it there is no root.
+inline constexpr double kBeyondBoundary = 1e-9;
+// Roots closer than this (in the sine of half their difference) are reported
+// as a double root (stretched elbow, wrist flip at its boundary). Rounding
+// alone puts an exactly stretched target about 1.5e-8 apart.
+inline constexpr double kDoubleRoot = 1e-7;
+
+// Roots of a one-angle subproblem.
+struct Roots {
+  CosSin t[2];
+  int count = 0;
+  bool any = false;          // every angle solves it (degenerate: a continuum)
+  bool double_root = false;  // the two roots coincide (boundary of the reachable set)
+};
+// SP2's roots. When p1 lies on k1 (or p2 on k2) that angle is free and takes
+// the hint; `free1` / `free2` say so.
+struct Roots2 {
+  CosSin t1[2], t2[2];
+  int count = 0;
+  bool free1 = false, free2 = false;
+  bool double_root = false;
+};
+
+// The subproblems are defined here, inline, so that the solvers' loops
+// inline them.
+
+// R(k, t) p = (k.p) k + sin t (k x p) + cos t p_perp, so q.(k x p) and q.p_perp
+// are proportional to sin t and cos t (Paden-Kahan subproblem 1; Murray, Li &
+// Sastry 1994, sec. 3.3.1).
+// SP1: t with R(k, t) p = q (least squares in the plane normal to k). Returns
+// false when p is (within kOnAxis relative) on the axis: every t is a solution.
+inline bool subproblem1(const Eigen::Vector3d& k, const Eigen::Vector3d& p, const Eigen::Vector3d& q, CosSin* t) {
+  const Eigen::Vector3d pp = p - k.dot(p) * k;
+  const double pp2 = pp.squaredNorm();
+  if (!(pp2 > kOnAxis * kOnAxis * p.squaredNorm())) return false;
+  const double x = q.dot(k.cross(p)), y = q.dot(pp);
+  const double n = std::sqrt(x * x + y * y);
+  if (n == 0.0) {  // q on the axis: no angle moves p there; any answer is as good
+    *t = CosSin{};
+    return true;
+  }
+  *t = {y / n, x / n};
+  return true;
+}
+
+// a . R(k, t) p = (a.k)(k.p) + sin t a.(k x p) + cos t a.p_perp
+//              = (a.k)(k.p) + rho cos(t - phi)
+// (subproblem 4 in IK-Geo's numbering, Elias & Wen 2022).
+// SP4: t with a . R(k, t) p = d. No root when |d - (a.k)(k.p)| exceeds the
+// amplitude |a_perp| |p_perp| by more than kBeyondBoundary relative (within it
+// the boundary root).
+inline Roots subproblem4(const Eigen::Vector3d& a, const Eigen::Vector3d& k, const Eigen::Vector3d& p, double d) {
+  Roots r;
+  const double kp = k.dot(p);
+  const double alpha = a.dot(k.cross(p));
+  const double beta = a.dot(p - kp * k);
+  const double e = d - a.dot(k) * kp;
+  const double rho2 = alpha * alpha + beta * beta;
+  const double scale2 = a.squaredNorm() * p.squaredNorm();
+  if (!(rho2 > kOnAxis * kOnAxis * scale2)) {
+    // a or p on the axis: the left side does not depend on t.
+    r.any = e * e <= kBeyondBoundary * kBeyondBoundary * scale2;
+    return r;
+  }
+  const double rho = std::sqrt(rho2);
+  double u = e / rho;
+  if (!(std::abs(u) <= 1.0 + kBeyondBoundary)) return r;
+  double w = 0.0;
+  if (std::abs(u) >= 1.0) {
+    u = std::copysign(1.0, u);
+  } else {
+    w = std::sqrt((1.0 - u) * (1.0 + u));
+  }
+  const double cphi = beta / rho, sphi = alpha / rho;
+  // t = phi +- acos(u): cos t = cphi u -+ sphi w, sin t = sphi u +- cphi w.
+  r.t[0] = {cphi * u - sphi * w, sphi * u + cphi * w};
+  r.t[1] = {cphi * u + sphi * w, sphi * u - cphi * w};
+  r.count = w > 0.0 ? 2 : 1;
+  r.double_root = w < kDoubleRoot;
+  return r;
+}
+
+// |R p - q|^2 = |p|^2 + |q|^2 - 2 q.R p (Paden-Kahan subproblem 3).
+// SP3: t with |R(k, t) p - q| = d.
+inline Roots subproblem3(const Eigen::Vector3d& k, const Eigen::Vector3d& p, const Eigen::Vector3d& q, double d) {
+  return subproblem4(q, k, p, 0.5 * (p.squaredNorm() + q.squaredNorm() - d * d));
+}
+
+// The common image v = R(k1, t1) p1 = R(k2, t2) p2 satisfies k1.v = k1.p1,
+// k2.v = k2.p2 and |v| = |p1|: v = x k1 + y k2 + z (k1 x k2) (Paden-Kahan
+// subproblem 2; Murray, Li & Sastry 1994, sec. 3.3.1), then one SP1 per angle.
+// SP2: (t1, t2) with R(k1, t1) p1 = R(k2, t2) p2, k1 not parallel to k2.
+inline Roots2 subproblem2(const Eigen::Vector3d& k1, const Eigen::Vector3d& p1, const Eigen::Vector3d& k2,
+                          const Eigen::Vector3d& p2, double hint1, double hint2) {
+  Roots2 r;
+  const double c12 = k1.dot(k2);
+  const double den = 1.0 - c12 * c12;  // |k1 x k2|^2 > 0 (axes not parallel)
+  const double a1 = k1.dot(p1), a2 = k2.dot(p2);
+  const double x = (a1 - c12 * a2) / den, y = (a2 - c12 * a1) / den;
+  const Eigen::Vector3d w0 = x * k1 + y * k2;
+  const double r2 = 0.5 * (p1.squaredNorm() + p2.squaredNorm());
+  const double z2 = r2 - w0.squaredNorm();  // times den
+  if (!(z2 >= -kBeyondBoundary * r2)) return r;
+  const double z = z2 > 0.0 ? std::sqrt(z2 / den) : 0.0;
+  r.double_root = z2 <= kDoubleRoot * kDoubleRoot * r2;
+  const Eigen::Vector3d n = k1.cross(k2);
+  const int m = z > 0.0 ? 2 : 1;
+  for (int i = 0; i < m; ++i) {
+    Eigen::Vector3d v = w0 + (i == 0 ? z : -z) * n;
+    CosSin t1, t2;
+    if (!subproblem1(k1, p1, v, &t1)) {
+      r.free1 = true;
+      t1 = CosSin::of(hint1);
+      v = rotate(k1, t1, p1);
+    }
+    if (!subproblem1(k2, p2, v, &t2)) {
+      r.free2 = true;
+      t2 = CosSin::of(hint2);
+      if (!r.free1) subproblem1(k1, p1, rotate(k2, t2, p2), &t1);
+    }
+    r.t1[r.count] = t1;
+    r.t2[r.count] = t2;
+    ++r.count;
+    if (r.free1 || r.free2) break;  // the two roots are one point of the continuum
+  }
+  return r;
+}
+
+// ------------------------------------------------------------------ chains --
+
+// A revolute chain at q = 0 in world coordinates (see the file comment).
+template <int N>
+struct RevoluteChain {
+  std::array<Eigen::Vector3d, N> h;                  // unit axis of each joint
+  std::array<Eigen::Vector3d, N> o;                  // a point on each axis
+  Eigen::Matrix3d R0 = Eigen::Matrix3d::Identity();  // effector orientation at q = 0
+  Eigen::Vector3d p0 = Eigen::Vector3d::Zero();      // effector point at q = 0
+  // Arm size [m]: summed distances between consecutive joint points and from
+  // the last one to the effector (the scale of the intersection tolerance).
+  double size() const {
+    double s = (p0 - o[N - 1]).norm();
+    for (int i = 1; i < N; ++i) s += (o[i] - o[i - 1]).norm();
+    return s;
+  }
+};
+using Chain6 = RevoluteChain<6>;
+using Chain7 = RevoluteChain<7>;
+
+// The moving joints from the root to `body`: exactly `dof` revolute joints
+// and nothing else that moves (fixed joints between them are fine).
+bool revoluteChain(const Model& model, int body, int dof, std::vector<int>* joints, std::string* why);
+// The chain's geometry at q = 0 (other joints of the model at their neutral
+// value), for the effector `point` in `body`'s frame.
+template <int N>
+RevoluteChain<N> chainAtZero(const Model& model, const std::vector<int>& joints, int body,
+                             const Eigen::Vector3d& point);
+
+// The 6R chain left when joint `locked` of a 7R chain is held at theta: the
+// joints after it are carried by R(h_locked, theta) about its axis.
+Chain6 lockJoint(const Chain7& chain, int locked, double theta);
+
+// ----------------------------------------------------------------- 6R plan --
+
+enum class ArmClass { kSphericalWrist, kThreeParallel };
+// How a spherical-wrist arm positions its wrist centre.
+enum class PositionCase { kParallel23, kIntersect12, kIntersect23 };
+
+// A classified 6R chain, ready to solve: the ideal geometry of the chain that
+// is solved (the reversed one if `reversed`) and the constants of its class.
+struct Plan6 {
+  ArmClass arm_class = ArmClass::kSphericalWrist;
+  PositionCase position = PositionCase::kParallel23;
+  bool reversed = false;
+  Chain6 k;
+  Eigen::Vector3d c = Eigen::Vector3d::Zero();         // wrist centre / meeting point of axes 5 and 6
+  Eigen::Vector3d s = Eigen::Vector3d::Zero();         // meeting point of axes 1-2 or 2-3
+  Eigen::Vector3d hp = Eigen::Vector3d::UnitZ();       // direction of the parallel axes
+  Eigen::Vector3d hp_perp = Eigen::Vector3d::UnitX();  // a unit vector normal to hp
+  Eigen::Vector3d h6_perp = Eigen::Vector3d::UnitX();  // a unit vector normal to axis 6
+  double sign3 = 1.0, sign4 = 1.0;                     // three parallel: h3 = sign3 hp, h4 = sign4 hp
+};
+
+// Classifies a 6R chain (forward, then reversed). On failure *why lists, for
+// both directions, which joints do not meet or are not parallel. `names`
+// (optional) are the joints' names for the message.
+bool classify6(const Chain6& chain, Plan6* plan, std::string* why = nullptr,
+               const std::array<std::string, 6>* names = nullptr);
+// One line: the class, e.g. "spherical wrist (joints 4-6 meet), axes 2 and 3 parallel".
+std::string describe(const Plan6& plan);
+
+// Singular targets met while solving (bits of Solutions6::singular).
+enum Singularity : unsigned {
+  kShoulderFree = 1u,     // the wrist point on axis 1: q1 free (a representative from the hint)
+  kWristFree = 2u,        // wrist axes aligned: only a combination of two angles is fixed
+  kArmFree = 4u,          // the wrist point on axis 2 or 3: that angle free
+  kElbowDouble = 8u,      // elbow stretched or folded: its two roots coincide
+  kShoulderDouble = 16u,  // q1 at its reach boundary: its two roots coincide
+  kWristDouble = 32u,     // the wrist flip's two roots coincide
+};
+
+// Up to 8 solutions, each angle in (-pi, pi], in the original chain order.
+struct Solutions6 {
+  std::array<std::array<double, 6>, 8> q;
+  int count = 0;
+  unsigned singular = 0;
+};
+
+// Every solution of R(q) R0 = R_target, p(q) = p_target. `hint` (original
+// chain order) gives the free angle's value at a singular target (the start
+// configuration, so that the representative is the closest one).
+void solve6(const Plan6& plan, const Eigen::Matrix3d& R_target, const Eigen::Vector3d& p_target,
+            const std::array<double, 6>& hint, Solutions6* out);
+
+// ---------------------------------------------------------------- 7R search --
+
+// The joint of a 7R chain held during the 1-D search: `requested` (a chain
+// index 0-6) if holding it leaves a supported 6R class; for requested = -1,
+// of the joints that do, the one that moves most along the self-motion
+// (largest selfMotionShare): a grid over a joint that barely moves along the
+// self-motion of a target (the iiwa's base yaw, the Panda's elbow) hits its
+// narrow range rarely, one that sweeps widely (the iiwa's joint 5, the
+// Panda's joint 7) covers the family (measured in docs/analytic-ik.md).
+// "Leaves a class" is checked at three generic angles (0.3, 1.9, -2.6 rad),
+// so that a class that holds only at special angles (two axes parallel at 0)
+// does not count. Returns -1 and says why for each joint otherwise. `lo`,
+// `hi` are the joints' limits; `names` (optional) name the joints in the
+// message.
+int chooseFreeJoint(const Chain7& chain, int requested, const std::array<double, 7>& lo,
+                    const std::array<double, 7>& hi, std::string* why = nullptr,
+                    const std::array<std::string, 7>* names = nullptr);
+// How much each joint moves along the self-motion: the median, over
+// `configurations` random configurations within the limits (infinite limits:
+// [-pi, pi]; fixed seed kSelfMotionSeed), of |n_i| for the unit null vector n
+// of the 6 x 7 Jacobian.
+inline constexpr std::uint64_t kSelfMotionSeed = 0x5E1F30u;
+std::array<double, 7> selfMotionShare(const Chain7& chain, const std::array<double, 7>& lo,
+                                      const std::array<double, 7>& hi, int configurations = 64);
+// The values the held joint takes: `samples` values over [lo, hi] evenly
+// with both ends when both limits are finite and span less than a turn;
+// otherwise the full turn [-pi, pi) evenly (every angle has a
+// representative there).
+std::vector<double> freeJointGrid(double lo, double hi, int samples);
+
+// A sentence about the singular bits for the Summary message, naming joints
+// by their 1-based number in the chain (original order), e.g. "wrist singular
+// (axes of joints 4 and 6 aligned): only q4 + q6 is fixed; a representative
+// with q4 from the start configuration returned". Empty for 0.
+std::string singularityMessage(const Plan6& plan, unsigned singular);
+
+}  // namespace ikbench::analytic

@@ -1,0 +1,60 @@
+// The batch kernel with AVX2 and FMA: a 4-lane vector is one ymm register and
+// vfma is one fused multiply-add. Every function of this file is compiled
+// for AVX2 + FMA by the target pragma below, while the file itself (and the
+// rest of the program) keeps the build's SSE2 baseline, so nothing here is
+// reachable except through avx2Step(), which the driver calls only after
+// __builtin_cpu_supports("avx2") and ("fma") said yes. The kernel's code
+// lives in its own namespace: no inline function is shared with other files.
+#include <immintrin.h>
+
+#include <cstdint>
+
+#include "batch_layout.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#define IKBENCH_BATCH_HAVE_AVX2 1
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((target("avx2,fma"))), apply_to = function)
+#else
+#pragma GCC push_options
+#pragma GCC target("avx2,fma")
+#endif
+
+namespace ikbench::batch {
+namespace avx2 {
+
+typedef double V __attribute__((vector_size(32)));
+typedef decltype(V{} < V{}) Mk;
+typedef unsigned long long Mu __attribute__((vector_size(32)));
+
+inline V vfma(V a, V b, V c) { return (V)_mm256_fmadd_pd((__m256d)a, (__m256d)b, (__m256d)c); }
+inline V select(Mk m, V a, V b) { return (V)_mm256_blendv_pd((__m256d)b, (__m256d)a, (__m256d)m); }
+inline V selectSign(Mk m, V a, V b) { return select(m, a, b); }  // blendv reads the sign bit only
+inline V vsqrt(V a) { return (V)_mm256_sqrt_pd((__m256d)a); }
+inline int movemask(Mk m) { return _mm256_movemask_pd((__m256d)m); }
+
+namespace {
+#include "batch_kernel.h"
+}  // namespace
+
+void step(const KernelParams& params, LaneGroup* groups, int num_groups, std::uint8_t* ended) {
+  stepAll(params, groups, num_groups, ended);
+}
+
+}  // namespace avx2
+}  // namespace ikbench::batch
+
+#if defined(__clang__)
+#pragma clang attribute pop
+#else
+#pragma GCC pop_options
+#endif
+#endif
+
+namespace ikbench::batch {
+#ifdef IKBENCH_BATCH_HAVE_AVX2
+StepFn avx2Step() { return &avx2::step; }
+#else
+StepFn avx2Step() { return nullptr; }
+#endif
+}  // namespace ikbench::batch

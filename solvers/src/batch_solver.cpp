@@ -1,0 +1,796 @@
+// solveBatch (ikbench/solvers/batch.h): the driver around the SIMD kernels
+// of batch_kernel_*.cpp. It decides which problems the kernel can take, turns
+// each model into the kernel's chain frames (batch_layout.h), keeps the
+// per-problem state of Solver::solve (attempts, seeded restarts, the best
+// attempt, the verdict) outside the kernel, refills lanes as problems finish
+// and runs the rest through the scalar Solver.
+#include "ikbench/solvers/batch.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <map>
+#include <numbers>
+#include <stdexcept>
+#include <thread>
+#include <tuple>
+
+#include "batch_layout.h"
+#include "ikbench/core/numeric.h"
+#include "ikbench/kinematics/config.h"
+#include "ikbench/kinematics/forward_kinematics.h"
+#include "ikbench/kinematics/rng.h"
+#include "ikbench/solvers/registry.h"
+
+namespace ikbench {
+namespace {
+
+using batch::Chain;
+using batch::ChainJoint;
+using batch::KernelParams;
+using batch::kMaxDof;
+using batch::kWidth;
+using batch::LaneGroup;
+using Clock = std::chrono::steady_clock;
+
+// ------------------------------------------------------------ dispatch --
+
+bool cpuHasAvx2() {
+#if defined(__x86_64__) || defined(__i386__)
+  return batch::avx2Step() != nullptr && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+#else
+  return false;
+#endif
+}
+
+// The kernel an ISA request gets on this machine, and its name.
+std::pair<batch::StepFn, const char*> selectKernel(BatchIsa isa) {
+  if (isa == BatchIsa::kAuto) {
+    const char* env = std::getenv("IKBENCH_BATCH_ISA");
+    if (env != nullptr && std::strcmp(env, "portable") == 0) isa = BatchIsa::kPortable;
+  }
+  if (isa != BatchIsa::kPortable && cpuHasAvx2()) return {batch::avx2Step(), "avx2"};
+  return {batch::portableStep(), "portable"};
+}
+
+// ---------------------------------------------------------- spec plan --
+
+// What the spec asks of the kernel; why is non-empty when it cannot.
+struct SpecPlan {
+  std::string why;
+  std::string backend;  // "dls" or "dls-adaptive": prefixes failure messages as the scalar backend does
+  KernelParams params;  // the spec's part (damping, step, limits)
+  bool auto_limits = false;  // limits=auto: freeze decided per chain (redundant or not)
+  int restarts = 0;
+  std::optional<double> budget_us;
+  std::optional<int> max_iters;
+};
+
+SpecPlan planSpec(const SolverSpec& spec) {
+  SpecPlan plan;
+  plan.backend = spec.name;
+  auto value = [&](const std::string& key) -> std::string {
+    for (const auto& [k, v] : spec.parameters)
+      if (k == key) return v;
+    return {};
+  };
+  auto real = [&](const std::string& key) {
+    double x = 0.0;
+    if (!parseRealText(value(key), &x)) throw SpecError(fmt::format("batch: cannot read {} = '{}'", key, value(key)));
+    return x;
+  };
+  if (spec.name != "dls" && spec.name != "dls-adaptive") {
+    plan.why = fmt::format("the batch kernel runs dls and dls-adaptive:mode=error, not {}", spec.name);
+    return plan;
+  }
+  if (spec.name == "dls-adaptive" && value("mode") != "error") {
+    plan.why = "dls-adaptive in the batch kernel needs mode=error (the sv term needs eigenvalues)";
+    return plan;
+  }
+  if (value("jacobian") != "geometric") {
+    plan.why = "the batch kernel uses the geometric Jacobian";
+    return plan;
+  }
+  if (real("null_gain") != 0.0) {
+    plan.why = "the batch kernel has no null-space term";
+    return plan;
+  }
+  if (spec.common.solutions != SolutionsMode::kFirst) {
+    plan.why = "the batch kernel returns one solution (solutions=first)";
+    return plan;
+  }
+  KernelParams& p = plan.params;
+  p.max_step = real("max_step");
+  p.freeze = value("limits") == "freeze";
+  plan.auto_limits = value("limits") == "auto";
+  if (spec.name == "dls") {
+    const double lambda = real("lambda");
+    p.lambda2 = lambda * lambda;
+  } else {
+    p.adaptive = true;
+    const double lmin = real("lambda_min");
+    p.lambda_min2 = lmin * lmin;
+    p.err_gain = real("err_gain");
+  }
+  plan.restarts = spec.common.restarts;
+  plan.budget_us = spec.common.budget_us;
+  plan.max_iters = spec.common.max_iters;
+  return plan;
+}
+
+// --------------------------------------------------------- chain plan --
+
+// A model and a goal structure in the kernel's frames.
+struct ChainPlan {
+  std::string why;               // non-empty: not for the kernel
+  Chain chain;
+  Eigen::Matrix3d C = Eigen::Matrix3d::Identity();  // R_body = R_{n-1} C
+  std::vector<int> q_index;      // path DOF k -> model q index
+  std::vector<double> draw_lo, draw_hi;  // restart draw ranges (randomConfiguration), path order
+  bool pose = true;
+  double w_pos = 1.0, w_ori = 1.0;
+};
+
+Eigen::Vector3d anyNormal(const Eigen::Vector3d& w) {
+  const Eigen::Vector3d e = std::abs(w.x()) < 0.9 ? Eigen::Vector3d::UnitX() : Eigen::Vector3d::UnitY();
+  return (e - e.dot(w) * w).normalized();
+}
+
+ChainPlan planChain(const Problem& problem) {
+  ChainPlan plan;
+  const Model& model = *problem.model;
+  if (problem.goals.size() != 1) {
+    plan.why = "the batch kernel takes one goal";
+    return plan;
+  }
+  const Goal& goal = problem.goals.front();
+  if (goal.kind == GoalKind::kOrientation) {
+    plan.why = "the batch kernel takes pose and position goals";
+    return plan;
+  }
+  if (!model.hasOnlyScalarJoints()) {
+    plan.why = "the batch kernel takes revolute, prismatic and fixed joints";
+    return plan;
+  }
+  const std::vector<int> path = model.supportingJoints(goal.body);
+  const int n = static_cast<int>(path.size());
+  if (n != model.nv()) {
+    plan.why = "the batch kernel needs every DOF on the path to the goal's body";
+    return plan;
+  }
+  if (n > kMaxDof) {
+    plan.why = fmt::format("the batch kernel takes at most {} DOF", kMaxDof);
+    return plan;
+  }
+  plan.pose = goal.kind == GoalKind::kPose;
+  if ((plan.pose ? 6 : 3) > n) {
+    plan.why = "the batch kernel needs at least as many DOF as goal rows";
+    return plan;
+  }
+  if (!(model.dofWeights().array() == 1.0).all()) {
+    plan.why = "the batch kernel takes unit DOF weights";
+    return plan;
+  }
+  plan.w_pos = goal.weight;
+  plan.w_ori = goal.weight * goal.orientation_scale;
+
+  // World frames at q = 0: pivots and axes of the path's joints.
+  std::vector<Pose3d> T(model.numJoints());
+  std::vector<Eigen::Matrix3d> Rdof(model.numJoints());
+  const Eigen::VectorXd zero = Eigen::VectorXd::Zero(model.nq());
+  forwardKinematics<double>(model, zero.data(), T.data(), Rdof.data());
+  std::vector<Eigen::Vector3d> o(n), w(n), x(n);
+  for (int k = 0; k < n; ++k) {
+    o[k] = T[path[k]].p;
+    w[k] = (Rdof[path[k]] * model.axis(path[k])).normalized();
+  }
+  // x_k normal to z_k and z_{k+1} (any normal when they are parallel).
+  for (int k = 0; k < n; ++k) {
+    Eigen::Vector3d c = k + 1 < n ? w[k].cross(w[k + 1]) : Eigen::Vector3d::Zero();
+    x[k] = c.norm() > 1e-14 ? Eigen::Vector3d(c.normalized()) : anyNormal(w[k]);
+  }
+  std::vector<Eigen::Matrix3d> F(n);
+  for (int k = 0; k < n; ++k) {
+    F[k].col(0) = x[k];
+    F[k].col(1) = w[k].cross(x[k]);
+    F[k].col(2) = w[k];
+  }
+  Chain& ch = plan.chain;
+  ch.n = n;
+  for (int r = 0; r < 3; ++r) {
+    ch.base_p[r] = o[0][r];
+    for (int c = 0; c < 3; ++c) ch.base_R[3 * r + c] = F[0](r, c);
+  }
+  for (int k = 0; k < n; ++k) {
+    ChainJoint& j = ch.joint[k];
+    const int mj = path[k];
+    const int iv = model.idxV(mj);
+    Eigen::Vector3d t = Eigen::Vector3d::Zero();
+    double alpha = 0.0, phi = 0.0;
+    if (k > 0) {
+      const Eigen::Matrix3d rel = F[k - 1].transpose() * F[k];
+      alpha = std::atan2(-rel(1, 2), rel(2, 2));
+      const Eigen::Matrix3d rz = Eigen::AngleAxisd(-alpha, Eigen::Vector3d::UnitX()).toRotationMatrix() * rel;
+      phi = std::atan2(rz(1, 0), rz(0, 0));
+      const Eigen::Matrix3d back = (Eigen::AngleAxisd(alpha, Eigen::Vector3d::UnitX()) *
+                                    Eigen::AngleAxisd(phi, Eigen::Vector3d::UnitZ()))
+                                       .toRotationMatrix();
+      if (!((back - rel).cwiseAbs().maxCoeff() <= 1e-12)) {
+        plan.why = "the chain's frames did not reduce to Rx Rz form";
+        return plan;
+      }
+      t = F[k - 1].transpose() * (o[k] - o[k - 1]);
+    }
+    for (int r = 0; r < 3; ++r) j.t[r] = t[r];
+    j.has_alpha = alpha != 0.0;
+    j.ca = std::cos(alpha);
+    j.sa = std::sin(alpha);
+    j.prismatic = model.type(mj) == JointType::kPrismatic;
+    j.phi = phi;
+    j.cphi = std::cos(phi);
+    j.sphi = std::sin(phi);
+    j.lo = model.lowerLimits()[iv];
+    j.hi = model.upperLimits()[iv];
+    plan.q_index.push_back(model.idxQ(mj));
+    // randomConfiguration's draw: the limits where finite, else +-pi (hinge)
+    // or +-1 (slider).
+    const double dlo = j.prismatic ? -1.0 : -std::numbers::pi, dhi = j.prismatic ? 1.0 : std::numbers::pi;
+    plan.draw_lo.push_back(std::isfinite(j.lo) ? j.lo : std::max(dlo, j.lo));
+    plan.draw_hi.push_back(std::isfinite(j.hi) ? j.hi : std::min(dhi, j.hi));
+  }
+  // randomConfiguration draws joint by joint in model order: the path must
+  // be in that order (it is, for a chain: parents come first).
+  for (int k = 1; k < n; ++k)
+    if (plan.q_index[k] <= plan.q_index[k - 1]) {
+      plan.why = "the path's DOF are not in model order";
+      return plan;
+    }
+  const Eigen::Vector3d xe = T[goal.body].act(goal.point);
+  const Eigen::Vector3d tool = F[n - 1].transpose() * (xe - o[n - 1]);
+  for (int r = 0; r < 3; ++r) ch.tool_p[r] = tool[r];
+  plan.C = F[n - 1].transpose() * T[goal.body].R;
+  return plan;
+}
+
+// Problems of one model with the same goal structure share a plan.
+struct PlanKey {
+  const Model* model;
+  int body;
+  double px, py, pz;
+  GoalKind kind;
+  double weight, orientation_scale;
+  auto tie() const { return std::tie(model, body, px, py, pz, kind, weight, orientation_scale); }
+  bool operator<(const PlanKey& o) const { return tie() < o.tie(); }
+};
+
+// ------------------------------------------------------------- engine --
+
+// One problem's Solver::solve state while it occupies a lane.
+struct LaneState {
+  int problem = -1;
+  long attempt = 0;
+  Rng rng{0};
+  double share_at_entry = 0.0;  // Engine::share_sum_ when the problem came in
+  double deadline_us = 0.0;  // 0 = none
+  long iterations = 0, fk_evals = 0, jacobian_evals = 0;
+  int restarts = 0;
+  // The best attempt so far (Solver::runAttempts).
+  double best_score = 0.0;
+  std::int32_t best_reason = batch::kMaxIterations;
+  long best_reason_iteration = 0;
+  double best_q[kMaxDof];
+  double best_pe = 0.0, best_oe = 0.0;
+  bool best_finite = false;
+};
+
+struct Shared {
+  const std::vector<Problem>* problems = nullptr;
+  const BatchOptions* options = nullptr;
+  SolverOptions solve;  // effective options (spec's budget_us / max_iters applied)
+  const SolverSpec* spec = nullptr;
+  SpecPlan spec_plan;
+  batch::StepFn step = nullptr;
+  std::vector<ChainPlan> plans;
+  std::vector<KernelParams> params;         // per plan
+  std::vector<std::vector<int>> plan_problems;  // per plan, problem indices in order
+  std::vector<std::atomic<size_t>> cursor;  // per plan: next problem to take
+  std::vector<int> fallback;                // problems for the scalar path
+  std::atomic<size_t> fallback_cursor{0};
+  std::vector<BatchResult>* results = nullptr;
+  explicit Shared(size_t plans) : cursor(plans) {}
+};
+
+class Engine {
+ public:
+  Engine(Shared& shared, int lanes) : s_(shared), groups_(lanes / kWidth), lanes_(lanes), group_plan_(lanes / kWidth, -1) {
+    // Empty lanes hold a finite, harmless problem (q = 0, target at the
+    // origin with the identity rotation): they are evaluated with the rest.
+    std::memset(static_cast<void*>(groups_.data()), 0, groups_.size() * sizeof(LaneGroup));
+    for (LaneGroup& G : groups_)
+      for (int l = 0; l < kWidth; ++l)
+        for (int k : {0, 4, 8}) G.target_R[k][l] = 1.0;
+    ended_.resize(groups_.size());
+  }
+
+  // Rounds: refill free lanes, take the time of the last round, end the
+  // attempts whose budget is spent, one kernel step per group, then the
+  // attempt ends (restart or answer).
+  void run(BatchStats& stats) {
+    Clock::time_point last = Clock::now();
+    const bool budget = s_.solve.time_budget_us > 0.0;
+    while (true) {
+      int busy = 0;
+      for (int g = 0; g < num_groups_; ++g) {
+        if (occupied_[g] != 0xF) refill(g);
+        busy += __builtin_popcount(occupied_[g]);
+      }
+      if (compact()) {
+        for (int g = 0; g < num_groups_; ++g)
+          if (occupied_[g] == 0) refill(g);
+        busy = 0;
+        for (int g = 0; g < num_groups_; ++g) busy += __builtin_popcount(occupied_[g]);
+      }
+      if (busy == 0) break;
+      if (budget && share_sum_ >= next_deadline_) expire();
+      for (int g = 0; g < num_groups_; ++g) {
+        const std::uint8_t stepping = occupied_[g] & static_cast<std::uint8_t>(~expired_[g]);
+        std::uint8_t ended = 0;
+        if (stepping != 0) s_.step(s_.params[group_plan_[g]], &groups_[g], 1, &ended);
+        ended_[g] = ended | expired_[g];
+      }
+      // A problem is charged its share of each round it spends in a lane
+      // (the round's wall time over the lanes occupied in it): what its own
+      // solve cost, comparable with a scalar solve's time. A lane's charged
+      // time is share_sum_ now minus share_sum_ when its problem came in.
+      const Clock::time_point now = Clock::now();
+      share_sum_ += std::chrono::duration<double, std::micro>(now - last).count() / busy;
+      last = now;
+      stats.lane_steps += kWidth * num_groups_;
+      stats.busy_lane_steps += busy;
+      ++stats.kernel_steps;
+      for (int g = 0; g < num_groups_; ++g) {
+        for (unsigned e = ended_[g]; e != 0; e &= e - 1) attemptEnded(g, __builtin_ctz(e));
+        expired_[g] = 0;
+      }
+    }
+  }
+
+ private:
+  double chargedUs(const LaneState& st) const { return share_sum_ - st.share_at_entry; }
+
+  // Lane compaction: once a plan has no problems left to hand out, its
+  // groups can only drain, and a slow problem would keep three lanes of its
+  // group idle. Its remaining problems are moved into as few groups as
+  // possible (lane state is plain rows, LaneState a value), so that the
+  // emptied groups take the next plan at once. Moving a problem does not
+  // change its result (lanes are independent). Returns true if a group
+  // became empty.
+  bool compact() {
+    bool emptied = false;
+    for (int g = 0; g < num_groups_; ++g) {
+      const int p = group_plan_[g];
+      if (p < 0 || occupied_[g] == 0 || occupied_[g] == 0xF || !exhausted(p)) continue;
+      for (int h = g + 1; h < num_groups_ && occupied_[g] != 0; ++h) {
+        if (group_plan_[h] != p || occupied_[h] == 0xF || occupied_[h] == 0) continue;
+        // Move g's problems into h's free lanes (the fuller group keeps its own).
+        const bool g_smaller = __builtin_popcount(occupied_[g]) <= __builtin_popcount(occupied_[h]);
+        const int from = g_smaller ? g : h, to = g_smaller ? h : g;
+        while (occupied_[from] != 0 && occupied_[to] != 0xF) {
+          moveLane(from, __builtin_ctz(occupied_[from]), to, __builtin_ctz(~occupied_[to] & 0xFu));
+        }
+        if (occupied_[from] == 0) emptied = true;
+        if (from == g) break;
+      }
+    }
+    return emptied;
+  }
+
+  void moveLane(int gf, int lf, int gt, int lt) {
+    const auto* src = reinterpret_cast<const unsigned char*>(&groups_[gf]);
+    auto* dst = reinterpret_cast<unsigned char*>(&groups_[gt]);
+    for (int row = 0; row < batch::kLaneGroupRows; ++row)
+      std::memcpy(dst + (row * kWidth + lt) * 8, src + (row * kWidth + lf) * 8, 8);
+    state(gt, lt) = state(gf, lf);
+    state(gf, lf).problem = -1;
+    groups_[gf].active[lf] = 0;
+    groups_[gf].fresh[lf] = 0;
+    occupied_[gt] |= static_cast<std::uint8_t>(1u << lt);
+    occupied_[gf] &= static_cast<std::uint8_t>(~(1u << lf));
+    ++moves_;
+  }
+
+  // Binds an empty group to the next plan with problems left, then fills its
+  // free lanes from that plan.
+  void refill(int g) {
+    LaneGroup& G = groups_[g];
+    if (group_plan_[g] < 0 || (occupied_[g] == 0 && exhausted(group_plan_[g]))) {
+      if (occupied_[g] != 0) return;
+      group_plan_[g] = -1;
+      for (size_t p = 0; p < s_.plans.size(); ++p)
+        if (!exhausted(static_cast<int>(p))) {
+          group_plan_[g] = static_cast<int>(p);
+          break;
+        }
+      if (group_plan_[g] < 0) return;
+    }
+    for (int l = 0; l < kWidth; ++l) {
+      if (occupied_[g] & (1u << l)) continue;
+      const int i = take(group_plan_[g]);
+      if (i < 0) return;
+      fill(g, l, i);
+    }
+  }
+
+  bool exhausted(int p) const { return s_.cursor[p].load(std::memory_order_relaxed) >= s_.plan_problems[p].size(); }
+  int take(int p) {
+    const size_t k = s_.cursor[p].fetch_add(1, std::memory_order_relaxed);
+    return k < s_.plan_problems[p].size() ? s_.plan_problems[p][k] : -1;
+  }
+
+  LaneState& state(int g, int l) { return lane_state_[g * kWidth + l]; }
+
+  void fill(int g, int l, int i) {
+    const Problem& pr = (*s_.problems)[i];
+    const ChainPlan& plan = s_.plans[group_plan_[g]];
+    LaneGroup& G = groups_[g];
+    LaneState& st = state(g, l);
+    st = LaneState();
+    st.problem = i;
+    const std::uint64_t seed = s_.options->seeds.empty() ? s_.solve.seed : s_.options->seeds[i];
+    st.rng = Rng(Rng::mix(seed, kRestartStreamSalt));
+    st.share_at_entry = share_sum_;
+    st.deadline_us = s_.solve.time_budget_us;
+    occupied_[g] |= static_cast<std::uint8_t>(1u << l);
+    if (st.deadline_us > 0.0) next_deadline_ = std::min(next_deadline_, share_sum_ + st.deadline_us);
+    const Goal& goal = pr.goals.front();
+    for (int r = 0; r < 3; ++r) G.target_p[r][l] = goal.target_position[r];
+    const Eigen::Matrix3d Rt = plan.pose ? Eigen::Matrix3d(goal.target_orientation * plan.C.transpose())
+                                         : Eigen::Matrix3d::Identity();
+    for (int r = 0; r < 3; ++r)
+      for (int c = 0; c < 3; ++c) G.target_R[3 * r + c][l] = Rt(r, c);
+    // The start clamped into the limits (Solver::solve).
+    for (int k = 0; k < plan.chain.n; ++k)
+      G.q[k][l] = std::clamp(pr.q0[plan.q_index[k]], plan.chain.joint[k].lo, plan.chain.joint[k].hi);
+    startAttempt(g, l);
+  }
+
+  void startAttempt(int g, int l) {
+    LaneGroup& G = groups_[g];
+    G.active[l] = -1;
+    G.fresh[l] = -1;
+    G.reason[l] = batch::kRunning;
+  }
+
+  // Lanes whose problem's budget is spent end their attempt (time-limit);
+  // next_deadline_ becomes the earliest deadline of the others.
+  void expire() {
+    next_deadline_ = std::numeric_limits<double>::infinity();
+    for (int g = 0; g < num_groups_; ++g) {
+      for (unsigned o = occupied_[g]; o != 0; o &= o - 1) {
+        const int l = __builtin_ctz(o);
+        const LaneState& st = state(g, l);
+        if (st.deadline_us <= 0.0) continue;
+        if (groups_[g].fresh[l] || chargedUs(st) < st.deadline_us) {
+          next_deadline_ = std::min(next_deadline_, st.share_at_entry + st.deadline_us);
+          continue;
+        }
+        expired_[g] |= static_cast<std::uint8_t>(1u << l);
+        groups_[g].active[l] = 0;  // no step this round; attemptEnded() decides
+      }
+    }
+  }
+
+  // Solver::runAttempts after one attempt: pick the attempt's configuration,
+  // score it, keep the best; then restart, or answer and free the lane.
+  void attemptEnded(int g, int l) {
+    LaneGroup& G = groups_[g];
+    LaneState& st = state(g, l);
+    const ChainPlan& plan = s_.plans[group_plan_[g]];
+    const int n = plan.chain.n;
+    if (expired_pending(g, l)) G.reason[l] = batch::kTimeLimit;
+    const std::int32_t reason = static_cast<std::int32_t>(G.reason[l]);
+    const long it = static_cast<long>(G.iteration[l]);
+    const bool step_failed = reason == batch::kNotPositiveDefinite || reason == batch::kNonFiniteStep ||
+                             reason == batch::kNonFiniteConfig;
+    st.iterations += it;
+    st.fk_evals += 1 + it;
+    st.jacobian_evals += it + (step_failed ? 1 : 0);
+    if (st.attempt > 0) ++st.restarts;
+    // The attempt's answer: its last iterate, unless an earlier one was better.
+    bool q_finite = true;
+    for (int k = 0; k < n; ++k) q_finite &= std::isfinite(G.q[k][l]);
+    const double last = q_finite ? G.wn[l] : std::numeric_limits<double>::infinity();
+    const bool use_best = !(last <= G.lowest_norm[l]);
+    double aq[kMaxDof];
+    for (int k = 0; k < n; ++k) aq[k] = use_best ? G.best_q[k][l] : G.q[k][l];
+    const double pe = use_best ? G.best_pe[l] : G.pe[l];
+    const double oe = use_best ? G.best_oe[l] : G.oe[l];
+    const double wn = use_best ? G.lowest_norm[l] : G.wn[l];
+    bool aq_finite = true;
+    for (int k = 0; k < n; ++k) aq_finite &= std::isfinite(aq[k]);
+    bool done = false;
+    if (aq_finite) {
+      const bool finite = std::isfinite(pe) && std::isfinite(oe) && std::isfinite(wn);
+      const double score = finite ? std::max(pe / s_.solve.position_tolerance, oe / s_.solve.orientation_tolerance)
+                                  : std::numeric_limits<double>::infinity();
+      if (score < st.best_score || st.attempt == 0) {
+        st.best_score = score;
+        st.best_reason = reason;
+        st.best_reason_iteration = it;
+        std::memcpy(st.best_q, aq, sizeof(double) * n);
+        st.best_pe = pe;
+        st.best_oe = oe;
+        st.best_finite = finite;
+      }
+      done = score <= 1.0;
+    } else if (st.attempt == 0) {
+      // Solver::solve keeps the clamped start as the answer.
+      for (int k = 0; k < n; ++k) st.best_q[k] = G.best_q[k][l];
+      st.best_reason = reason;
+      st.best_reason_iteration = it;
+      st.best_finite = false;
+    }
+    const bool time_up = st.deadline_us > 0.0 && chargedUs(st) >= st.deadline_us;
+    if (!done && !time_up && st.attempt < s_.spec_plan.restarts) {
+      // Restart from a seeded random configuration (randomConfiguration's
+      // draws, in model order).
+      ++st.attempt;
+      for (int k = 0; k < n; ++k) G.q[k][l] = st.rng.uniform(plan.draw_lo[k], plan.draw_hi[k]);
+      startAttempt(g, l);
+      return;
+    }
+    finish(g, l);
+  }
+
+  bool expired_pending(int g, int l) const { return (expired_[g] >> l) & 1u; }
+
+  // Solver::verdict, and the lane is free.
+  void finish(int g, int l) {
+    LaneGroup& G = groups_[g];
+    LaneState& st = state(g, l);
+    const ChainPlan& plan = s_.plans[group_plan_[g]];
+    BatchResult& out = (*s_.results)[st.problem];
+    const Problem& pr = (*s_.problems)[st.problem];
+    out.batched = true;
+    out.q = pr.q0;
+    for (int k = 0; k < plan.chain.n; ++k) out.q[plan.q_index[k]] = st.best_q[k];
+    Summary& sum = out.summary;
+    sum.iterations = static_cast<int>(st.iterations);
+    sum.restarts = st.restarts;
+    sum.fk_evals = st.fk_evals;
+    sum.jacobian_evals = st.jacobian_evals;
+    sum.position_error = st.best_pe;
+    sum.orientation_error = st.best_oe;
+    bool within = true;
+    for (int k = 0; k < plan.chain.n; ++k)
+      within &= st.best_q[k] >= plan.chain.joint[k].lo - kLimitSlack && st.best_q[k] <= plan.chain.joint[k].hi + kLimitSlack;
+    sum.within_limits = within;
+    Status status;
+    std::string message = reasonMessage(st.best_reason, st.best_reason_iteration, &status);
+    if (!st.best_finite) {
+      sum.status = Status::kNumericalFailure;
+      sum.message = message.empty() ? "non-finite forward kinematics at the result" : message;
+    } else if (st.best_pe <= s_.solve.position_tolerance && st.best_oe <= s_.solve.orientation_tolerance) {
+      sum.status = Status::kConverged;
+      sum.message = status == Status::kConverged ? message : std::string();
+    } else if (status == Status::kConverged) {
+      sum.status = Status::kStalled;
+      sum.message = fmt::format("backend reported convergence, but FK gives position error {:.3g} m, orientation error {:.3g} rad",
+                                st.best_pe, st.best_oe);
+    } else {
+      sum.status = status;
+      sum.message = message;
+    }
+    sum.time_us = chargedUs(st);
+    G.active[l] = 0;
+    occupied_[g] &= static_cast<std::uint8_t>(~(1u << l));
+    G.fresh[l] = 0;
+    st.problem = -1;
+  }
+
+  // The status and message SolveContext / the backend give for an end reason.
+  std::string reasonMessage(std::int32_t reason, long iteration, Status* status) const {
+    const std::string& name = s_.spec_plan.backend;
+    switch (reason) {
+      case batch::kConverged: *status = Status::kConverged; return {};
+      case batch::kMaxIterations: *status = Status::kMaxIterations; return {};
+      case batch::kTimeLimit: *status = Status::kTimeLimit; return {};
+      case batch::kStallNoImprovement:
+        *status = Status::kStalled;
+        return fmt::format("no relative improvement of {} in {} iterations", s_.solve.stall_relative_improvement,
+                           s_.solve.stall_iterations);
+      case batch::kStallVanishingStep:
+        *status = Status::kStalled;
+        return fmt::format("step vanished (|dq| < {:g})", kVanishingStep);
+      case batch::kNonFiniteError:
+        *status = Status::kNumericalFailure;
+        return fmt::format("non-finite error or step at iteration {}", iteration);
+      case batch::kNonFiniteStart:
+        *status = Status::kNumericalFailure;
+        return "non-finite error at the start configuration";
+      case batch::kNotPositiveDefinite:
+        *status = Status::kNumericalFailure;
+        return fmt::format("{}: J J^T + lambda^2 I is not positive definite (lambda = 0 at a singularity?)", name);
+      case batch::kNonFiniteStep: *status = Status::kNumericalFailure; return fmt::format("{}: non-finite step", name);
+      case batch::kNonFiniteConfig:
+        *status = Status::kNumericalFailure;
+        return fmt::format("{}: non-finite configuration after the step", name);
+      default: *status = Status::kMaxIterations; return {};
+    }
+  }
+
+  Shared& s_;
+  std::vector<LaneGroup> groups_;
+  int lanes_;
+  std::vector<int> group_plan_;
+  std::vector<std::uint8_t> ended_;
+  std::vector<std::uint8_t> expired_ = std::vector<std::uint8_t>(groups_.size(), 0);
+  std::vector<LaneState> lane_state_ = std::vector<LaneState>(static_cast<size_t>(lanes_));
+  int num_groups_ = static_cast<int>(groups_.size());
+  std::vector<std::uint8_t> occupied_ = std::vector<std::uint8_t>(groups_.size(), 0);  // lanes holding a problem
+  double share_sum_ = 0.0;  // sum over rounds of (round time / lanes occupied) [us]
+  long moves_ = 0;  // lanes moved by compact()
+  double next_deadline_ = std::numeric_limits<double>::infinity();  // earliest share_sum_ at which a budget ends
+};
+
+void runScalar(Shared& s, std::unique_ptr<Solver>& solver) {
+  for (size_t k; (k = s.fallback_cursor.fetch_add(1)) < s.fallback.size();) {
+    const int i = s.fallback[k];
+    const Problem& pr = (*s.problems)[i];
+    if (!solver) solver = Registry::global().create(*s.spec);
+    SolverOptions o = s.options->solve;
+    if (!s.options->seeds.empty()) o.seed = s.options->seeds[i];
+    BatchResult& out = (*s.results)[i];
+    out.q = pr.q0;
+    out.summary = solver->solve(pr, out.q, o);
+    out.batched = false;
+  }
+}
+
+}  // namespace
+
+std::string batchIsaName(BatchIsa isa) { return selectKernel(isa).second; }
+
+std::string batchFallbackReason(const Problem& problem, const SolverSpec& spec, const SolverOptions& options) {
+  std::string why;
+  if (options.record_trace) return "the batch kernel records no trace";
+  if (!options.isValid(&why)) return why;
+  if (!problem.isValid(&why)) return why;
+  const SpecPlan sp = planSpec(spec);
+  if (!sp.why.empty()) return sp.why;
+  return planChain(problem).why;
+}
+
+std::vector<BatchResult> solveBatch(const std::vector<Problem>& problems, std::string_view spec,
+                                    const BatchOptions& options, BatchStats* stats) {
+  return solveBatch(problems, Registry::global().parse(spec), options, stats);
+}
+
+std::vector<BatchResult> solveBatch(const std::vector<Problem>& problems, const SolverSpec& spec,
+                                    const BatchOptions& options, BatchStats* stats) {
+  if (!options.seeds.empty() && options.seeds.size() != problems.size())
+    throw std::invalid_argument(
+        fmt::format("solveBatch: {} seeds for {} problems (give one per problem, or none)", options.seeds.size(),
+                    problems.size()));
+  if (options.lanes < kWidth || options.lanes > BatchOptions::kMaxLanes || options.lanes % kWidth != 0)
+    throw std::invalid_argument(fmt::format("solveBatch: lanes = {} must be a multiple of {} in [{}, {}]",
+                                            options.lanes, kWidth, kWidth, BatchOptions::kMaxLanes));
+  if (options.threads < 1 || options.threads > 1024)
+    throw std::invalid_argument(fmt::format("solveBatch: threads = {} must be in [1, 1024]", options.threads));
+
+  std::vector<BatchResult> results(problems.size());
+  Shared s(0);
+  s.problems = &problems;
+  s.options = &options;
+  s.spec = &spec;
+  s.results = &results;
+  s.spec_plan = planSpec(spec);
+  const auto [step, isa] = selectKernel(options.isa);
+  s.step = step;
+  // The options Solver::solve would use: the spec's budget and cap applied.
+  s.solve = options.solve;
+  if (s.spec_plan.budget_us) s.solve.time_budget_us = *s.spec_plan.budget_us;
+  if (s.spec_plan.max_iters) s.solve.max_iterations = *s.spec_plan.max_iters;
+
+  std::string why;
+  const bool spec_ok = s.spec_plan.why.empty() && !options.solve.record_trace && s.solve.isValid(&why);
+  std::map<PlanKey, int> plan_of;
+  std::vector<std::vector<int>> plan_problems;
+  for (size_t i = 0; i < problems.size(); ++i) {
+    const Problem& pr = problems[i];
+    bool ok = spec_ok && pr.isValid(&why) && pr.goals.size() == 1;
+    if (ok) {
+      const Goal& g = pr.goals.front();
+      const PlanKey key{pr.model.get(), g.body, g.point.x(), g.point.y(), g.point.z(), g.kind, g.weight,
+                        g.orientation_scale};
+      auto it = plan_of.find(key);
+      if (it == plan_of.end()) {
+        ChainPlan plan = planChain(pr);
+        const int id = plan.why.empty() ? static_cast<int>(s.plans.size()) : -1;
+        if (id >= 0) {
+          s.plans.push_back(std::move(plan));
+          plan_problems.emplace_back();
+        }
+        it = plan_of.emplace(key, id).first;
+      }
+      ok = it->second >= 0;
+      if (ok) plan_problems[it->second].push_back(static_cast<int>(i));
+    }
+    if (!ok) s.fallback.push_back(static_cast<int>(i));
+  }
+  s.plan_problems = std::move(plan_problems);
+  s.cursor = std::vector<std::atomic<size_t>>(s.plans.size());
+  for (const ChainPlan& plan : s.plans) {
+    KernelParams p = s.spec_plan.params;
+    p.chain = &plan.chain;
+    p.pose = plan.pose;
+    // limits=auto: the freeze loop on a redundant chain (fewer goal rows than DOFs).
+    if (s.spec_plan.auto_limits) p.freeze = (plan.pose ? 6 : 3) < static_cast<int>(plan.q_index.size());
+    p.w_pos = plan.w_pos;
+    p.w_ori = plan.w_ori;
+    p.tol_p = s.solve.position_tolerance;
+    p.tol_o = s.solve.orientation_tolerance;
+    p.max_iterations = s.solve.max_iterations;
+    p.stall_iterations = s.solve.stall_iterations;
+    p.stall_relative_improvement = s.solve.stall_relative_improvement;
+    p.vanishing_step = kVanishingStep;
+    s.params.push_back(p);
+  }
+
+  const int threads = std::max(1, std::min<int>(options.threads, static_cast<int>(problems.size())));
+  std::vector<BatchStats> per_thread(static_cast<size_t>(threads));
+  auto worker = [&](int t) {
+    std::unique_ptr<Solver> scalar;
+    runScalar(s, scalar);
+    if (!s.plans.empty()) {
+      Engine engine(s, options.lanes);
+      engine.run(per_thread[t]);
+    }
+  };
+  if (threads == 1) {
+    worker(0);
+  } else {
+    std::vector<std::thread> pool;
+    for (int t = 0; t < threads; ++t) pool.emplace_back(worker, t);
+    for (auto& th : pool) th.join();
+  }
+  if (stats != nullptr) {
+    *stats = BatchStats();
+    stats->problems = static_cast<long>(problems.size());
+    stats->batched = static_cast<long>(problems.size() - s.fallback.size());
+    stats->isa = isa;
+    for (const BatchStats& b : per_thread) {
+      stats->lane_steps += b.lane_steps;
+      stats->busy_lane_steps += b.busy_lane_steps;
+      stats->kernel_steps += b.kernel_steps;
+    }
+  }
+  return results;
+}
+
+std::vector<BatchResult> solveBatch(const std::shared_ptr<const Model>& model, const Goal& goal,
+                                    const std::vector<Pose3d>& targets, const std::vector<Eigen::VectorXd>& starts,
+                                    std::string_view spec, const BatchOptions& options, BatchStats* stats) {
+  if (starts.size() != 1 && starts.size() != targets.size())
+    throw std::invalid_argument(fmt::format("solveBatch: {} start configurations for {} targets (give one, or one per target)",
+                                            starts.size(), targets.size()));
+  std::vector<Problem> problems(targets.size());
+  for (size_t i = 0; i < targets.size(); ++i) {
+    Problem& p = problems[i];
+    p.model = model;
+    p.goals = {goal};
+    p.goals[0].target_position = targets[i].p;
+    p.goals[0].target_orientation = targets[i].R;
+    p.q0 = starts.size() == 1 ? starts[0] : starts[i];
+    p.name = fmt::format("batch{}", i);
+  }
+  return solveBatch(problems, spec, options, stats);
+}
+
+}  // namespace ikbench

@@ -1,0 +1,259 @@
+// Spec strings: parsing, lists, grids, and the typed values of parameters.
+#include "ikbench/solvers/solver_spec.h"
+
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+
+#include "ikbench/core/solver_options.h"
+
+namespace ikbench {
+namespace {
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+// Splits at `sep` outside braces. Throws SpecError for unbalanced braces.
+std::vector<std::string_view> splitTopLevel(std::string_view text, char sep, std::string_view whole) {
+  std::vector<std::string_view> out;
+  int depth = 0;
+  size_t start = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '{') {
+      if (++depth > 1) throw SpecError(fmt::format("solver spec '{}': nested braces", whole));
+    } else if (c == '}') {
+      if (--depth < 0) throw SpecError(fmt::format("solver spec '{}': '}}' without '{{'", whole));
+    } else if (c == sep && depth == 0) {
+      out.push_back(text.substr(start, i - start));
+      start = i + 1;
+    }
+  }
+  if (depth != 0) throw SpecError(fmt::format("solver spec '{}': '{{' without '}}'", whole));
+  out.push_back(text.substr(start));
+  return out;
+}
+
+std::string fmtRange(double x) {
+  if (std::isinf(x)) return x > 0 ? "inf" : "-inf";
+  return realText(x);
+}
+
+}  // namespace
+
+// ---- typed values -----------------------------------------------------------
+
+bool Range::contains(double x) const {
+  if (std::isnan(x)) return false;
+  if (lower_open ? !(x > lower) : !(x >= lower)) return false;
+  if (upper_open ? !(x < upper) : !(x <= upper)) return false;
+  return true;
+}
+
+std::string Range::text() const {
+  return fmt::format("{}{}, {}{}", lower_open || std::isinf(lower) ? '(' : '[', fmtRange(lower), fmtRange(upper),
+                     upper_open || std::isinf(upper) ? ')' : ']');
+}
+
+std::string ParamInfo::rangeText() const {
+  switch (type) {
+    case ParamType::kReal:
+    case ParamType::kInteger: return range.text();
+    case ParamType::kBool: return "{false, true}";
+    case ParamType::kChoice: {
+      std::string out;
+      for (const auto& c : choices) out += (out.empty() ? "" : ", ") + c;
+      return "{" + out + "}";
+    }
+  }
+  return "?";
+}
+
+bool parseRealText(std::string_view text, double* out) {
+  text = trim(text);
+  if (text.empty()) return false;
+  const std::string s(text);
+  char* end = nullptr;
+  errno = 0;
+  const double v = std::strtod(s.c_str(), &end);
+  // ERANGE is also set for subnormal results (1e-320), which are finite and
+  // exact enough: refuse only overflow and non-finite values.
+  if (end != s.c_str() + s.size() || !std::isfinite(v)) return false;
+  *out = v;
+  return true;
+}
+
+bool parseIntegerText(std::string_view text, long long* out) {
+  text = trim(text);
+  if (!text.empty() && text.front() == '+') text.remove_prefix(1);
+  long long v = 0;
+  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (text.empty() || ec != std::errc() || ptr != text.data() + text.size()) return false;
+  *out = v;
+  return true;
+}
+
+bool parseBoolText(std::string_view text, bool* out) {
+  text = trim(text);
+  if (text == "1" || text == "true" || text == "on" || text == "yes") return *out = true, true;
+  if (text == "0" || text == "false" || text == "off" || text == "no") return *out = false, true;
+  return false;
+}
+
+std::string realText(double x) { return fmt::format("{}", x); }
+
+// ---- common keys ------------------------------------------------------------
+
+const OptionsBinding<CommonSpecOptions>& commonSpecBinding() {
+  static const OptionsBinding<CommonSpecOptions> binding = [] {
+    OptionsBinding<CommonSpecOptions> b;
+    b.integer("restarts", &CommonSpecOptions::restarts, Range::closed(0, CommonSpecOptions::kMaxRestarts), "",
+              "random restarts from seeded random configurations within limits after an attempt fails (stall, "
+              "cap or numerical failure), until the budget ends (TRAC-IK's random restarts)");
+    b.real("budget_us", &CommonSpecOptions::budget_us, Range::closed(0, SolverOptions::kMaxTimeBudgetUs), "us",
+           "wall-clock budget of the whole solve, restarts included; 0 = none; not given: the run's setting");
+    b.integer("max_iters", &CommonSpecOptions::max_iters, Range::closed(1, SolverOptions::kMaxIterationsLimit), "",
+              "iteration cap per attempt; not given: the run's setting");
+    b.choice("solutions", &CommonSpecOptions::solutions, kSolutionsModeNames,
+             "'first': stop at the first converged attempt; 'all': keep restarting and return every distinct "
+             "converged answer (solution coverage), until the restarts or the budget run out");
+    return b;
+  }();
+  return binding;
+}
+
+bool CommonSpecOptions::isValid(std::string* why) const { return commonSpecBinding().check(*this, why); }
+
+// ---- spec text ----------------------------------------------------------------
+
+void parseSpecText(std::string_view spec, std::string* name, std::map<std::string, std::string>* params) {
+  spec = trim(spec);
+  if (spec.empty()) throw SpecError("empty solver spec (expected name[:key=value]...)");
+  params->clear();
+  const std::vector<std::string_view> items = splitTopLevel(spec, ':', spec);
+  *name = std::string(trim(items.front()));
+  if (name->empty()) throw SpecError(fmt::format("solver spec '{}' has no name before ':'", spec));
+  if (name->find_first_of("{}=,") != std::string::npos)
+    throw SpecError(fmt::format("solver spec '{}': '{}' is not a solver name", spec, *name));
+  for (size_t i = 1; i < items.size(); ++i) {
+    const std::string_view item = trim(items[i]);
+    const size_t eq = item.find('=');
+    if (eq == std::string_view::npos || eq == 0)
+      throw SpecError(fmt::format("solver spec '{}': parameter '{}' is not of the form key=value", spec, item));
+    const std::string key(trim(item.substr(0, eq)));
+    const std::string value(trim(item.substr(eq + 1)));
+    if (!params->emplace(key, value).second)
+      throw SpecError(fmt::format("solver spec '{}': parameter '{}' given twice", spec, key));
+  }
+}
+
+std::vector<std::string> splitSpecList(std::string_view list) {
+  std::vector<std::string> out;
+  if (trim(list).empty()) throw SpecError("empty list of solver specs");
+  for (std::string_view item : splitTopLevel(list, ',', list)) {
+    item = trim(item);
+    if (item.empty()) throw SpecError(fmt::format("solver list '{}' has an empty item", list));
+    out.emplace_back(item);
+  }
+  return out;
+}
+
+// ---- grids --------------------------------------------------------------------
+
+namespace {
+
+// The values of one braced item: {a,b,c}, {a..b:lin:n} or {a..b:log:n}.
+std::vector<std::string> gridValues(std::string_view body, std::string_view key, std::string_view whole) {
+  auto fail = [&](const std::string& why) -> SpecError {
+    return SpecError(fmt::format("solver spec '{}': grid of '{}': {}", whole, key, why));
+  };
+  std::vector<std::string> values;
+  const size_t dots = body.find("..");
+  if (dots == std::string_view::npos) {
+    for (std::string_view v : splitTopLevel(body, ',', whole)) {
+      v = trim(v);
+      if (v.empty()) throw fail("an empty value (expected {a,b,...})");
+      values.emplace_back(v);
+    }
+  } else {
+    // a..b:kind:n
+    const std::string_view a_text = trim(body.substr(0, dots));
+    const std::vector<std::string_view> rest = splitTopLevel(body.substr(dots + 2), ':', whole);
+    if (rest.size() != 3) throw fail("a range is {a..b:lin:n} or {a..b:log:n}");
+    double a, b;
+    long long n;
+    if (!parseRealText(a_text, &a) || !parseRealText(rest[0], &b))
+      throw fail(fmt::format("range bounds '{}' and '{}' must be finite numbers", a_text, trim(rest[0])));
+    const std::string_view kind = trim(rest[1]);
+    if (kind != "lin" && kind != "log") throw fail(fmt::format("range kind '{}' must be lin or log", kind));
+    if (!parseIntegerText(rest[2], &n) || n < 2 || n > kMaxGridValues)
+      throw fail(fmt::format("the number of values '{}' must be an integer in [2, {}]", trim(rest[2]), kMaxGridValues));
+    if (kind == "log" && !(a > 0.0 && b > 0.0)) throw fail("a log range needs positive bounds");
+    for (long long i = 0; i < n; ++i) {
+      const double t = static_cast<double>(i) / static_cast<double>(n - 1);
+      const double x = kind == "lin" ? a + (b - a) * t : std::exp(std::log(a) + (std::log(b) - std::log(a)) * t);
+      // Six significant digits keep the expanded specs readable; the ends
+      // are written as given.
+      values.push_back(i == 0 ? std::string(a_text) : i == n - 1 ? std::string(trim(rest[0])) : fmt::format("{:.6g}", x));
+    }
+  }
+  if (values.empty()) throw fail("no values");
+  if (static_cast<long long>(values.size()) > kMaxGridValues)
+    throw fail(fmt::format("more than {} values", kMaxGridValues));
+  return values;
+}
+
+}  // namespace
+
+SpecGrid expandSpecGrid(std::string_view spec) {
+  SpecGrid grid;
+  grid.text = std::string(trim(spec));
+  if (grid.text.find_first_of("{}") == std::string::npos) {
+    grid.specs.push_back(grid.text);
+    return grid;
+  }
+  const std::vector<std::string_view> items = splitTopLevel(grid.text, ':', grid.text);
+  // Each item: fixed text, or key={...} with its values.
+  std::vector<std::vector<std::string>> choices;
+  long long total = 1;
+  for (size_t i = 0; i < items.size(); ++i) {
+    const std::string_view item = trim(items[i]);
+    const size_t brace = item.find('{');
+    if (brace == std::string_view::npos) {
+      choices.push_back({std::string(item)});
+      continue;
+    }
+    const size_t eq = item.find('=');
+    const std::string_view value = eq == std::string_view::npos ? std::string_view() : trim(item.substr(eq + 1));
+    if (i == 0 || value.size() < 2 || value.front() != '{' || value.back() != '}')
+      throw SpecError(fmt::format("solver spec '{}': '{}' is not of the form key={{values}}", grid.text, item));
+    const std::string key(trim(item.substr(0, eq)));
+    const std::string_view body = value.substr(1, value.size() - 2);
+    GridAxis axis{key, gridValues(body, key, grid.text)};
+    total *= static_cast<long long>(axis.values.size());
+    if (total > kMaxGridSpecs)
+      throw SpecError(fmt::format("solver spec '{}': the grid has more than {} specs", grid.text, kMaxGridSpecs));
+    std::vector<std::string> items_for_axis;
+    for (const std::string& v : axis.values) items_for_axis.push_back(key + "=" + v);
+    choices.push_back(std::move(items_for_axis));
+    grid.axes.push_back(std::move(axis));
+  }
+  // Cartesian product, the last item fastest.
+  std::vector<size_t> idx(choices.size(), 0);
+  for (;;) {
+    std::string out;
+    for (size_t i = 0; i < choices.size(); ++i) out += (i ? ":" : "") + choices[i][idx[i]];
+    grid.specs.push_back(std::move(out));
+    int k = static_cast<int>(choices.size()) - 1;
+    while (k >= 0 && ++idx[k] == choices[k].size()) idx[k--] = 0;
+    if (k < 0) return grid;
+  }
+}
+
+}  // namespace ikbench
