@@ -4,6 +4,7 @@
 // are listed, so a joint's local transform is T(offset or translation
 // channels) * R_c1 * R_c2 * R_c3, and world_T_joint = world_T_parent * local.
 #include "ikbench/scenarios/bvh.h"
+#include "ikbench/scenarios/input_limits.h"
 
 #include <fmt/format.h>
 
@@ -133,7 +134,11 @@ class Parser {
   }
 
   // ROOT/JOINT body after the name: { OFFSET .. CHANNELS .. children }
-  void joint(int parent, std::string name, int line) {
+  void joint(int parent, std::string name, int line, int depth) {
+    if (depth > kMaxBvhNesting)
+      fail(fmt::format("joint '{}' is nested {} levels deep (the limit is {})", name, depth, kMaxBvhNesting), line);
+    if (joints_.size() >= static_cast<size_t>(kMaxJoints))
+      fail(fmt::format("more than {} joints (the limit)", kMaxJoints), line);
     if (!names_.insert(name).second) fail(fmt::format("joint name '{}' is used twice", name), line);
     BvhJoint j;
     j.name = std::move(name);
@@ -172,7 +177,7 @@ class Parser {
       if (t.text == "}") break;
       if (t.text == "JOINT") {
         const Token& n = next("a joint name");
-        joint(index, std::string(n.text), n.line);
+        joint(index, std::string(n.text), n.line, depth + 1);
       } else if (t.text == "End") {
         expect("Site");
         BvhJoint e;
@@ -200,7 +205,7 @@ class Parser {
     const Token& r = next("ROOT");
     if (r.text != "ROOT") fail(fmt::format("expected ROOT, found '{}'", r.text), r.line);
     const Token& name = next("the root joint's name");
-    joint(-1, std::string(name.text), name.line);
+    joint(-1, std::string(name.text), name.line, 1);
     if (!atEnd() && peek().text == "ROOT") fail("a second ROOT (only one skeleton per file is supported)");
     expect("MOTION");
     // "Frames:" (possibly "Frames" ":"), "Frame Time:".
@@ -218,7 +223,12 @@ class Parser {
       fail(fmt::format("expected 'Time:', found '{}'", ti.text), ti.line);
     clip.frame_time = number("the frame time");
     if (!(clip.frame_time > 0.0)) fail(fmt::format("frame time {} (expected > 0)", clip.frame_time), ti.line);
-    if (channels_ > 0 && frames > 100000000 / channels_) fail(fmt::format("{} frames is too many", frames), fr.line);
+    if (frames > kMaxBvhFrames)
+      fail(fmt::format("{} frames is too many (the limit is {})", frames, kMaxBvhFrames), fr.line);
+    if (channels_ > 0 && frames > kMaxBvhValues / channels_)
+      fail(fmt::format("{} frames of {} channels is too many values (the limit is {})", frames, channels_,
+                       kMaxBvhValues),
+           fr.line);
 
     clip.motion.resize(frames, channels_);
     // One frame per line: every line of the MOTION block must hold exactly
@@ -367,11 +377,7 @@ BvhClip parseBvh(const std::string& text, const std::string& source, const BvhOp
 }
 
 BvhClip loadBvh(const std::string& path, const BvhOptions& options) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw SuiteError(fmt::format("cannot open BVH file '{}'", path));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return parseBvh(ss.str(), path, options);
+  return parseBvh(readInputFile(path, "BVH file"), path, options);
 }
 
 std::vector<Pose3d> bvhReferencePoses(const BvhClip& clip, int frame) {

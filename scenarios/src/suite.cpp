@@ -22,6 +22,8 @@
 #include "ikbench/kinematics/rng.h"
 #include "ikbench/scenarios/bvh.h"
 #include "ikbench/scenarios/generators.h"
+#include "ikbench/scenarios/input_limits.h"
+#include "ikbench/scenarios/skeleton.h"
 #include "ikbench/scenarios/urdf.h"
 
 namespace ikbench {
@@ -153,6 +155,69 @@ int lineAt(const std::string& text, size_t pos) {
   return 1 + static_cast<int>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(pos), '\n'));
 }
 
+// Checks what nlohmann's parser accepts but a suite must not contain, on the
+// raw text and without recursion, before the JSON is parsed: nesting deeper
+// than kMaxJsonNesting (the parsed value is later walked recursively), a
+// duplicate key in one object (nlohmann keeps the last one silently), and a
+// number outside the range of a double (e.g. 1e400). Syntax errors are left
+// to the parser, which reports them with their line.
+void checkJsonText(const std::string& text, const std::string& file) {
+  struct Level {
+    bool object = false;
+    bool expect_key = false;
+    std::map<std::string, int> keys;  // key -> line
+  };
+  std::vector<Level> stack;
+  int line = 1;
+  auto fail = [&](int at, const std::string& msg) { throw SuiteError(fmt::format("{}:{}: {}", file, at, msg)); };
+  const size_t n = text.size();
+  for (size_t i = 0; i < n;) {
+    const char c = text[i];
+    if (c == '\n') {
+      ++line;
+      ++i;
+    } else if (c == '{' || c == '[') {
+      if (stack.size() >= static_cast<size_t>(kMaxJsonNesting))
+        fail(line, fmt::format("objects and arrays are nested more than {} levels deep (the limit)", kMaxJsonNesting));
+      stack.push_back(Level{c == '{', c == '{', {}});
+      ++i;
+    } else if (c == '}' || c == ']') {
+      if (!stack.empty()) stack.pop_back();
+      ++i;
+    } else if (c == ',') {
+      if (!stack.empty() && stack.back().object) stack.back().expect_key = true;
+      ++i;
+    } else if (c == '"') {
+      size_t k = i + 1;
+      while (k < n && text[k] != '"') {
+        if (text[k] == '\n') ++line;
+        k += text[k] == '\\' ? 2 : 1;
+      }
+      if (!stack.empty() && stack.back().expect_key) {
+        Level& level = stack.back();
+        level.expect_key = false;
+        const std::string key = text.substr(i + 1, std::min(k, n) - i - 1);
+        if (const auto [it, fresh] = level.keys.emplace(key, line); !fresh)
+          fail(line, fmt::format("key \"{}\" appears twice in one object (first on line {})", key, it->second));
+      }
+      i = k + 1;
+    } else if (c == '-' || (c >= '0' && c <= '9')) {
+      size_t k = i + 1;
+      while (k < n && (std::isdigit(static_cast<unsigned char>(text[k])) || text[k] == '.' || text[k] == 'e' ||
+                       text[k] == 'E' || text[k] == '+' || text[k] == '-'))
+        ++k;
+      const std::string token = text.substr(i, k - i);
+      char* end = nullptr;
+      const double v = std::strtod(token.c_str(), &end);
+      if (end != token.c_str() && std::isinf(v))
+        fail(line, fmt::format("number {} is out of the range of a double (largest magnitude about 1.8e308)", token));
+      i = k;
+    } else {
+      ++i;
+    }
+  }
+}
+
 std::string describe(const json& v) {
   std::string dump = v.dump();
   if (dump.size() > 40) dump = dump.substr(0, 37) + "...";
@@ -245,12 +310,12 @@ struct Ctx {
     return out;
   }
 
-  template <typename F>
-  auto parseEnumField(const json& obj, const Path& path, const std::string& key, const std::string& dflt,
-                      F parse) const {
+  template <typename E, size_t N>
+  E parseEnumField(const json& obj, const Path& path, const std::string& key, const std::string& dflt,
+                   const EnumTable<E, N>& table) const {
     const std::string s = string(obj, path, key, dflt);
     try {
-      return parse(s);
+      return table.parse(s);
     } catch (const std::invalid_argument& e) {
       fail(path / key, e.what());
     }
@@ -282,8 +347,8 @@ ChainSpec parseJointParams(const Ctx& c, const json& o, const Path& p) {
   s.max_length = c.number(o, p, "max_length", std::max(0.3, s.min_length), 0.0, 100.0);
   if (s.max_length < s.min_length)
     c.fail(p / "max_length", fmt::format("expected max_length >= min_length ({}), got {}", s.min_length, s.max_length));
-  s.axes = c.parseEnumField(o, p, "axes", "random", parseAxisStyle);
-  s.limit_style = c.parseEnumField(o, p, "limits", "none", parseLimitStyle);
+  s.axes = c.parseEnumField(o, p, "axes", "random", kAxisStyleNames);
+  s.limit_style = c.parseEnumField(o, p, "limits", "none", kLimitStyleNames);
   s.limit = c.number(o, p, "limit", 0.0, 0.0, 100.0);
   if (s.limit_style == LimitStyle::kSymmetric && !(s.limit > 0.0))
     c.fail(p / "limits", "'symmetric' limits need a field 'limit' > 0 [rad]");
@@ -299,10 +364,10 @@ GoalSetSpec parseGoals(const Ctx& c, const json& f, const Path& fp, int count) {
   const Path p = fp / "goals";
   c.checkObject(*gj, p);
   c.allowKeys(*gj, p, {"set", "kind", "start", "factor", "perturbation", "step", "orientation_scale", "effectors"});
-  g.type = c.parseEnumField(*gj, p, "set", "reachable", parseGoalSetType);
-  g.kind = c.parseEnumField(*gj, p, "kind", "position", parseGoalKind);
+  g.type = c.parseEnumField(*gj, p, "set", "reachable", kGoalSetTypeNames);
+  g.kind = c.parseEnumField(*gj, p, "kind", "position", kGoalKindNames);
   g.start =
-      c.parseEnumField(*gj, p, "start", g.type == GoalSetType::kTrajectory ? "previous" : "nominal", parseStartPolicy);
+      c.parseEnumField(*gj, p, "start", g.type == GoalSetType::kTrajectory ? "previous" : "nominal", kStartPolicyNames);
   g.unreachable_factor = c.number(*gj, p, "factor", 1.5, 1.0 + 1e-9, 1e6);
   g.perturbation = c.number(*gj, p, "perturbation", 0.05, 0.0, 10.0);
   g.trajectory_step = c.number(*gj, p, "step", 0.05, 1e-9, 10.0);
@@ -342,6 +407,72 @@ void randomModelFamily(const Ctx& c, const json& f, const Path& fp, Family& fam,
     }
   } catch (const std::invalid_argument& e) {  // also ModelError
     c.fail(fp, e.what());
+  }
+  finishFamily(fam, g);
+}
+
+// Family type "skeleton": a BVH skeleton with anatomical joint limits
+// (skeleton.h), reachable goals on its End Sites from random configurations
+// within those limits: {"type": "skeleton", "file": ..., "scale": 0, "count": N,
+// "limits": {"<joint>": {"cone": rad, "twist": [lo, hi]} | {"hinge": [x, y, z],
+// "range": [lo, hi]} | {"translation": m, "cone": ..., "twist": ...}}, "goals": {...}}.
+void parseSkeletonFamily(const Ctx& c, const json& f, const Path& fp, Family& fam, std::uint64_t family_seed) {
+  c.allowKeys(f, fp, {"name", "description", "type", "file", "scale", "count", "limits", "goals"});
+  const std::string file = c.resolve(f, fp, "file");
+  BvhOptions bo;
+  bo.scale = c.number(f, fp, "scale", 0.0, 0.0, 1e6);
+  const int count = static_cast<int>(c.integer(f, fp, "count", std::nullopt, 0, 1000000));
+  const GoalSetSpec g = parseGoals(c, f, fp, count);
+  // [a, b] or [x, y, z] of finite numbers.
+  auto numbers = [&](const json& o, const Path& p, const std::string& key, size_t n) {
+    const json& v = c.require(o, p, key, n == 2 ? "an array [lo, hi]" : "an array [x, y, z]");
+    if (!v.is_array() || v.size() != n)
+      c.fail(p / key, fmt::format("expected an array of {} numbers, got {}", n, describe(v)));
+    std::vector<double> out;
+    for (size_t k = 0; k < n; ++k) {
+      if (!v[k].is_number() || !std::isfinite(v[k].get<double>()))
+        c.fail(p / key / k, fmt::format("expected a finite number, got {}", describe(v[k])));
+      out.push_back(v[k].get<double>());
+    }
+    if (n == 2 && out[0] > out[1]) c.fail(p / key, fmt::format("expected lo <= hi, got [{}, {}]", out[0], out[1]));
+    return out;
+  };
+  std::vector<JointLimitSpec> limits;
+  const Path lp = fp / "limits";
+  const json& lj = c.require(f, fp, "limits", "an object mapping joint names to limits");
+  c.checkObject(lj, lp);
+  for (auto it = lj.begin(); it != lj.end(); ++it) {
+    const Path jp = lp / it.key();
+    c.checkObject(*it, jp);
+    c.allowKeys(*it, jp, {"cone", "twist", "hinge", "range", "translation"});
+    JointLimitSpec l;
+    l.joint = it.key();
+    l.cone = c.number(*it, jp, "cone", JointLimitSpec::kInf, 0.0, 3.15);
+    l.translation = c.number(*it, jp, "translation", JointLimitSpec::kInf, 0.0, 1e6);
+    if (c.find(*it, "twist")) {
+      const auto t = numbers(*it, jp, "twist", 2);
+      l.twist_lo = t[0];
+      l.twist_hi = t[1];
+    }
+    if (c.find(*it, "hinge")) {
+      const auto a = numbers(*it, jp, "hinge", 3);
+      const auto r = numbers(*it, jp, "range", 2);
+      l.hinge = true;
+      l.axis = Eigen::Vector3d(a[0], a[1], a[2]);
+      l.lo = r[0];
+      l.hi = r[1];
+    } else if (c.find(*it, "range")) {
+      c.fail(jp / "range", "'range' belongs to a 'hinge'");
+    }
+    limits.push_back(l);
+  }
+  try {
+    const BvhClip clip = loadBvh(file, bo);
+    fam.problems = makeGoals(constrainSkeleton(*clip.model, limits), g, family_seed, "");
+  } catch (const SuiteError& e) {
+    c.fail(fp / "file", e.what());
+  } catch (const std::invalid_argument& e) {  // also ModelError
+    c.fail(lp, e.what());
   }
   finishFamily(fam, g);
 }
@@ -406,6 +537,8 @@ Family parseFamily(const Ctx& c, const json& f, const Path& fp, std::uint64_t su
       c.fail(fp, e.what());
     }
     finishFamily(fam, g);
+    fam.source = file;
+    fam.robot = um.robot_name;
   } else if (type == "bvh") {
     c.allowKeys(
         f, fp,
@@ -427,20 +560,17 @@ Family parseFamily(const Ctx& c, const json& f, const Path& fp, std::uint64_t su
       c.fail(fp / "file", e.what());
     }
     fam.name = c.string(f, fp, "name", std::nullopt);
+    fam.source = file;
     for (size_t k = 0; k < fam.problems.size(); ++k) fam.problems[k].name = fmt::format("{}/{}", fam.name, k);
+  } else if (type == "skeleton") {
+    parseSkeletonFamily(c, f, fp, fam, family_seed);
   } else {
     c.fail(fp / "type",
-           fmt::format("unknown family type '{}' (expected one of: random_chain, random_tree, urdf, bvh)", type));
+           fmt::format("unknown family type '{}' (expected one of: random_chain, random_tree, urdf, bvh, skeleton)",
+                       type));
   }
+  fam.type = type;
   return fam;
-}
-
-std::string readFile(const std::string& path, const char* what) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw SuiteError(fmt::format("cannot open {} '{}'", what, path));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
 }
 
 }  // namespace
@@ -480,10 +610,15 @@ Suite loadSuite(const std::string& name_or_path, std::optional<std::uint64_t> se
                       name_or_path, dataDirectory(), known.empty() ? "none" : known));
     }
   }
+  return parseSuite(readInputFile(path, "suite file"), path, seed_override);
+}
+
+Suite parseSuite(const std::string& text, const std::string& path, std::optional<std::uint64_t> seed_override) {
   Ctx c;
   c.file = path;
-  c.text = readFile(path, "suite file");
+  c.text = text;
   c.dir = fs::path(path).parent_path();
+  checkJsonText(c.text, path);
   json root;
   try {
     root = json::parse(c.text);
@@ -491,6 +626,8 @@ Suite loadSuite(const std::string& name_or_path, std::optional<std::uint64_t> se
     // nlohmann's message already says "at line L, column C".
     throw SuiteError(
         fmt::format("{}:{}: invalid JSON: {}", path, lineAt(c.text, e.byte > 0 ? e.byte - 1 : 0), e.what()));
+  } catch (const json::exception& e) {
+    throw SuiteError(fmt::format("{}: invalid JSON: {}", path, e.what()));
   }
   const Path top;
   c.checkObject(root, top);
@@ -561,12 +698,18 @@ Family urdfFamily(const std::string& path, const std::string& base, const std::s
     throw SuiteError(fmt::format("{}: {}", path, e.what()));
   }
   finishFamily(fam, g);
+  fam.type = "urdf";
+  fam.source = path;
+  fam.robot = um.robot_name;
   return fam;
 }
 
 Family bvhFamily(const std::string& path, std::uint64_t seed) {
   (void)seed;  // the family is the file's own motion: nothing is random
-  return bvhFamily(path, BvhOptions{}, BvhTrackingSpec{});
+  Family fam = bvhFamily(path, BvhOptions{}, BvhTrackingSpec{});
+  fam.type = "bvh";
+  fam.source = path;
+  return fam;
 }
 
 }  // namespace ikbench

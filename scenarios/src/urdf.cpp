@@ -9,6 +9,7 @@
 #include <tinyxml.h>
 #include <urdf_parser/urdf_parser.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <fstream>
@@ -18,6 +19,7 @@
 #include <sstream>
 
 #include "ikbench/kinematics/forward_kinematics.h"
+#include "ikbench/scenarios/input_limits.h"
 
 namespace ikbench {
 namespace {
@@ -70,6 +72,62 @@ struct Validator {
   }
 };
 
+// Element nesting depth, checked on the raw text before any XML parser (both
+// TinyXML and urdfdom's parser recurse once per level). Comments, CDATA,
+// processing instructions and declarations are skipped; attribute values are
+// quoted. Throws with the line of the first element past kMaxXmlNesting.
+void checkXmlNesting(const std::string& xml, const std::string& source) {
+  int depth = 0, line = 1;
+  const size_t n = xml.size();
+  auto skipPast = [&](size_t i, const char* end) {
+    const size_t k = xml.find(end, i);
+    const size_t stop = k == std::string::npos ? n : k + std::char_traits<char>::length(end);
+    line += static_cast<int>(std::count(xml.begin() + static_cast<std::ptrdiff_t>(i),
+                                        xml.begin() + static_cast<std::ptrdiff_t>(stop), '\n'));
+    return stop;
+  };
+  for (size_t i = 0; i < n;) {
+    const char c = xml[i];
+    if (c == '\n') ++line;
+    if (c != '<') {
+      ++i;
+      continue;
+    }
+    if (xml.compare(i, 4, "<!--") == 0) {
+      i = skipPast(i, "-->");
+    } else if (xml.compare(i, 9, "<![CDATA[") == 0) {
+      i = skipPast(i, "]]>");
+    } else if (xml.compare(i, 2, "<?") == 0) {
+      i = skipPast(i, "?>");
+    } else if (xml.compare(i, 2, "<!") == 0) {
+      i = skipPast(i, ">");
+    } else if (xml.compare(i, 2, "</") == 0) {
+      --depth;
+      i = skipPast(i, ">");
+    } else {
+      // A start tag: find its end outside quoted attribute values.
+      const int start_line = line;
+      size_t k = i + 1;
+      char quote = 0;
+      for (; k < n; ++k) {
+        if (xml[k] == '\n') ++line;
+        if (quote != 0) {
+          if (xml[k] == quote) quote = 0;
+        } else if (xml[k] == '"' || xml[k] == '\'') {
+          quote = xml[k];
+        } else if (xml[k] == '>') {
+          break;
+        }
+      }
+      const bool self_closing = k < n && k > i + 1 && xml[k - 1] == '/';
+      if (!self_closing && ++depth > kMaxXmlNesting)
+        throw SuiteError(fmt::format("{}:{}: XML elements are nested more than {} levels deep (the limit)", source,
+                                     start_line, kMaxXmlNesting));
+      i = k < n ? k + 1 : n;
+    }
+  }
+}
+
 Pose3d toPose(const urdf::Pose& p) {
   Pose3d out;
   out.p = Eigen::Vector3d(p.position.x, p.position.y, p.position.z);
@@ -80,19 +138,22 @@ Pose3d toPose(const urdf::Pose& p) {
 }  // namespace
 
 UrdfModel loadUrdf(const std::string& path, const UrdfOptions& options) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw SuiteError(fmt::format("cannot open URDF file '{}'", path));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return parseUrdf(ss.str(), path, options);
+  return parseUrdf(readInputFile(path, "URDF file"), path, options);
 }
 
 UrdfModel parseUrdf(const std::string& xml, const std::string& source, const UrdfOptions& options) {
   const Validator v{source};
 
   // ---- 1. validation with line numbers ----
+  checkXmlNesting(xml, source);
+  // TinyXML walks multi-byte UTF-8 sequences by their lead byte's length, so a
+  // stray lead byte at the end of the text would step over a single
+  // terminator: hand it the text followed by several NULs.
+  std::string padded;
+  padded.reserve(xml.size() + 8);
+  padded.append(xml).append(8, '\0');
   TiXmlDocument doc;
-  doc.Parse(xml.c_str());
+  doc.Parse(padded.c_str());
   if (doc.Error())
     throw SuiteError(
         fmt::format("{}:{}: malformed XML: {} (truncated file?)", source, doc.ErrorRow(), doc.ErrorDesc()));
@@ -121,6 +182,8 @@ UrdfModel parseUrdf(const std::string& xml, const std::string& source, const Urd
     if (joint_elem.count(name))
       v.fail(j, fmt::format("{} is defined twice (first on line {})", what, joint_elem[name]->Row()));
     joint_elem[name] = j;
+    if (joint_elem.size() > static_cast<size_t>(kMaxJoints))
+      v.fail(j, fmt::format("more than {} joints (the limit)", kMaxJoints));
     const char* type_c = j->Attribute("type");
     const std::string type = type_c ? type_c : "";
     if (!kTypes.count(type))
@@ -152,7 +215,8 @@ UrdfModel parseUrdf(const std::string& xml, const std::string& source, const Urd
     // zero placeholder axis, e.g. Kinova's and Sawyer's URDFs).
     const bool moving = type == "revolute" || type == "continuous" || type == "prismatic";
     if (const TiXmlElement* a = j->FirstChildElement("axis"); a && moving) {
-      if (a->Attribute("xyz") && v.numbers(a, "xyz", 3, what + " <axis>").norm() < 1e-12)
+      // The largest component, not the norm: the norm of (1e308, 0, 0) overflows.
+      if (a->Attribute("xyz") && v.numbers(a, "xyz", 3, what + " <axis>").cwiseAbs().maxCoeff() < 1e-12)
         v.fail(a, fmt::format("{} <axis>: the axis is zero (expected a non-zero direction)", what));
     }
     const TiXmlElement* lim = j->FirstChildElement("limit");
@@ -174,24 +238,37 @@ UrdfModel parseUrdf(const std::string& xml, const std::string& source, const Urd
         if (m->Attribute(a)) v.numbers(m, a, 1, what + " <mimic>");
     }
   }
-  // Every link must reach a single root without meeting itself.
+  for (const auto& [name, j] : joint_elem) {
+    if (const TiXmlElement* m = j->FirstChildElement("mimic"); m && !joint_elem.count(m->Attribute("joint")))
+      v.fail(m, fmt::format("joint '{}' <mimic>: joint '{}' is not defined", name, m->Attribute("joint")));
+  }
+  // Every link must reach a single root without meeting itself. Each link is
+  // walked up once: a walk stops at the first link already resolved (linear in
+  // the number of links).
+  std::map<std::string, std::string> root_of;  // resolved link -> its root
   std::string root;
   for (const auto& [link, row] : link_row) {
-    std::set<std::string> seen{link};
-    std::string chain = link, cur = link;
-    while (parent_of.count(cur)) {
+    std::vector<std::string> path{link};
+    std::set<std::string> on_path{link};
+    std::string cur = link;
+    while (!root_of.count(cur) && parent_of.count(cur)) {
       cur = parent_of[cur];
-      chain += " -> " + cur;
-      if (!seen.insert(cur).second)
-        throw SuiteError(fmt::format("{}:{}: links form a cycle: {} (a URDF must be a tree)", source,
-                                     joint_of_child[cur]->Row(), chain));
+      if (!on_path.insert(cur).second) {
+        std::string chain;
+        for (const auto& l : path) chain += l + " -> ";
+        throw SuiteError(fmt::format("{}:{}: links form a cycle: {}{} (a URDF must be a tree)", source,
+                                     joint_of_child[cur]->Row(), chain, cur));
+      }
+      path.push_back(cur);
     }
-    if (root.empty()) root = cur;
-    if (cur != root)
+    const std::string top = root_of.count(cur) ? root_of[cur] : cur;
+    for (const auto& l : path) root_of[l] = top;
+    if (root.empty()) root = top;
+    if (top != root)
       throw SuiteError(
           fmt::format("{}:{}: links '{}' and '{}' both have no parent joint (expected one root link; "
                       "is a joint missing?)",
-                      source, link_row[cur], root, cur));
+                      source, link_row[top], root, top));
   }
 
   // ---- 2. urdfdom ----
@@ -255,7 +332,7 @@ UrdfModel parseUrdf(const std::string& xml, const std::string& source, const Urd
     s.parent = body_of_link.at(j->parent_link_name);
     s.parent_T_joint = toPose(j->parent_to_joint_origin_transform);
     s.axis = Eigen::Vector3d(j->axis.x, j->axis.y, j->axis.z);
-    if (s.axis.norm() > 0) s.axis.normalize();
+    if (const double scale = s.axis.cwiseAbs().maxCoeff(); scale > 0) s.axis = (s.axis / scale).normalized();
     switch (j->type) {
       case urdf::Joint::REVOLUTE:
       case urdf::Joint::PRISMATIC:

@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "ikbench/core/enum_table.h"
 #include "ikbench/kinematics/goal.h"
 #include "ikbench/kinematics/model.h"
 #include "ikbench/kinematics/rng.h"
@@ -122,16 +123,27 @@ double reachBound(const Model& model, int body);
 // nominal configuration: the start of a sequence).
 Eigen::VectorXd startConfiguration(const Model& model, StartPolicy policy, Rng& rng);
 
-// Parsing / printing of the enums (suite files, command lines). The parse
-// functions throw std::invalid_argument listing the accepted names.
-std::string_view toString(AxisStyle a);
-std::string_view toString(LimitStyle l);
-std::string_view toString(StartPolicy s);
-std::string_view toString(GoalSetType t);
-AxisStyle parseAxisStyle(std::string_view s);
-LimitStyle parseLimitStyle(std::string_view s);
-StartPolicy parseStartPolicy(std::string_view s);
-GoalSetType parseGoalSetType(std::string_view s);
-GoalKind parseGoalKind(std::string_view s);
+// The spellings of the enums in suite files and command lines: one table per
+// enum (enum_table.h); parse() throws std::invalid_argument listing them.
+inline constexpr EnumTable<AxisStyle, 3> kAxisStyleNames{
+    {{{AxisStyle::kRandom, "random"}, {AxisStyle::kAlternating, "alternating"}, {AxisStyle::kPlanar, "planar"}}},
+    "axis style"};
+inline constexpr EnumTable<LimitStyle, 3> kLimitStyleNames{
+    {{{LimitStyle::kNone, "none"}, {LimitStyle::kSymmetric, "symmetric"}, {LimitStyle::kRealistic, "realistic"}}},
+    "limit style"};
+inline constexpr EnumTable<StartPolicy, 4> kStartPolicyNames{{{{StartPolicy::kNominal, "nominal"},
+                                                               {StartPolicy::kZero, "zero"},
+                                                               {StartPolicy::kRandom, "random"},
+                                                               {StartPolicy::kPrevious, "previous"}}},
+                                                             "start policy"};
+inline constexpr EnumTable<GoalSetType, 4> kGoalSetTypeNames{{{{GoalSetType::kReachable, "reachable"},
+                                                               {GoalSetType::kUnreachable, "unreachable"},
+                                                               {GoalSetType::kNearSingular, "near_singular"},
+                                                               {GoalSetType::kTrajectory, "trajectory"}}},
+                                                             "goal set"};
+inline std::string_view toString(AxisStyle a) { return kAxisStyleNames.name(a); }
+inline std::string_view toString(LimitStyle l) { return kLimitStyleNames.name(l); }
+inline std::string_view toString(StartPolicy s) { return kStartPolicyNames.name(s); }
+inline std::string_view toString(GoalSetType t) { return kGoalSetTypeNames.name(t); }
 
 }  // namespace ikbench

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "ikbench/kinematics/goal.h"
-#include "ikbench/solvers/options.h"
+#include "ikbench/core/solver_options.h"
 
 namespace ikbench {
 
@@ -28,6 +28,9 @@ struct Family {
   int dof = 0;        // nv of the family's model(s)
   int effectors = 0;  // goals per problem
   std::string goal;   // "position" | "orientation" | "pose" | "mixed"
+  std::string type;    // the family type: "random_chain", "random_tree", "urdf", "bvh"
+  std::string source;  // the URDF or BVH file of a loaded model, else empty
+  std::string robot;   // the robot's name for a URDF family (per-robot tables), else empty
   // Trajectory / mocap tracking ("previous solution" start policy): problem
   // i starts from the solver's answer to problem i-1, so the harness runs the
   // family in order on one thread; problems[i].q0 is used only for i == 0.
@@ -51,6 +54,10 @@ std::vector<std::string> builtinSuiteNames();
 // Loads a shipped suite by name or a suite file by path and builds every
 // family deterministically from the seed (seed_override replaces the file's).
 Suite loadSuite(const std::string& name_or_path, std::optional<std::uint64_t> seed_override = std::nullopt);
+// The same from the text of a suite file; `path` names it in errors and
+// relative model paths in it are resolved against its directory.
+Suite parseSuite(const std::string& text, const std::string& path,
+                 std::optional<std::uint64_t> seed_override = std::nullopt);
 
 // For `ikbench run --urdf FILE`: `samples` random reachable pose targets
 // within limits on the chain base -> tip (whole model's leaves if empty),
