@@ -1,6 +1,14 @@
-// Hot-path timings: forward kinematics and the geometric Jacobian.
+// Hot-path timings: forward kinematics, and FK + goal errors + Jacobian (the
+// kinematics of one Jacobian-family iteration), on random chains.
+//
 //   ./bench_kinematics --benchmark_out=kin.json --benchmark_out_format=json
+//
+// Case names say every argument by name:
+//   ForwardKinematics/dof:<n>/joint:<revolute|ball|prismatic>
+//   FkErrorsJacobian/dof:<n>/joint:<revolute|ball>/goal:<position|pose>
+// Counter: dof (tangent DOFs of the chain).
 #include <benchmark/benchmark.h>
+#include <fmt/format.h>
 
 #include "ikbench/kinematics/forward_kinematics.h"
 #include "ikbench/kinematics/goal.h"
@@ -33,26 +41,18 @@ Fixture makeFixture(int dof, JointType type, GoalKind kind) {
   return f;
 }
 
-JointType typeArg(int64_t t) { return t == 0 ? JointType::kRevolute : t == 1 ? JointType::kBall : JointType::kPrismatic; }
-const char* typeName(int64_t t) { return t == 0 ? "revolute" : t == 1 ? "ball" : "prismatic"; }
-
-void BM_ForwardKinematics(benchmark::State& state) {
-  const Fixture f = makeFixture(static_cast<int>(state.range(0)), typeArg(state.range(1)), GoalKind::kPose);
+void forwardKinematicsCase(benchmark::State& state, int dof, JointType type) {
+  const Fixture f = makeFixture(dof, type, GoalKind::kPose);
   Data d(*f.model);
   for (auto _ : state) {
     forwardKinematics(*f.model, f.q, d);
     benchmark::DoNotOptimize(d.world_T_body.back().p.data());
   }
   state.counters["dof"] = f.model->nv();
-  state.SetLabel(typeName(state.range(1)));
 }
-BENCHMARK(BM_ForwardKinematics)->ArgsProduct({{7, 30, 100, 1000}, {0, 1, 2}});
 
-// FK + goal errors + pose Jacobian: the per-iteration kinematics of every
-// Jacobian-family solver. Target: a few hundred ns at 7 DOF.
-void BM_FkAndPoseJacobian(benchmark::State& state) {
-  const GoalKind kind = state.range(2) == 0 ? GoalKind::kPosition : GoalKind::kPose;
-  const Fixture f = makeFixture(static_cast<int>(state.range(0)), typeArg(state.range(1)), kind);
+void fkErrorsJacobianCase(benchmark::State& state, int dof, JointType type, GoalKind kind) {
+  const Fixture f = makeFixture(dof, type, kind);
   Data d(*f.model);
   for (auto _ : state) {
     forwardKinematics(*f.model, f.q, d);
@@ -61,11 +61,30 @@ void BM_FkAndPoseJacobian(benchmark::State& state) {
     benchmark::DoNotOptimize(d.J.data());
   }
   state.counters["dof"] = f.model->nv();
-  state.SetLabel(std::string(typeName(state.range(1))) + (kind == GoalKind::kPose ? "/pose" : "/position"));
 }
-BENCHMARK(BM_FkAndPoseJacobian)->ArgsProduct({{7, 30, 100, 1000}, {0, 1}, {0, 1}});
+
+void registerAll() {
+  for (int dof : {7, 30, 100, 1000})
+    for (JointType type : {JointType::kRevolute, JointType::kBall, JointType::kPrismatic})
+      benchmark::RegisterBenchmark(
+          fmt::format("ForwardKinematics/dof:{}/joint:{}", dof, toString(type)).c_str(),
+          [dof, type](benchmark::State& s) { forwardKinematicsCase(s, dof, type); });
+  for (int dof : {7, 30, 100, 1000})
+    for (JointType type : {JointType::kRevolute, JointType::kBall})
+      for (GoalKind kind : {GoalKind::kPosition, GoalKind::kPose})
+        benchmark::RegisterBenchmark(
+            fmt::format("FkErrorsJacobian/dof:{}/joint:{}/goal:{}", dof, toString(type), toString(kind)).c_str(),
+            [dof, type, kind](benchmark::State& s) { fkErrorsJacobianCase(s, dof, type, kind); });
+}
 
 }  // namespace
 }  // namespace ikbench
 
-BENCHMARK_MAIN();
+int main(int argc, char** argv) {
+  ikbench::registerAll();
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

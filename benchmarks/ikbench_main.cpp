@@ -1,25 +1,45 @@
 // `ikbench`: the command-line harness.
 //
 //   ikbench run --suite quick|default|FILE [--solvers SPEC,SPEC...] [--threads N]
-//               [--seed S] [--out DIR] [--no-trace] [--trace-problems K]
+//               [--seed S] [--out DIR] [--force | --resume] [--shard K/N]
+//               [--no-trace] [--trace-problems K] [--no-summary]
 //   ikbench run --urdf FILE [--base LINK --tip LINK] [--samples N] [...]
 //   ikbench run --bvh FILE [...]
 //   ikbench run --chain DOF [--samples N] [...]
-//   ikbench list solvers|suites|scenarios
+//   ikbench list solvers|suites|scenarios [--format text|json|markdown]
 //   ikbench throughput [--solver SPEC] [--dof N] [--solves N] [--threads 1,2] [--out DIR]
+//                      [--batch [--lanes N] [--isa auto|portable|avx2]]
+//   ikbench verify RUN_DIR
+//   ikbench merge SHARD_DIR... --out DIR [--force]
+//   ikbench compare RUN_A [RUN_B] [--specs SPEC1 SPEC2] [--out FILE.md|FILE.html]
+//   ikbench report RUN_DIR [--out FILE]
+//   ikbench tune --solvers GRID --tune-on SET --evaluate-on SET [--criterion C] [--out DIR]
 //
-// Exit status: 0 on success, 2 for a bad command (unknown solver, bad suite,
-// unusable output directory, bad option), 1 for anything else.
+// Exit status: 0 on success, 1 when `verify` finds disagreements (and for
+// unexpected failures), 2 for a bad command (unknown solver, bad suite,
+// unusable output directory, bad option, unreadable results), 130 when a run
+// was interrupted (its finished solves are kept; --resume completes it).
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <atomic>
+#include <charconv>
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
-#include "harness/harness.h"
+#include "harness/analysis.h"
+#include "harness/chain_suite.h"
+#include "harness/merge.h"
+#include "harness/results_format.h"
+#include "harness/run_engine.h"
+#include "harness/throughput.h"
+#include "harness/verify.h"
 #include "ikbench/scenarios/suite.h"
+#include "ikbench/solvers/batch.h"
 #include "ikbench/solvers/registry.h"
 
 namespace {
@@ -27,27 +47,90 @@ namespace {
 using namespace ikbench;
 using namespace ikbench::harness;
 namespace fs = std::filesystem;
+using nlohmann::json;
 
-std::string typeName(ParamType t) {
-  switch (t) {
-    case ParamType::kDouble: return "real";
-    case ParamType::kInt: return "int";
-    case ParamType::kBool: return "bool";
-    case ParamType::kString: return "text";
-  }
-  return "?";
+std::atomic<bool> g_stop{false};
+std::atomic<int> g_signal{0};
+
+extern "C" void onStopSignal(int sig) {
+  g_stop.store(true);
+  g_signal.store(sig);
+  // A second signal ends the process at once (the default action).
+  std::signal(sig, SIG_DFL);
 }
 
-void listSolvers() {
+json solversJson() {
+  auto param = [](const ParamInfo& p) {
+    return json{{"name", p.name},     {"type", kParamTypeNames.name(p.type)},
+                {"default", p.default_value}, {"range", p.rangeText()},
+                {"unit", p.unit},     {"help", p.help}};
+  };
+  json backends = json::array();
+  for (const SolverInfo& info : Registry::global().list()) {
+    json params = json::array();
+    for (const ParamInfo& p : info.params) params.push_back(param(p));
+    backends.push_back({{"name", info.name}, {"description", info.description}, {"parameters", params}});
+  }
+  json common = json::array();
+  for (const ParamInfo& p : Registry::commonParams()) common.push_back(param(p));
+  json presets = json::array();
+  for (const PresetInfo& p : Registry::global().presets())
+    presets.push_back({{"name", p.name}, {"spec", p.spec}, {"description", p.description}});
+  return {{"solvers", backends}, {"common_parameters", common}, {"presets", presets}};
+}
+
+const char* kSpecSyntax =
+    "spec syntax: name[:key=value]...  e.g. dls:lambda=0.1:restarts=5; lists separated by commas.\n"
+    "grids (sweeps): a value in braces expands into one spec per value: dls:lambda={0.01,0.02,0.05}:max_step={0.5,1}\n"
+    "  (6 specs); ranges {a..b:lin:n} (n values evenly spaced) and {a..b:log:n} (geometric, a, b > 0).\n"
+    "presets: a preset's name is a spec (auto), and its keys can be overridden (auto:budget_us=1000).";
+
+void listSolvers(const std::string& format) {
+  if (format == "json") {
+    fmt::print("{}\n", solversJson().dump(2));
+    return;
+  }
+  if (format == "markdown") {
+    // The parameter tables of docs/solvers.md (regenerated from this output).
+    auto cell = [](std::string text) {  // a '|' in a help text would end the table cell
+      for (size_t i = 0; (i = text.find('|', i)) != std::string::npos; i += 2) text.replace(i, 1, "\\|");
+      return text;
+    };
+    auto row = [&](const ParamInfo& p) {
+      return fmt::format("| `{}` | {} | `{}` | {} | {} | {} |\n", p.name, kParamTypeNames.name(p.type),
+                         p.default_value.empty() ? "(run's)" : p.default_value, p.rangeText(), p.unit, cell(p.help));
+    };
+    const char* head = "| key | type | default | range | unit | meaning |\n|---|---|---|---|---|---|\n";
+    for (const SolverInfo& info : Registry::global().list()) {
+      fmt::print("### `{}`\n\n{}\n\n", info.name, info.description);
+      if (info.params.empty()) {
+        fmt::print("No parameters of its own.\n\n");
+        continue;
+      }
+      fmt::print("{}", head);
+      for (const ParamInfo& p : info.params) fmt::print("{}", row(p));
+      fmt::print("\n");
+    }
+    fmt::print("### Keys every solver accepts\n\n{}", head);
+    for (const ParamInfo& p : Registry::commonParams()) fmt::print("{}", row(p));
+    fmt::print("\n### Presets\n\n| preset | spec | meaning |\n|---|---|---|\n");
+    for (const PresetInfo& p : Registry::global().presets())
+      fmt::print("| `{}` | `{}` | {} |\n", p.name, p.spec, p.description);
+    return;
+  }
+  auto line = [](const ParamInfo& p) {
+    fmt::print("    {}={} ({} in {}{}): {}\n", p.name, p.default_value.empty() ? "(run's)" : p.default_value,
+               kParamTypeNames.name(p.type), p.rangeText(), p.unit.empty() ? "" : ", " + p.unit, p.help);
+  };
   for (const SolverInfo& info : Registry::global().list()) {
     fmt::print("{}\n    {}\n", info.name, info.description);
-    for (const ParamSpec& p : info.params)
-      fmt::print("    {}={} ({}): {}\n", p.name, p.default_value, typeName(p.type), p.help);
+    for (const ParamInfo& p : info.params) line(p);
   }
   fmt::print("\nkeys every solver accepts:\n");
-  for (const ParamSpec& p : Registry::commonParams())
-    fmt::print("    {}={} ({}): {}\n", p.name, p.default_value, typeName(p.type), p.help);
-  fmt::print("\nspec syntax: name[:key=value]...  e.g. dls:lambda=0.1:restarts=5; lists separated by commas\n");
+  for (const ParamInfo& p : Registry::commonParams()) line(p);
+  fmt::print("\npresets:\n");
+  for (const PresetInfo& p : Registry::global().presets()) fmt::print("{}\n    {}\n    = {}\n", p.name, p.description, p.spec);
+  fmt::print("\n{}\n", kSpecSyntax);
 }
 
 void listSuites() {
@@ -57,7 +140,7 @@ void listSuites() {
     std::string description;
     try {
       std::ifstream f(file);
-      const auto j = nlohmann::json::parse(f);
+      const auto j = json::parse(f);
       if (j.contains("description") && j["description"].is_string()) description = j["description"];
     } catch (const std::exception&) {
     }
@@ -84,55 +167,106 @@ std::string commandLine(int argc, char** argv) {
   return s;
 }
 
+// A seed: a decimal integer in [0, 2^64 - 1]; "-1" and the like are refused
+// (they would wrap around to a huge unsigned value).
+std::uint64_t parseSeed(const std::string& text) {
+  std::uint64_t v = 0;
+  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (text.empty() || ec != std::errc() || ptr != text.data() + text.size())
+    throw HarnessError(fmt::format("--seed '{}': expected a decimal integer in [0, 18446744073709551615]", text));
+  return v;
+}
+
 int realMain(int argc, char** argv) {
   CLI::App app{"ikbench: benchmark inverse-kinematics solvers"};
   app.require_subcommand(1);
 
   // ---- run ----
   CLI::App* run = app.add_subcommand("run", "run solvers on a suite and write results/<run>/");
-  std::string suite_arg, urdf, base, tip, bvh, solvers, out, progress = "auto";
+  std::string suite_arg, urdf, base, tip, bvh, solvers, out, progress = "auto", seed_text, shard;
   int chain = 0, samples = 200, threads = 0, trace_problems = 20;
-  std::uint64_t seed = 0;
-  bool no_trace = false;
+  bool no_trace = false, force = false, resume = false, no_summary = false;
   auto* o_suite = run->add_option("--suite", suite_arg, "shipped suite name (quick, default, ...) or suite file");
   auto* o_urdf = run->add_option("--urdf", urdf, "benchmark a URDF robot: random reachable pose targets");
   run->add_option("--base", base, "URDF base link (with --tip; default: the whole model)");
   run->add_option("--tip", tip, "URDF tip link");
-  auto* o_samples = run->add_option("--samples", samples, "targets for --urdf / --chain (default 200)");
+  run->add_option("--samples", samples, "targets for --urdf / --chain (default 200)")->check(CLI::Range(1, 1000000));
   auto* o_bvh = run->add_option("--bvh", bvh, "benchmark a BVH skeleton on its own motion frames");
-  auto* o_chain = run->add_option("--chain", chain, "benchmark random revolute chains of this many DOF");
+  auto* o_chain = run->add_option("--chain", chain, "benchmark random revolute chains of this many DOF")
+                      ->check(CLI::Range(1, 10000));
   o_suite->excludes(o_urdf)->excludes(o_bvh)->excludes(o_chain);
   o_urdf->excludes(o_bvh)->excludes(o_chain);
   o_bvh->excludes(o_chain);
-  (void)o_samples;
-  run->add_option("--solvers", solvers, "comma-separated solver specs (default: the suite's list, else all)");
-  run->add_option("--threads", threads, "worker threads (default: all cores)");
-  auto* o_seed = run->add_option("--seed", seed, "master seed (replaces the suite's)");
+  run->add_option("--solvers", solvers,
+                  "comma-separated solver specs or grids (default: the suite's list, auto for --urdf, else all); "
+                  "see ikbench list solvers");
+  run->add_option("--threads", threads, "worker threads (default 0: all cores)")
+      ->check(CLI::Range(0, RunConfig::kMaxThreads));
+  auto* o_seed = run->add_option("--seed", seed_text, "master seed, 0 to 2^64-1 (replaces the suite's)");
   run->add_option("--out", out, "results directory (default results/<timestamp>-<suite>)");
-  run->add_flag("--no-trace", no_trace, "skip the untimed trace pass (traces.csv has only its header)");
-  run->add_option("--trace-problems", trace_problems, "problems per family in the trace pass (default 20)");
+  auto* o_force = run->add_flag("--force", force, "replace the results of an earlier run in --out");
+  auto* o_resume = run->add_flag("--resume", resume, "complete the interrupted run in --out");
+  o_force->excludes(o_resume);
+  run->add_option("--shard", shard, "run shard K of N (a deterministic 1/N of the solves; see ikbench merge)");
+  run->add_flag("--no-trace", no_trace, "skip the trace pass (traces.csv has only its header)");
+  run->add_option("--trace-problems", trace_problems, "problems per family in the trace pass (default 20)")
+      ->check(CLI::Range(0, RunConfig::kMaxTraceProblems));
   run->add_option("--progress", progress, "auto|bar|lines|none (default auto: a bar on a terminal)")
       ->check(CLI::IsMember({"auto", "bar", "lines", "none"}));
+  run->add_flag("--no-summary", no_summary, "do not print the summary table (python3 -m ikbench summary DIR does)");
 
   // ---- list ----
   CLI::App* list = app.add_subcommand("list", "list solvers (with parameters), suites or scenarios");
-  std::string what, list_suite;
+  std::string what, list_suite, list_format = "text";
   list->add_option("what", what, "solvers | suites | scenarios")
       ->required()
       ->check(CLI::IsMember({"solvers", "suites", "scenarios"}));
   list->add_option("--suite", list_suite, "with 'scenarios': only this suite");
+  list->add_option("--format", list_format, "with 'solvers': text (default), json or markdown")
+      ->check(CLI::IsMember({"text", "json", "markdown"}));
 
   // ---- throughput ----
-  CLI::App* tp = app.add_subcommand("throughput", "solves/s of one solver on N-DOF pose problems, 1 vs 2 threads");
+  CLI::App* tp = app.add_subcommand("throughput", "converged solves/s of one spec on N-DOF pose problems");
   ThroughputConfig tc;
-  std::string tp_out;
+  std::string tp_out, tp_seed = "1";
   tp->add_option("--solver", tc.solver, "solver spec (default dls)");
-  tp->add_option("--dof", tc.dof, "chain DOF (default 7)");
-  tp->add_option("--solves", tc.solves, "solves per measurement (default 100000)");
-  tp->add_option("--problems", tc.problems, "distinct problems, cycled (default 2000)");
-  tp->add_option("--threads", tc.threads, "thread counts to measure, comma-separated (default 1,2)")->delimiter(',');
-  tp->add_option("--seed", tc.seed, "seed of the problems (default 1)");
-  tp->add_option("--out", tp_out, "write DIR/throughput.json and merge it into DIR/run.json");
+  tp->add_option("--dof", tc.dof, "chain DOF (default 7)")->check(CLI::Range(1, ThroughputConfig::kMaxDof));
+  tp->add_option("--solves", tc.solves, "solves per measurement (default 100000)")
+      ->check(CLI::Range(1L, ThroughputConfig::kMaxSolves));
+  tp->add_option("--problems", tc.problems, "distinct problems, cycled (default 2000)")
+      ->check(CLI::Range(1, ThroughputConfig::kMaxProblems));
+  tp->add_option("--threads", tc.threads, "thread counts to measure, comma-separated (default 1,2)")
+      ->delimiter(',')
+      ->check(CLI::Range(1, RunConfig::kMaxThreads));
+  tp->add_option("--seed", tp_seed, "seed of the problems (default 1)");
+  tp->add_option("--out", tp_out, "write DIR/throughput.json");
+  tp->add_flag("--batch", tc.batch, "also solve through solveBatch (SIMD across problems) and report batch / scalar");
+  tp->add_option("--lanes", tc.lanes, "batch: problems in flight per thread, a multiple of 4 (default 16)")
+      ->check(CLI::Range(4, BatchOptions::kMaxLanes));
+  tp->add_option("--isa", tc.isa, "batch: kernel instruction set, auto|portable|avx2 (default auto)");
+
+  // ---- verify ----
+  CLI::App* vf = app.add_subcommand("verify", "recompute FK of every returned q from models.json + problems.jsonl");
+  std::string vf_dir;
+  vf->add_option("run_dir", vf_dir, "results directory")->required();
+
+  // ---- merge ----
+  CLI::App* mg = app.add_subcommand("merge", "merge the shards of a run (ikbench run --shard K/N) into one");
+  std::vector<std::string> mg_dirs;
+  std::string mg_out;
+  bool mg_force = false;
+  mg->add_option("shard_dirs", mg_dirs, "results directories of the shards")->required();
+  mg->add_option("--out", mg_out, "merged results directory")->required();
+  mg->add_flag("--force", mg_force, "replace the results in --out");
+
+  // ---- compare / report (the analysis library) ----
+  CLI::App* cmp = app.add_subcommand("compare", "compare two runs, or two specs in one run, with uncertainty");
+  cmp->allow_extras();
+  CLI::App* rep = app.add_subcommand("report", "write the interactive report.html of a run");
+  rep->allow_extras();
+  CLI::App* tun = app.add_subcommand("tune", "pick a point of a solver grid on a tuning set, evaluate it on another set");
+  tun->allow_extras();
+  tun->set_help_flag();  // --help goes to the analysis library, which knows the options
 
   try {
     app.parse(argc, argv);
@@ -141,35 +275,49 @@ int realMain(int argc, char** argv) {
   }
 
   if (list->parsed()) {
-    if (what == "solvers") listSolvers();
+    if (what == "solvers") listSolvers(list_format);
     if (what == "suites") listSuites();
     if (what == "scenarios") listScenarios(list_suite);
     return 0;
   }
-
+  if (cmp->parsed() || rep->parsed() || tun->parsed()) {
+    CLI::App* sub = cmp->parsed() ? cmp : rep->parsed() ? rep : tun;
+    std::vector<std::string> args = {sub->get_name()};
+    for (const std::string& a : sub->remaining()) args.push_back(a);
+    // `tune` runs `ikbench run`: this very binary.
+    std::error_code ec;
+    const fs::path self = fs::read_symlink("/proc/self/exe", ec);
+    if (tun->parsed()) setenv("IKBENCH_BIN", (ec ? fs::absolute(argv[0]) : self).c_str(), 1);
+    const int rc = runAnalysis(args);
+    return rc < 0 ? 2 : rc;
+  }
+  if (vf->parsed()) {
+    const VerifyReport r = verifyRun(vf_dir, std::cout);
+    return r.disagreements > 0 ? 1 : 0;
+  }
+  if (mg->parsed()) {
+    const MergeReport r = mergeShards(mg_dirs, mg_out, mg_force ? OutputMode::kForce : OutputMode::kFresh);
+    fmt::print("merged {} shards, {} solves: {}\n", r.shards, r.solves, fs::absolute(r.out_dir).string());
+    return 0;
+  }
   if (tp->parsed()) {
+    tc.seed = parseSeed(tp_seed);
     const ThroughputResult r = measureThroughput(tc);
-    const std::string text = throughputJson(r);
+    const std::string text = throughputJson(r).dump(2);
     fmt::print("{}\n", text);
     if (!tp_out.empty()) {
       std::error_code ec;
       fs::create_directories(tp_out, ec);
       if (ec) throw HarnessError(fmt::format("cannot create output directory '{}': {}", tp_out, ec.message()));
-      writeFileAtomically((fs::path(tp_out) / "throughput.json").string(), text + "\n");
-      const fs::path run_json = fs::path(tp_out) / "run.json";
-      if (fs::exists(run_json)) {
-        std::ifstream f(run_json);
-        nlohmann::json j = nlohmann::json::parse(f);
-        j["throughput_benchmark"] = nlohmann::json::parse(text);
-        writeFileAtomically(run_json.string(), j.dump(2) + "\n");
-      }
+      std::ofstream f(fs::path(tp_out) / "throughput.json");
+      if (!(f << text << '\n')) throw HarnessError(fmt::format("cannot write '{}/throughput.json'", tp_out));
     }
     return 0;
   }
 
   // run
   const std::optional<std::uint64_t> seed_override =
-      o_seed->count() ? std::optional<std::uint64_t>(seed) : std::nullopt;
+      o_seed->count() ? std::optional<std::uint64_t>(parseSeed(seed_text)) : std::nullopt;
   Suite suite;
   if (!suite_arg.empty()) {
     suite = loadSuite(suite_arg, seed_override);
@@ -179,6 +327,7 @@ int realMain(int argc, char** argv) {
     suite.source = urdf;
     suite.seed = seed_override.value_or(1);
     suite.families.push_back(urdfFamily(urdf, base, tip, samples, suite.seed));
+    suite.solvers = {"auto"};  // the default solver of a robot: the general-purpose recipe
   } else if (!bvh.empty()) {
     suite.name = fs::path(bvh).stem().string();
     suite.source = bvh;
@@ -191,32 +340,56 @@ int realMain(int argc, char** argv) {
   }
 
   RunConfig rc;
-  if (!solvers.empty()) {
+  if (run->count("--solvers")) {
     try {
       rc.solvers = splitSpecList(solvers);
     } catch (const std::exception& e) {
       throw HarnessError(fmt::format("--solvers '{}': {}", solvers, e.what()));
     }
-    if (rc.solvers.empty()) throw HarnessError("--solvers: empty list");
   }
-  if (threads < 0) throw HarnessError(fmt::format("--threads must be >= 0, got {}", threads));
   rc.threads = threads;
   rc.trace = !no_trace;
   rc.trace_problems = trace_problems;
   rc.out_dir = out;
+  rc.output = force ? OutputMode::kForce : resume ? OutputMode::kResume : OutputMode::kFresh;
+  if (resume && out.empty()) throw HarnessError("--resume needs --out DIR (the interrupted run's directory)");
+  if (!shard.empty()) rc.shard = parseShard(shard);
   rc.command_line = commandLine(argc, argv);
   rc.progress = progress == "bar"     ? ProgressMode::kBar
                 : progress == "lines" ? ProgressMode::kLines
                 : progress == "none"  ? ProgressMode::kNone
                                       : ProgressMode::kAuto;
+  rc.stop = &g_stop;
   long problems = 0;
   for (const Family& f : suite.families) problems += static_cast<long>(f.problems.size());
-  const std::vector<std::string> specs = resolveSolvers(suite, rc);
-  std::cerr << fmt::format("ikbench: suite '{}' ({} families, {} problems, seed {}) x {} solvers: {}\n", suite.name,
-                           suite.families.size(), problems, suite.seed, specs.size(), fmt::join(specs, ","));
-  const RunResult result = runSuite(suite, rc);
-  fmt::print("\nsuite {} (seed {})\n{}", suite.name, suite.seed, formatSummary(suite, result));
-  fmt::print("results: {}\n", fs::absolute(result.out_dir).string());
+  const SolverList specs = resolveSolvers(suite, rc);
+  std::vector<std::string> texts;
+  for (const SolverSpec& s : specs.specs) texts.push_back(s.text);
+  std::cerr << fmt::format("ikbench: suite '{}' ({} families, {} problems, seed {}) x {} solvers: {}{}\n", suite.name,
+                           suite.families.size(), problems, suite.seed, texts.size(), fmt::join(texts, ","),
+                           rc.shard ? fmt::format(" (shard {}/{})", rc.shard->index, rc.shard->count) : "");
+  std::signal(SIGINT, onStopSignal);
+  std::signal(SIGTERM, onStopSignal);
+  const RunOutcome outcome = runSuite(suite, rc);
+  std::signal(SIGINT, SIG_DFL);
+  std::signal(SIGTERM, SIG_DFL);
+  const std::string dir = fs::absolute(outcome.out_dir).string();
+  if (!outcome.complete) {
+    std::cerr << fmt::format(
+        "\nikbench: interrupted: {} of {} solves finished and kept in {} (run.json says \"complete\": false).\n"
+        "Complete the run with the same command and --resume --out {}\n",
+        outcome.solves_done, outcome.solves_total, dir, outcome.out_dir);
+    return 130;
+  }
+  if (!no_summary) {
+    std::cout << '\n';
+    std::cout.flush();
+    if (runAnalysis({"summary", outcome.out_dir, "--write"}) != 0)
+      std::cerr << fmt::format("ikbench: no summary table (the analysis library failed); the results are complete: "
+                               "python3 -m ikbench summary {}\n",
+                               dir);
+  }
+  fmt::print("results: {}\n", dir);
   return 0;
 }
 
@@ -226,6 +399,9 @@ int main(int argc, char** argv) {
   try {
     return realMain(argc, argv);
   } catch (const HarnessError& e) {
+    std::cerr << "ikbench: error: " << e.what() << '\n';
+    return 2;
+  } catch (const ResultsError& e) {
     std::cerr << "ikbench: error: " << e.what() << '\n';
     return 2;
   } catch (const SuiteError& e) {

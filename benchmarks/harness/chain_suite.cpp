@@ -4,7 +4,9 @@
 
 #include <cmath>
 
-#include "harness/harness.h"
+#include "harness/chain_suite.h"
+#include "harness/run_config.h"
+#include "ikbench/core/numeric.h"
 #include "ikbench/kinematics/config.h"
 #include "ikbench/kinematics/forward_kinematics.h"
 #include "ikbench/scenarios/generators.h"
@@ -31,6 +33,7 @@ Suite chainSuite(int dof, int samples, std::uint64_t seed) {
     fam.goal = std::string(toString(kind));
     fam.dof = dof;
     fam.effectors = 1;
+    fam.type = "random_chain";
     const int chains = std::min(4, samples);
     for (int c = 0; c < chains; ++c) {
       const std::uint64_t s = Rng::mix(Rng::mix(seed, static_cast<std::uint64_t>(kind)), static_cast<std::uint64_t>(c));
@@ -56,7 +59,8 @@ Suite chainSuite(int dof, int samples, std::uint64_t seed) {
     fam.dof = dof;
     fam.effectors = 1;
     fam.sequential = true;
-    const std::uint64_t s = Rng::mix(seed, 0x7AC4ULL);
+    fam.type = "random_chain";
+    const std::uint64_t s = Rng::mix(seed, kTrackPathSalt);
     auto model = randomChain(cs, s);
     Rng rng(s);
     Eigen::VectorXd w(model->nq()), phi(model->nq());

@@ -10,12 +10,18 @@
 
 namespace {
 
+// The solver's options, bound to its spec keys below: the default is written
+// once, here.
+struct HillClimbOptions {
+  double sigma = 0.2;  // initial perturbation size [rad]
+};
+
 // Stochastic hill climbing: perturb q with Gaussian noise of size sigma and
 // keep the change if the residual drops; sigma shrinks on failure. Slow but
 // derivative-free, which makes it a clear contrast to the Jacobian family.
 class HillClimb final : public ikbench::Solver {
  public:
-  explicit HillClimb(const ikbench::Params& p) : sigma0_(p.getDouble("sigma")) {}
+  explicit HillClimb(const HillClimbOptions& o) : sigma0_(o.sigma) {}
 
  protected:
   void solveImpl(const ikbench::Problem& problem, Eigen::VectorXd& q, ikbench::SolveContext& ctx) override {
@@ -48,10 +54,10 @@ class HillClimb final : public ikbench::Solver {
 
 int main() {
   using namespace ikbench;
-  Registry::global().add({"hill-climb",
-                          "stochastic hill climbing (a user's example solver)",
-                          {{"sigma", ParamType::kDouble, "0.2", "initial perturbation size [rad]"}},
-                          [](const Params& p) { return std::make_unique<HillClimb>(p); }});
+  OptionsBinding<HillClimbOptions> binding;
+  binding.real("sigma", &HillClimbOptions::sigma, Range::above(0), "rad", "initial perturbation size");
+  Registry::global().add(solverInfo("hill-climb", "stochastic hill climbing (a user's example solver)", binding,
+                                    [](const HillClimbOptions& o) { return std::make_unique<HillClimb>(o); }));
 
   ChainSpec chain;
   chain.joints = 3;

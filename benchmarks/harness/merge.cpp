@@ -1,0 +1,118 @@
+#include "harness/merge.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "harness/build_info.h"
+#include "harness/results_reader.h"
+#include "harness/run_directory.h"
+
+#include <fstream>
+#include <sstream>
+
+namespace ikbench::harness {
+using nlohmann::json;
+
+MergeReport mergeShards(const std::vector<std::string>& shard_dirs, const std::string& out_dir, OutputMode mode) {
+  if (shard_dirs.empty()) throw HarnessError("merge: no shard directories given");
+  std::vector<ResultsDirectory> shards;
+  for (const std::string& d : shard_dirs) shards.push_back(readResults(d, /*require_complete=*/true, /*rows=*/true));
+
+  // One run, cut into N complete shards, each exactly once.
+  const json& first = shards.front().run;
+  if (!first.contains("shard") || first["shard"].is_null())
+    throw HarnessError(fmt::format("merge: '{}' is not a shard (run without --shard)", shard_dirs.front()));
+  const int count = first["shard"].at("count").get<int>();
+  std::vector<int> seen(static_cast<size_t>(count) + 1, 0);
+  for (size_t i = 0; i < shards.size(); ++i) {
+    const json& run = shards[i].run;
+    if (!run.contains("shard") || run["shard"].is_null())
+      throw HarnessError(fmt::format("merge: '{}' is not a shard (run without --shard)", shard_dirs[i]));
+    for (const char* key : {"suite", "families", "solvers", "grid", "git_revision", "build"})
+      if (run[key] != first[key])
+        throw HarnessError(fmt::format("merge: '{}' and '{}' differ in '{}': shards of different runs", shard_dirs[0],
+                                       shard_dirs[i], key));
+    if (run["trace"].value("problems_per_family", -1) != first["trace"].value("problems_per_family", -1))
+      throw HarnessError(fmt::format("merge: '{}' and '{}' traced different problems", shard_dirs[0], shard_dirs[i]));
+    for (const char* file : {"models.json", "problems.jsonl"})
+      if (run["files"][file] != first["files"][file])
+        throw HarnessError(fmt::format("merge: '{}' and '{}' differ in {}", shard_dirs[0], shard_dirs[i], file));
+    const int n = run["shard"].at("count").get<int>(), k = run["shard"].at("index").get<int>();
+    if (n != count)
+      throw HarnessError(fmt::format("merge: '{}' is a shard of {}, '{}' of {}", shard_dirs[i], n, shard_dirs[0], count));
+    if (k < 1 || k > count || seen[k]++)
+      throw HarnessError(fmt::format("merge: shard {}/{} is given twice ('{}')", k, count, shard_dirs[i]));
+  }
+  std::vector<int> missing;
+  for (int k = 1; k <= count; ++k)
+    if (!seen[k]) missing.push_back(k);
+  if (!missing.empty())
+    throw HarnessError(fmt::format("merge: shards {} of {} are missing", fmt::join(missing, ", "), count));
+
+  // Rows by key, each from exactly one shard, covering every solve.
+  std::map<RowKey, std::string> solves, solutions, traces;
+  for (size_t i = 0; i < shards.size(); ++i) {
+    for (const auto& [key, line] : shards[i].solves)
+      if (!solves.emplace(key, line).second)
+        throw HarnessError(fmt::format("merge: a solve is in two shards ('{}' and another)", shard_dirs[i]));
+    solutions.insert(shards[i].solutions.begin(), shards[i].solutions.end());
+    traces.insert(shards[i].traces.begin(), shards[i].traces.end());
+  }
+  long expected = 0;
+  for (const json& fam : first["families"]) expected += fam.at("problems").get<long>();
+  expected *= static_cast<long>(shards.front().solvers.size());
+  if (static_cast<long>(solves.size()) != expected)
+    throw HarnessError(fmt::format("merge: the shards hold {} solves, the run has {}", solves.size(), expected));
+
+  RunDirectory out(out_dir, mode);
+  auto join = [](const std::vector<std::string>& header, const std::map<RowKey, std::string>& rows) {
+    std::string text = fmt::format("{}\n", fmt::join(header, ","));
+    for (const auto& [key, line] : rows) text += line + "\n";
+    return text;
+  };
+  // models.json and problems.jsonl are byte-identical in every shard.
+  for (const char* file : {"models.json", "problems.jsonl"}) {
+    std::ifstream f(shards.front().file(file), std::ios::binary);
+    std::stringstream ss;
+    ss << f.rdbuf();
+    out.writeAtomically(file, ss.str());
+  }
+  out.writeAtomically("solves.csv", join(solveHeader(), solves));
+  out.writeAtomically("solutions.csv", join(kSolutionColumns, solutions));
+  out.writeAtomically("traces.csv", join(kTraceColumns, traces));
+
+  json run = first;
+  run["shard"] = nullptr;
+  json from = json::array();
+  double wall = 0.0, solve_time = 0.0, trace_wall = 0.0;
+  long trace_rows = 0, mismatches = 0;
+  for (size_t i = 0; i < shards.size(); ++i) {
+    from.push_back({{"dir", shard_dirs[i]}, {"shard", shards[i].run["shard"]}, {"machine", shards[i].run["machine"]},
+                    {"threads", shards[i].run["threads"]}, {"start_time", shards[i].run["start_time"]},
+                    {"end_time", shards[i].run["end_time"]}});
+    wall = std::max(wall, shards[i].run["throughput"].value("wall_s", 0.0));
+    solve_time += shards[i].run["throughput"].value("sum_solve_time_s", 0.0);
+    trace_wall = std::max(trace_wall, shards[i].run["trace"].value("wall_s", 0.0));
+    trace_rows += shards[i].run["trace"].value("rows", 0L);
+    mismatches += shards[i].run["trace"].value("mismatches", 0L);
+  }
+  run["merged_from"] = from;
+  run["progress"] = {{"solves", expected}, {"done", expected}, {"resumed", 0}};
+  run["throughput"] = {{"solves", expected},
+                       {"wall_s", wall},
+                       {"solves_per_s", wall > 0 ? static_cast<double>(expected) / wall : 0.0},
+                       {"sum_solve_time_s", solve_time},
+                       {"note", "merged shards: wall_s is the longest shard's"}};
+  run["trace"]["rows"] = trace_rows;
+  run["trace"]["wall_s"] = trace_wall;
+  run["trace"]["mismatches"] = mismatches;
+  run["complete"] = true;
+  json files = json::object();
+  for (const char* name : {"models.json", "problems.jsonl", "solves.csv", "solutions.csv", "traces.csv"})
+    files[name] = manifestEntry(out.file(name));
+  run["files"] = files;
+  out.writeJson("run.json", run);
+  return {count, expected, out_dir};
+}
+
+}  // namespace ikbench::harness

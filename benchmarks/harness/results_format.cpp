@@ -1,0 +1,328 @@
+#include "harness/results_format.h"
+
+#include <fmt/format.h>
+
+#include <Eigen/Geometry>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <limits>
+
+namespace ikbench::harness {
+using nlohmann::json;
+
+const std::vector<std::string> kSolveColumns = {
+    "suite",    "family",         "problem",           "dof",     "effectors", "goal",
+    "solver",   "status",         "converged",         "iterations", "restarts", "position_error",
+    "orientation_error", "time_us", "fk_evals",        "jacobian_evals", "within_limits"};
+const std::vector<std::string> kSolveExtraColumns = {"time_per_iteration_us", "seed", "problem_name", "message",
+                                                     "q", "seed_distance", "solutions"};
+const std::vector<std::string> kTraceColumns = {"family",    "problem",        "solver",          "iteration",
+                                                "position_error", "orientation_error", "step_norm", "damping",
+                                                "elapsed_us", "time_us",        "q"};
+const std::vector<std::string> kSolutionColumns = {"family", "problem", "solver", "solution", "q"};
+const std::vector<std::string> kTimeColumns = {"time_us", "time_per_iteration_us"};
+
+std::vector<std::string> solveHeader() {
+  std::vector<std::string> h = kSolveColumns;
+  h.insert(h.end(), kSolveExtraColumns.begin(), kSolveExtraColumns.end());
+  return h;
+}
+
+std::string numText(double x) {
+  if (std::isnan(x)) return "nan";
+  if (std::isinf(x)) return x > 0 ? "inf" : "-inf";
+  return fmt::format("{}", x);
+}
+
+std::string csvField(std::string_view s) {
+  if (s.find_first_of(",\"\n\r") == std::string_view::npos) return std::string(s);
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + '"';
+}
+
+std::vector<std::string> parseCsvLine(std::string_view line, const std::string& where) {
+  std::vector<std::string> out;
+  std::string field;
+  size_t i = 0;
+  for (;;) {
+    field.clear();
+    if (i < line.size() && line[i] == '"') {
+      ++i;
+      for (;;) {
+        if (i >= line.size()) throw ResultsError(fmt::format("{}: unterminated quoted field", where));
+        if (line[i] == '"') {
+          if (i + 1 < line.size() && line[i + 1] == '"') {
+            field += '"';
+            i += 2;
+            continue;
+          }
+          ++i;
+          break;
+        }
+        field += line[i++];
+      }
+      if (i < line.size() && line[i] != ',')
+        throw ResultsError(fmt::format("{}: text after a quoted field", where));
+    } else {
+      while (i < line.size() && line[i] != ',') field += line[i++];
+    }
+    out.push_back(field);
+    if (i >= line.size()) break;
+    ++i;  // the comma
+  }
+  return out;
+}
+
+std::string configText(const Eigen::VectorXd& q, int digits) {
+  std::string out;
+  for (Eigen::Index k = 0; k < q.size(); ++k) {
+    if (k) out += ' ';
+    out += digits > 0 ? fmt::format("{:.{}g}", q[k], digits) : numText(q[k]);
+  }
+  return out;
+}
+
+Eigen::VectorXd parseConfigText(std::string_view text, const std::string& where) {
+  std::vector<double> v;
+  size_t i = 0;
+  while (i < text.size()) {
+    while (i < text.size() && text[i] == ' ') ++i;
+    if (i >= text.size()) break;
+    size_t j = i;
+    while (j < text.size() && text[j] != ' ') ++j;
+    const std::string token(text.substr(i, j - i));
+    char* end = nullptr;
+    const double x = std::strtod(token.c_str(), &end);
+    if (end != token.c_str() + token.size())
+      throw ResultsError(fmt::format("{}: '{}' in a configuration is not a number", where, token));
+    v.push_back(x);
+    i = j;
+  }
+  return Eigen::Map<const Eigen::VectorXd>(v.data(), static_cast<Eigen::Index>(v.size()));
+}
+
+// ---- JSON of models and problems -------------------------------------------------
+
+namespace {
+
+json vec(const Eigen::Vector3d& v) { return json::array({v.x(), v.y(), v.z()}); }
+
+json quatJson(const Eigen::Matrix3d& R) {
+  Eigen::Quaterniond qt(R);
+  qt.normalize();
+  if (qt.w() < 0) qt.coeffs() = -qt.coeffs();  // one representative of +-q
+  return json::array({qt.x(), qt.y(), qt.z(), qt.w()});
+}
+
+// JSON has no infinity: an infinite limit is null.
+json limits(const Eigen::VectorXd& v, int from, int n) {
+  json a = json::array();
+  for (int k = 0; k < n; ++k) {
+    const double x = v[from + k];
+    a.push_back(std::isfinite(x) ? json(x) : json(nullptr));
+  }
+  return a;
+}
+
+[[noreturn]] void fail(const std::string& where, const std::string& field, const std::string& what) {
+  throw ResultsError(fmt::format("{}: {}: {}", where, field, what));
+}
+
+const json& member(const json& j, const char* key, const std::string& where) {
+  if (!j.is_object()) fail(where, key, "expected an object");
+  auto it = j.find(key);
+  if (it == j.end()) fail(where, key, "missing");
+  return *it;
+}
+
+double number(const json& j, const std::string& where, const std::string& field) {
+  if (!j.is_number()) fail(where, field, fmt::format("expected a number, got {}", j.type_name()));
+  return j.get<double>();
+}
+
+Eigen::VectorXd numbers(const json& j, int n, const std::string& where, const std::string& field,
+                        double null_value = std::numeric_limits<double>::quiet_NaN()) {
+  if (!j.is_array() || static_cast<int>(j.size()) != n)
+    fail(where, field, fmt::format("expected an array of {} numbers", n));
+  Eigen::VectorXd v(n);
+  for (int k = 0; k < n; ++k) {
+    if (j[k].is_null() && !std::isnan(null_value)) {
+      v[k] = null_value;
+    } else {
+      v[k] = number(j[k], where, fmt::format("{}[{}]", field, k));
+    }
+  }
+  return v;
+}
+
+Eigen::Matrix3d rotationFromQuat(const json& j, const std::string& where, const std::string& field) {
+  const Eigen::VectorXd c = numbers(j, 4, where, field);
+  Eigen::Quaterniond qt(c[3], c[0], c[1], c[2]);
+  const double n = qt.norm();
+  if (!(std::abs(n - 1.0) < 1e-6)) fail(where, field, fmt::format("quaternion of norm {} (expected 1)", n));
+  qt.normalize();
+  return qt.toRotationMatrix();
+}
+
+}  // namespace
+
+json modelToJson(const Model& model, const std::string& id, const std::string& source) {
+  json joints = json::array();
+  for (int i = 0; i < model.numJoints(); ++i) {
+    const JointSpec& js = model.joint(i);
+    const int iv = model.idxV(i), nv = model.jointNv(i);
+    joints.push_back({{"name", js.name},
+                      {"body", model.bodyName(i)},
+                      {"parent", js.parent},
+                      {"type", toString(js.type)},
+                      {"parent_T_joint", {{"xyz", vec(js.parent_T_joint.p)}, {"quat_xyzw", quatJson(js.parent_T_joint.R)}}},
+                      {"axis", vec(js.axis)},
+                      {"lower", limits(model.lowerLimits(), iv, nv)},
+                      {"upper", limits(model.upperLimits(), iv, nv)},
+                      {"weight", limits(model.dofWeights(), iv, nv)},
+                      {"idx_q", model.idxQ(i)},
+                      {"idx_v", iv}});
+  }
+  return {{"id", id},
+          {"name", model.name()},
+          {"source", source.empty() ? json(nullptr) : json(source)},
+          {"nq", model.nq()},
+          {"nv", model.nv()},
+          {"joints", joints}};
+}
+
+std::shared_ptr<const Model> modelFromJson(const json& j, const std::string& where) {
+  const json& joints = member(j, "joints", where);
+  if (!joints.is_array()) fail(where, "joints", "expected an array");
+  std::vector<JointSpec> specs;
+  for (size_t i = 0; i < joints.size(); ++i) {
+    const std::string w = fmt::format("{}: joints[{}]", where, i);
+    const json& jj = joints[i];
+    JointSpec s;
+    const json& name = member(jj, "name", w);
+    const json& body = member(jj, "body", w);
+    const json& type = member(jj, "type", w);
+    if (!name.is_string() || !body.is_string() || !type.is_string()) fail(w, "name/body/type", "expected strings");
+    s.name = name.get<std::string>();
+    s.body_name = body.get<std::string>();
+    const auto t = kJointTypeNames.find(type.get<std::string>());
+    if (!t) fail(w, "type", fmt::format("unknown joint type (expected one of: {})", kJointTypeNames.names()));
+    s.type = *t;
+    const json& parent = member(jj, "parent", w);
+    if (!parent.is_number_integer()) fail(w, "parent", "expected an integer");
+    s.parent = parent.get<int>();
+    const json& rest = member(jj, "parent_T_joint", w);
+    s.parent_T_joint.p = numbers(member(rest, "xyz", w), 3, w, "parent_T_joint.xyz");
+    s.parent_T_joint.R = rotationFromQuat(member(rest, "quat_xyzw", w), w, "parent_T_joint.quat_xyzw");
+    s.axis = numbers(member(jj, "axis", w), 3, w, "axis");
+    const int nv = tangentSize(s.type);
+    s.lower = numbers(member(jj, "lower", w), nv, w, "lower", -std::numeric_limits<double>::infinity());
+    s.upper = numbers(member(jj, "upper", w), nv, w, "upper", std::numeric_limits<double>::infinity());
+    s.weight = numbers(member(jj, "weight", w), nv, w, "weight");
+    specs.push_back(std::move(s));
+  }
+  const json& name = member(j, "name", where);
+  try {
+    return std::make_shared<const Model>(std::move(specs), name.is_string() ? name.get<std::string>() : "");
+  } catch (const ModelError& e) {
+    throw ResultsError(fmt::format("{}: {}", where, e.what()));
+  }
+}
+
+json problemToJson(const std::string& family, int index, const std::string& model_id, const Problem& problem,
+                   bool sequential) {
+  const Model& model = *problem.model;
+  json goals = json::array();
+  for (const Goal& g : problem.goals)
+    goals.push_back({{"body", model.bodyName(g.body)},
+                     {"body_index", g.body},
+                     {"point", vec(g.point)},
+                     {"kind", toString(g.kind)},
+                     {"target_position", vec(g.target_position)},
+                     {"target_quat_xyzw", quatJson(g.target_orientation)},
+                     {"weight", g.weight},
+                     {"orientation_scale", g.orientation_scale}});
+  json q0 = json::array();
+  for (Eigen::Index k = 0; k < problem.q0.size(); ++k) q0.push_back(problem.q0[k]);
+  return {{"family", family}, {"problem", index}, {"name", problem.name}, {"model", model_id},
+          {"sequential", sequential}, {"q0", q0}, {"goals", goals}};
+}
+
+Problem problemFromJson(const json& j, const std::map<std::string, std::shared_ptr<const Model>>& models,
+                        const std::string& where) {
+  Problem p;
+  const json& model = member(j, "model", where);
+  if (!model.is_string()) fail(where, "model", "expected a model id");
+  auto it = models.find(model.get<std::string>());
+  if (it == models.end()) fail(where, "model", fmt::format("unknown model id '{}'", model.get<std::string>()));
+  p.model = it->second;
+  const json& name = member(j, "name", where);
+  p.name = name.is_string() ? name.get<std::string>() : "";
+  const json& q0 = member(j, "q0", where);
+  p.q0 = numbers(q0, p.model->nq(), where, "q0");
+  const json& goals = member(j, "goals", where);
+  if (!goals.is_array()) fail(where, "goals", "expected an array");
+  for (size_t k = 0; k < goals.size(); ++k) {
+    const std::string w = fmt::format("{}: goals[{}]", where, k);
+    const json& gj = goals[k];
+    Goal g;
+    const json& body = member(gj, "body", w);
+    if (!body.is_string()) fail(w, "body", "expected a body name");
+    g.body = p.model->bodyIndex(body.get<std::string>());
+    if (g.body < 0) fail(w, "body", fmt::format("no body '{}' in the model", body.get<std::string>()));
+    g.point = numbers(member(gj, "point", w), 3, w, "point");
+    const json& kind = member(gj, "kind", w);
+    const auto k2 = kind.is_string() ? kGoalKindNames.find(kind.get<std::string>()) : std::nullopt;
+    if (!k2) fail(w, "kind", fmt::format("expected one of: {}", kGoalKindNames.names()));
+    g.kind = *k2;
+    g.target_position = numbers(member(gj, "target_position", w), 3, w, "target_position");
+    g.target_orientation = rotationFromQuat(member(gj, "target_quat_xyzw", w), w, "target_quat_xyzw");
+    g.weight = number(member(gj, "weight", w), w, "weight");
+    g.orientation_scale = number(member(gj, "orientation_scale", w), w, "orientation_scale");
+    p.goals.push_back(g);
+  }
+  std::string why;
+  if (!p.isValid(&why)) throw ResultsError(fmt::format("{}: {}", where, why));
+  return p;
+}
+
+// ---- manifest ---------------------------------------------------------------------
+
+std::string fnv1a64File(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) throw ResultsError(fmt::format("cannot read '{}'", path));
+  std::uint64_t h = 0xcbf29ce484222325ULL;
+  char buf[1 << 16];
+  while (f) {
+    f.read(buf, sizeof buf);
+    for (std::streamsize i = 0; i < f.gcount(); ++i) {
+      h ^= static_cast<unsigned char>(buf[i]);
+      h *= 0x100000001b3ULL;
+    }
+  }
+  return fmt::format("{:016x}", h);
+}
+
+json manifestEntry(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) throw ResultsError(fmt::format("cannot read '{}'", path));
+  long lines = 0, bytes = 0;
+  char buf[1 << 16];
+  while (f) {
+    f.read(buf, sizeof buf);
+    for (std::streamsize i = 0; i < f.gcount(); ++i) lines += buf[i] == '\n';
+    bytes += static_cast<long>(f.gcount());
+  }
+  const bool csv = path.size() >= 4 && path.compare(path.size() - 4, 4, ".csv") == 0;
+  const bool jsonl = path.size() >= 6 && path.compare(path.size() - 6, 6, ".jsonl") == 0;
+  const long rows = csv ? std::max(0L, lines - 1) : jsonl ? lines : 0;
+  return {{"rows", rows}, {"bytes", bytes}, {"fnv1a64", fnv1a64File(path)}};
+}
+
+}  // namespace ikbench::harness

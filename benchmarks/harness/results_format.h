@@ -1,0 +1,77 @@
+// The results format, version 2 (docs/results-format.md): column lists, row
+// formatting and parsing, and the JSON of models and problems. Everything that
+// writes or reads a results directory in C++ goes through here; the Python
+// analysis library (python/ikbench/results.py) reads the same files, and a
+// test checks that both agree on the columns.
+#pragma once
+
+#include <Eigen/Core>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ikbench/kinematics/goal.h"
+#include "ikbench/kinematics/model.h"
+#include "ikbench/solvers/summary.h"
+
+namespace ikbench::harness {
+
+inline constexpr int kFormatVersion = 2;
+inline constexpr const char* kFormatName = "ikbench-run/2";
+
+// A results file that cannot be read: what() names the file, the line and
+// the field or column, and what was expected.
+class ResultsError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// The documented leading columns of solves.csv, in order. Users' scripts rely
+// on these names; new columns are only ever appended (kSolveExtraColumns).
+extern const std::vector<std::string> kSolveColumns;
+extern const std::vector<std::string> kSolveExtraColumns;
+// All columns of solves.csv, in order.
+std::vector<std::string> solveHeader();
+extern const std::vector<std::string> kTraceColumns;
+extern const std::vector<std::string> kSolutionColumns;
+// Columns whose values depend on the machine's speed.
+extern const std::vector<std::string> kTimeColumns;
+
+// Shortest text that reads back as the same double; nan, inf, -inf.
+std::string numText(double x);
+// A CSV field, quoted when it holds a comma, a quote or a line break.
+std::string csvField(std::string_view s);
+// Splits one CSV line (RFC 4180 quoting). Throws ResultsError naming `where`.
+std::vector<std::string> parseCsvLine(std::string_view line, const std::string& where);
+// A configuration as numbers separated by spaces: exact (shortest round
+// trip) or with `digits` significant digits.
+std::string configText(const Eigen::VectorXd& q, int digits = 0);
+// Parses configText; throws ResultsError naming `where` for a non-number.
+Eigen::VectorXd parseConfigText(std::string_view text, const std::string& where);
+
+// One model of models.json (joints in order, rest transforms as xyz + quaternion
+// xyzw, axes, limits with null for infinite, weights, q/v indices).
+nlohmann::json modelToJson(const Model& model, const std::string& id, const std::string& source);
+// The Model back from its JSON; throws ResultsError naming `where` and the field.
+std::shared_ptr<const Model> modelFromJson(const nlohmann::json& j, const std::string& where);
+
+// One line of problems.jsonl.
+nlohmann::json problemToJson(const std::string& family, int index, const std::string& model_id,
+                             const Problem& problem, bool sequential);
+// The Problem back from its line; models by id. Throws ResultsError.
+Problem problemFromJson(const nlohmann::json& j, const std::map<std::string, std::shared_ptr<const Model>>& models,
+                        const std::string& where);
+
+// FNV-1a, 64 bits, of a file's bytes, as 16 lowercase hex digits; and the
+// manifest entry {"rows", "bytes", "fnv1a64"} of a file (rows: lines after
+// the header for .csv, lines for .jsonl, 0 otherwise). ResultsError if the file
+// cannot be read.
+std::string fnv1a64File(const std::string& path);
+nlohmann::json manifestEntry(const std::string& path);
+
+}  // namespace ikbench::harness

@@ -1,0 +1,49 @@
+// Reading a results directory back (ikbench verify, ikbench merge, the
+// tests): run.json, the manifest check, and the rows of solves.csv,
+// solutions.csv and traces.csv keyed by (family, problem, solver).
+#pragma once
+
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "harness/results_format.h"
+#include "ikbench/kinematics/goal.h"
+
+namespace ikbench::harness {
+
+// (family index, problem, solver index) in run.json's order.
+using RowKey = std::tuple<int, int, int>;
+
+struct ResultsDirectory {
+  std::string dir;
+  nlohmann::json run;                 // run.json
+  std::vector<std::string> families;  // names, in run.json's order
+  std::vector<std::string> solvers;   // spec texts, in run.json's order
+  std::vector<std::string> solve_header;
+  // Lines (without '\n') of each file, by key; traces keep their order.
+  std::map<RowKey, std::string> solves;
+  std::map<RowKey, std::string> solutions;
+  std::map<RowKey, std::string> traces;
+
+  std::string file(const std::string& name) const;
+  // Column index of solves.csv by name (ResultsError if absent).
+  size_t column(const std::string& name) const;
+};
+
+// Reads run.json and checks the format version; with `require_complete`,
+// refuses (ResultsError) an incomplete run and files that do not match the
+// run's manifest (a directory holding files of two runs). Reads the rows of
+// the CSV files only when `rows` is set.
+ResultsDirectory readResults(const std::string& dir, bool require_complete, bool rows);
+
+// The models of models.json by id, and the problems of problems.jsonl by
+// (family index, problem).
+std::map<std::string, std::shared_ptr<const Model>> readModels(const ResultsDirectory& r);
+std::map<std::pair<int, int>, Problem> readProblems(const ResultsDirectory& r,
+                                                    const std::map<std::string, std::shared_ptr<const Model>>& models);
+
+}  // namespace ikbench::harness

@@ -1,0 +1,211 @@
+#include "harness/run_directory.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace ikbench::harness {
+namespace fs = std::filesystem;
+
+Shard parseShard(const std::string& text) {
+  const size_t slash = text.find('/');
+  auto bad = [&]() {
+    return HarnessError(fmt::format("--shard '{}': expected K/N with 1 <= K <= N <= 100000, e.g. 2/8", text));
+  };
+  if (slash == std::string::npos) throw bad();
+  Shard s;
+  try {
+    size_t used = 0;
+    s.index = std::stoi(text.substr(0, slash), &used);
+    if (used != slash) throw bad();
+    const std::string n = text.substr(slash + 1);
+    s.count = std::stoi(n, &used);
+    if (used != n.size()) throw bad();
+  } catch (const std::logic_error&) {
+    throw bad();
+  }
+  if (s.count < 1 || s.count > 100000 || s.index < 1 || s.index > s.count) throw bad();
+  return s;
+}
+
+const std::vector<std::string>& RunDirectory::runFiles() {
+  static const std::vector<std::string> files = {
+      "run.json",      "solves.csv",     kPartialFile,      "traces.csv",       "solutions.csv",
+      "summary.csv",   "models.json",    "problems.jsonl",  "throughput.json",  "report.html",
+      "bench_kinematics.json", "bench_solvers.json"};
+  return files;
+}
+
+std::string safeDirectoryName(const std::string& name) {
+  std::string out;
+  for (unsigned char c : name) out += (std::isalnum(c) || c == '.' || c == '-' || c == '_') ? static_cast<char>(c) : '_';
+  if (out.empty() || out.find_first_not_of('.') == std::string::npos)
+    throw HarnessError(fmt::format("'{}' cannot name a results directory", name));
+  return out;
+}
+
+RunDirectory::RunDirectory(const std::string& dir, OutputMode mode) : dir_(dir) {
+  std::error_code ec;
+  fs::create_directories(dir_, ec);
+  if (ec) throw HarnessError(fmt::format("cannot create output directory '{}': {}", dir_, ec.message()));
+  if (!fs::is_directory(dir_, ec)) throw HarnessError(fmt::format("output path '{}' is not a directory", dir_));
+
+  const std::string lock = file(kLockFile);
+  lock_fd_ = ::open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (lock_fd_ < 0)
+    throw HarnessError(fmt::format("output directory '{}' is not writable: {}", dir_, std::strerror(errno)));
+  if (::flock(lock_fd_, LOCK_EX | LOCK_NB) != 0) {
+    char buf[32] = {0};
+    const ssize_t n = ::pread(lock_fd_, buf, sizeof buf - 1, 0);
+    ::close(lock_fd_);
+    lock_fd_ = -1;
+    throw HarnessError(fmt::format("output directory '{}' is in use by another ikbench run (pid {}); wait for it "
+                                   "to end or choose another --out",
+                                   dir_, n > 0 ? std::string(buf, static_cast<size_t>(n)) : "unknown"));
+  }
+  const std::string pid = std::to_string(::getpid());
+  if (::ftruncate(lock_fd_, 0) != 0 || ::pwrite(lock_fd_, pid.data(), pid.size(), 0) < 0) {
+    // The pid is only for the message of a second run; the lock itself holds.
+  }
+
+  try {
+    prepare(mode);
+  } catch (...) {
+    ::close(lock_fd_);  // the destructor does not run for a constructor that throws
+    lock_fd_ = -1;
+    throw;
+  }
+}
+
+void RunDirectory::prepare(OutputMode mode) {
+  std::error_code ec;
+  bool empty = true;
+  for (const auto& entry : fs::directory_iterator(dir_, ec))
+    if (entry.path().filename() != kLockFile) empty = false;
+  switch (mode) {
+    case OutputMode::kFresh:
+      if (!empty)
+        throw HarnessError(fmt::format("output directory '{}' is not empty: give --force to replace the results in "
+                                       "it, or --resume to complete an interrupted run",
+                                       dir_));
+      break;
+    case OutputMode::kForce:
+      // run.json first: from here on the directory reads as incomplete.
+      for (const std::string& f : runFiles()) remove(f);
+      fs::remove_all(fs::path(dir_) / "plots", ec);
+      break;
+    case OutputMode::kResume:
+      if (!exists("run.json"))
+        throw HarnessError(fmt::format("--resume: '{}' holds no run to resume (no run.json)", dir_));
+      break;
+  }
+}
+
+RunDirectory::~RunDirectory() {
+  closePartial();
+  if (lock_fd_ >= 0) ::close(lock_fd_);  // releases the lock; the empty lock file stays
+}
+
+std::string RunDirectory::file(const std::string& name) const { return (fs::path(dir_) / name).string(); }
+
+bool RunDirectory::exists(const std::string& name) const {
+  std::error_code ec;
+  return fs::exists(file(name), ec);
+}
+
+void RunDirectory::writeAtomically(const std::string& name, const std::string& content) const {
+  const std::string path = file(name);
+  const std::string tmp = file(fmt::format(".{}.tmp-{}", name, static_cast<long>(::getpid())));
+  auto fail = [&](const std::string& what) {
+    const std::string why = std::strerror(errno);
+    ::unlink(tmp.c_str());
+    throw HarnessError(fmt::format("cannot write '{}': {}: {}", path, what, why));
+  };
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) fail("open");
+  size_t done = 0;
+  while (done < content.size()) {
+    const ssize_t n = ::write(fd, content.data() + done, content.size() - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      ::close(fd);
+      fail("write");
+    }
+    done += static_cast<size_t>(n);
+  }
+  if (::fsync(fd) != 0) {
+    ::close(fd);
+    fail("fsync");
+  }
+  if (::close(fd) != 0) fail("close");
+  if (::rename(tmp.c_str(), path.c_str()) != 0) fail("rename");
+}
+
+void RunDirectory::remove(const std::string& name) const {
+  if (::unlink(file(name).c_str()) != 0 && errno != ENOENT)
+    throw HarnessError(fmt::format("cannot remove '{}': {}", file(name), std::strerror(errno)));
+}
+
+void RunDirectory::writeJson(const std::string& name, const nlohmann::json& j) const {
+  writeAtomically(name, j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+}
+
+nlohmann::json RunDirectory::readJson(const std::string& name) const {
+  std::ifstream f(file(name));
+  if (!f) throw HarnessError(fmt::format("cannot read '{}'", file(name)));
+  try {
+    return nlohmann::json::parse(f);
+  } catch (const nlohmann::json::exception& e) {
+    throw HarnessError(fmt::format("'{}' is not valid JSON: {}", file(name), e.what()));
+  }
+}
+
+void RunDirectory::openPartial(const std::string& header) {
+  closePartial();
+  const std::string path = file(kPartialFile);
+  const bool fresh = !exists(kPartialFile);
+  partial_ = std::fopen(path.c_str(), "ae");
+  if (!partial_) throw HarnessError(fmt::format("cannot write '{}': {}", path, std::strerror(errno)));
+  if (fresh) appendPartial(header + "\n");
+}
+
+void RunDirectory::appendPartial(const std::string& lines) {
+  if (!partial_ || lines.empty()) return;
+  if (std::fwrite(lines.data(), 1, lines.size(), partial_) != lines.size() || std::fflush(partial_) != 0)
+    throw HarnessError(fmt::format("cannot write '{}': {}", file(kPartialFile), std::strerror(errno)));
+  ::fdatasync(fileno(partial_));
+}
+
+void RunDirectory::closePartial() {
+  if (partial_) std::fclose(partial_);
+  partial_ = nullptr;
+}
+
+std::vector<std::string> RunDirectory::readPartial(const std::string& header) const {
+  std::vector<std::string> lines;
+  std::ifstream f(file(kPartialFile));
+  if (!f) return lines;
+  std::string line;
+  if (!std::getline(f, line)) return lines;
+  if (line != header)
+    throw HarnessError(fmt::format("--resume: '{}' was written by another version of ikbench (its header differs)",
+                                   file(kPartialFile)));
+  // A line cut by a kill has no newline at its end: getline still returns it,
+  // so only lines followed by '\n' are kept.
+  std::stringstream rest;
+  rest << f.rdbuf();
+  const std::string text = rest.str();
+  size_t start = 0;
+  for (size_t nl; (nl = text.find('\n', start)) != std::string::npos; start = nl + 1)
+    if (nl > start) lines.push_back(text.substr(start, nl - start));
+  return lines;
+}
+
+}  // namespace ikbench::harness

@@ -1,0 +1,749 @@
+// The run engine: a std::thread pool over units of work, each thread with its
+// own Solver instance per spec; finished solves go to their slot and, every
+// 200 ms, to solves.partial.csv.
+#include "harness/run_engine.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <ctime>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <system_error>
+#include <thread>
+
+#include "harness/build_info.h"
+#include "harness/results_format.h"
+#include "harness/run_directory.h"
+#include "ikbench/kinematics/config.h"
+#include "ikbench/kinematics/rng.h"
+#include "ikbench/solvers/registry.h"
+#include "ikbench/solvers/solver.h"
+
+namespace ikbench::harness {
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double secondsSince(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+// Progress: a bar redrawn in place on a terminal, a plain line every 10 % (at
+// most one per 2 s) otherwise.
+class Progress {
+ public:
+  Progress(std::ostream& out, bool bar, bool enabled, std::string label, long total)
+      : out_(out), bar_(bar), enabled_(enabled && total > 0), label_(std::move(label)), total_(total) {}
+
+  void update(long done, bool final = false) {
+    if (!enabled_) return;
+    const double t = secondsSince(start_);
+    const double frac = static_cast<double>(done) / static_cast<double>(total_);
+    if (bar_) {
+      constexpr int kWidth = 30;
+      const int filled = static_cast<int>(frac * kWidth);
+      const double eta = done > 0 ? t * (1.0 - frac) / frac : 0.0;
+      out_ << fmt::format("\r{:<7} [{}{}] {:5.1f}%  {}/{} solves  {:.1f} s  ETA {:.0f} s   ", label_,
+                          std::string(filled, '#'), std::string(kWidth - filled, '-'), 100.0 * frac, done,
+                          total_, t, eta);
+      if (final) out_ << '\n';
+      out_.flush();
+    } else {
+      const int decile = static_cast<int>(frac * 10.0);
+      if ((final && done != last_done_) || (decile > last_decile_ && t - last_print_ >= 2.0)) {
+        out_ << fmt::format("{}: {}/{} solves ({:.0f}%), {:.1f} s\n", label_, done, total_, 100.0 * frac, t);
+        out_.flush();
+        last_decile_ = decile;
+        last_print_ = t;
+        last_done_ = done;
+      }
+    }
+  }
+
+ private:
+  std::ostream& out_;
+  bool bar_, enabled_;
+  std::string label_;
+  long total_;
+  Clock::time_point start_ = Clock::now();
+  int last_decile_ = 0;
+  long last_done_ = -1;
+  double last_print_ = -1e9;
+};
+
+// A unit of work: problems [begin, end) of one family with one solver.
+struct Unit {
+  int family = 0, solver = 0;
+  int begin = 0, end = 0;
+  bool chained = false;  // sequential: each problem starts from the previous answer
+};
+
+// What a finished solve leaves in its slot.
+struct Slot {
+  bool done = false;
+  std::string row;        // its solves.csv line (with '\n')
+  std::string solutions;  // its solutions.csv lines (several solutions only)
+  std::string traces;     // its traces.csv lines (traced solves only)
+  Status status = Status::kInvalidInput;
+  int iterations = 0;
+  double time_us = 0.0;
+  Eigen::VectorXd q;  // the configuration the solve left (for a chained successor)
+};
+
+Summary solveOne(Solver& solver, const Problem& problem, Eigen::VectorXd& q, const SolverOptions& options) {
+  try {
+    return solver.solve(problem, q, options);
+  } catch (const std::exception& e) {
+    // Solver::solve promises not to throw; if a backend does anyway, the run
+    // goes on and the row says what happened.
+    Summary s;
+    s.status = Status::kNumericalFailure;
+    s.message = std::string("exception: ") + e.what();
+    return s;
+  }
+}
+
+json optionsJson(const SolverOptions& o) {
+  return {{"position_tolerance_m", o.position_tolerance},
+          {"orientation_tolerance_rad", o.orientation_tolerance},
+          {"max_iterations", o.max_iterations},
+          {"time_budget_us", o.time_budget_us},
+          {"stall_iterations", o.stall_iterations},
+          {"stall_relative_improvement", o.stall_relative_improvement}};
+}
+
+// Every parameter value of a spec, typed as its binding says.
+json specJson(const SolverSpec& spec) {
+  std::string description;
+  std::vector<ParamInfo> infos = Registry::commonParams();
+  for (const SolverInfo& info : Registry::global().list())
+    if (info.name == spec.name) {
+      description = info.description;
+      infos.insert(infos.end(), info.params.begin(), info.params.end());
+    }
+  auto typed = [&](const std::string& key, const std::string& text) -> json {
+    if (text.empty()) return nullptr;  // an optional key not set: the run's setting
+    for (const ParamInfo& p : infos) {
+      if (p.name != key) continue;
+      double d;
+      long long i;
+      bool b;
+      switch (p.type) {
+        case ParamType::kReal: return parseRealText(text, &d) ? json(d) : json(text);
+        case ParamType::kInteger: return parseIntegerText(text, &i) ? json(i) : json(text);
+        case ParamType::kBool: return parseBoolText(text, &b) ? json(b) : json(text);
+        case ParamType::kChoice: return text;
+      }
+    }
+    return text;
+  };
+  json params = json::object();
+  for (const auto& [k, v] : spec.parameters) params[k] = typed(k, v);
+  for (const auto& [k, v] : commonSpecBinding().textValues(spec.common)) params[k] = typed(k, v);
+  json j = {{"spec", spec.text}, {"name", spec.name}, {"description", description}, {"parameters", params}};
+  if (!spec.preset.empty()) j["preset"] = spec.preset;
+  return j;
+}
+
+json gridJson(const std::vector<SpecGrid>& grids) {
+  if (grids.empty()) return nullptr;
+  json out = json::array();
+  for (const SpecGrid& g : grids) {
+    json axes = json::array();
+    for (const GridAxis& a : g.axes) axes.push_back({{"key", a.key}, {"values", a.values}});
+    out.push_back({{"spec", g.text}, {"axes", axes}, {"specs", g.specs}});
+  }
+  return out;
+}
+
+class Engine {
+ public:
+  Engine(const Suite& suite, const RunConfig& config) : suite_(suite), config_(config) {}
+  RunOutcome run();
+
+ private:
+  std::ostream& log() const { return config_.log ? *config_.log : std::cerr; }
+  size_t slot(int f, int p, int s) const { return static_cast<size_t>(offset_[f] + p) * S_ + s; }
+  void plan();
+  json runJson(bool complete) const;
+  void assignModelIds();
+  void writeModelsAndProblems();
+  void loadResumed();
+  // Runs `units` on the pool; work(unit, solver) solves it with this thread's
+  // instance of its spec; `tick` runs on the calling thread every 200 ms.
+  template <typename Work, typename Tick>
+  void runPool(const std::vector<Unit>& units, Work work, Tick tick);
+  void timedPass();
+  void tracePass();
+  void formatRow(int f, int p, int s, const Summary& sm, const Eigen::VectorXd& q, const Eigen::VectorXd& start,
+                 Slot& out) const;
+  bool stopping() const { return config_.stop && config_.stop->load(); }
+  // A progress display of one pass: a bar on a terminal, lines otherwise.
+  Progress progress(const char* label, long total) const;
+  // The options of solve (f, p, s): the suite's, with the solve's seed.
+  SolverOptions solveOptions(int f, int p, int s, bool record_trace) const;
+  void finish();
+
+  const Suite& suite_;
+  const RunConfig& config_;
+  SolverList list_;
+  std::unique_ptr<RunDirectory> dir_;
+  int S_ = 0;
+  std::vector<int> offset_;
+  std::vector<Unit> units_;  // this run's (shard's) units, in canonical order
+  std::vector<Slot> slots_;
+  std::vector<char> mine_;   // slots of this run's units
+  long total_ = 0, resumed_ = 0;
+  std::atomic<long> done_{0};
+  std::mutex finished_mutex_;
+  std::vector<size_t> finished_;  // slots finished since the last flush
+  RunOutcome out_;
+  std::string start_time_, end_time_;
+  double solve_time_s_ = 0.0;
+  long trace_rows_ = 0, trace_mismatches_ = 0;
+  std::map<const Model*, std::string> model_ids_;
+};
+
+void Engine::plan() {
+  S_ = static_cast<int>(list_.specs.size());
+  offset_.assign(suite_.families.size() + 1, 0);
+  for (size_t f = 0; f < suite_.families.size(); ++f)
+    offset_[f + 1] = offset_[f] + static_cast<int>(suite_.families[f].problems.size());
+  const long slots = static_cast<long>(offset_.back()) * S_;
+  if (slots == 0) throw HarnessError(fmt::format("suite '{}' has no problems", suite_.name));
+  slots_.assign(static_cast<size_t>(slots), Slot{});
+  mine_.assign(static_cast<size_t>(slots), 0);
+  long index = 0;
+  const Shard shard = config_.shard.value_or(Shard{});
+  for (int f = 0; f < static_cast<int>(suite_.families.size()); ++f) {
+    const Family& fam = suite_.families[f];
+    const int n = static_cast<int>(fam.problems.size());
+    if (n == 0) continue;
+    auto take = [&](const Unit& u) {
+      if (index++ % shard.count != shard.index - 1) return;
+      units_.push_back(u);
+      for (int p = u.begin; p < u.end; ++p) mine_[slot(u.family, p, u.solver)] = 1;
+      total_ += u.end - u.begin;
+    };
+    if (fam.sequential) {
+      for (int s = 0; s < S_; ++s) take({f, s, 0, n, true});
+    } else {
+      for (int p = 0; p < n; ++p)
+        for (int s = 0; s < S_; ++s) take({f, s, p, p + 1, false});
+    }
+  }
+}
+
+json Engine::runJson(bool complete) const {
+  json j;
+  j["format"] = kFormatName;
+  j["format_version"] = kFormatVersion;
+  j["complete"] = complete;
+  j["interrupted"] = out_.interrupted;
+  j["suite"] = {{"name", suite_.name}, {"source", suite_.source}, {"seed", suite_.seed},
+                {"options", optionsJson(suite_.options)}};
+  json fams = json::array();
+  for (const Family& f : suite_.families) {
+    std::vector<std::string> ids;
+    for (const Problem& p : f.problems) {
+      auto it = model_ids_.find(p.model.get());
+      if (it != model_ids_.end() && std::find(ids.begin(), ids.end(), it->second) == ids.end())
+        ids.push_back(it->second);
+    }
+    fams.push_back({{"name", f.name},
+                    {"description", f.description},
+                    {"problems", f.problems.size()},
+                    {"dof", f.dof},
+                    {"effectors", f.effectors},
+                    {"goal", f.goal},
+                    {"sequential", f.sequential},
+                    {"type", f.type},
+                    {"source", f.source.empty() ? json(nullptr) : json(f.source)},
+                    {"robot", f.robot.empty() ? json(nullptr) : json(f.robot)},
+                    {"models", ids}});
+  }
+  j["families"] = fams;
+  j["seeds"] = {{"suite", suite_.seed},
+                {"per_solve", "solves.csv column 'seed' = Rng::mix(Rng::mix(suite seed, Rng::hash(family)), "
+                              "Rng::mix(problem, Rng::hash(solver spec)))"}};
+  json solvers = json::array();
+  for (const SolverSpec& s : list_.specs) solvers.push_back(specJson(s));
+  j["solvers"] = solvers;
+  j["skipped_solvers"] = list_.skipped;
+  j["grid"] = gridJson(list_.grids);
+  j["shard"] = config_.shard ? json{{"index", config_.shard->index}, {"count", config_.shard->count}} : json(nullptr);
+  j["git_revision"] = gitRevision();
+  j["build"] = buildJson();
+  j["machine"] = machineJson();
+  j["threads"] = out_.threads;
+  j["start_time"] = start_time_;
+  j["end_time"] = end_time_;
+  j["command_line"] = config_.command_line;
+  j["progress"] = {{"solves", total_}, {"done", done_.load()}, {"resumed", resumed_}};
+  const double n = static_cast<double>(done_.load() - resumed_);
+  j["throughput"] = {{"solves", done_.load()},
+                     {"wall_s", out_.wall_s},
+                     {"solves_per_s", out_.wall_s > 0 ? n / out_.wall_s : 0.0},
+                     {"sum_solve_time_s", solve_time_s_},
+                     {"parallel_efficiency",
+                      out_.wall_s > 0 && out_.threads > 0 ? solve_time_s_ / (out_.wall_s * out_.threads) : 0.0}};
+  j["trace"] = {{"enabled", config_.trace},
+                {"problems_per_family", config_.trace ? config_.trace_problems : 0},
+                {"rows", trace_rows_},
+                {"wall_s", out_.trace_wall_s},
+                {"mismatches", trace_mismatches_},
+                {"note", "recorded in a second pass (record_trace=true) of the first problems_per_family problems of "
+                         "every family, same seeds and starts; elapsed_us includes the cost of recording, time_us is "
+                         "it rescaled to the timed pass's time_us of the same solve"}};
+  return j;
+}
+
+void Engine::assignModelIds() {
+  for (const Family& f : suite_.families)
+    for (const Problem& p : f.problems) model_ids_.emplace(p.model.get(), fmt::format("m{}", model_ids_.size()));
+}
+
+void Engine::writeModelsAndProblems() {
+  json models = json::array();
+  std::string problems;
+  std::set<const Model*> written;
+  for (const Family& f : suite_.families) {
+    for (size_t k = 0; k < f.problems.size(); ++k) {
+      const Problem& p = f.problems[k];
+      const auto it = model_ids_.find(p.model.get());
+      if (written.insert(p.model.get()).second) models.push_back(modelToJson(*p.model, it->second, f.source));
+      problems += problemToJson(f.name, static_cast<int>(k), it->second, p, f.sequential)
+                      .dump(-1, ' ', false, json::error_handler_t::replace);
+      problems += '\n';
+    }
+  }
+  dir_->writeJson("models.json", {{"format_version", kFormatVersion}, {"models", models}});
+  dir_->writeAtomically("problems.jsonl", problems);
+}
+
+// Takes over the finished solves of an interrupted run: the same suite, seed,
+// solvers, shard, trace settings and build, or an error naming what differs.
+void Engine::loadResumed() {
+  const json old = dir_->readJson("run.json");
+  const json now = runJson(false);
+  auto differs = [&](const char* key) { return !old.contains(key) || old[key] != now[key]; };
+  if (old.value("format_version", 0) != kFormatVersion)
+    throw HarnessError(fmt::format("--resume: '{}' was written in another results format", dir_->path()));
+  if (old.value("complete", false))
+    throw HarnessError(fmt::format("--resume: the run in '{}' is complete; nothing to resume", dir_->path()));
+  for (const char* key : {"suite", "families", "solvers", "grid", "shard", "git_revision", "build"})
+    if (differs(key))
+      throw HarnessError(fmt::format("--resume: the run in '{}' differs in '{}' from this command (resume with the "
+                                     "same suite, seed, solvers and build)",
+                                     dir_->path(), key));
+  if (old["trace"].value("enabled", true) != config_.trace ||
+      old["trace"].value("problems_per_family", -1) != (config_.trace ? config_.trace_problems : 0))
+    throw HarnessError(fmt::format("--resume: the run in '{}' used other trace settings", dir_->path()));
+
+  std::map<std::string, int> family_index, solver_index;
+  for (size_t f = 0; f < suite_.families.size(); ++f) family_index[suite_.families[f].name] = static_cast<int>(f);
+  for (size_t s = 0; s < list_.specs.size(); ++s) solver_index[list_.specs[s].text] = static_cast<int>(s);
+  const std::vector<std::string> header = solveHeader();
+  const auto col = [&](const char* name) {
+    return static_cast<size_t>(std::find(header.begin(), header.end(), name) - header.begin());
+  };
+  const size_t c_family = col("family"), c_problem = col("problem"), c_solver = col("solver"), c_status = col("status"),
+               c_iter = col("iterations"), c_time = col("time_us"), c_q = col("q");
+  const std::vector<std::string> lines = dir_->readPartial(fmt::format("{}", fmt::join(header, ",")));
+  for (size_t i = 0; i < lines.size(); ++i) {
+    const std::string where = fmt::format("{}:{}", dir_->file(RunDirectory::kPartialFile), i + 2);
+    const std::vector<std::string> cells = parseCsvLine(lines[i], where);
+    if (cells.size() != header.size()) throw HarnessError(fmt::format("{}: expected {} columns", where, header.size()));
+    auto f = family_index.find(cells[c_family]);
+    auto s = solver_index.find(cells[c_solver]);
+    if (f == family_index.end() || s == solver_index.end())
+      throw HarnessError(fmt::format("{}: family or solver not in this run", where));
+    const int p = std::stoi(cells[c_problem]);
+    if (p < 0 || p >= static_cast<int>(suite_.families[f->second].problems.size()))
+      throw HarnessError(fmt::format("{}: problem {} out of range", where, p));
+    Slot& sl = slots_[slot(f->second, p, s->second)];
+    if (sl.done) continue;  // written twice (a flush repeated after a crash): the first one stands
+    // The extra solutions of a multi-solution solve are not in the partial
+    // file: such a solve (closed-form, cheap, deterministic) is solved again.
+    if (std::stoi(cells[col("solutions")]) > 1) continue;
+    sl.done = true;
+    sl.row = lines[i] + "\n";
+    Status st;
+    if (!parseStatus(cells[c_status], &st)) throw HarnessError(fmt::format("{}: bad status", where));
+    sl.status = st;
+    sl.iterations = std::stoi(cells[c_iter]);
+    sl.time_us = std::stod(cells[c_time]);
+    sl.q = parseConfigText(cells[c_q], where);
+    ++resumed_;
+  }
+  done_ = resumed_;
+}
+
+template <typename Work, typename Tick>
+void Engine::runPool(const std::vector<Unit>& units, Work work, Tick tick) {
+  std::atomic<size_t> next{0};
+  std::atomic<int> finished{0};
+  std::mutex m;
+  std::condition_variable cv;
+  std::exception_ptr failure;
+  auto worker = [&] {
+    try {
+      std::vector<std::unique_ptr<Solver>> mine(list_.specs.size());
+      for (size_t i; (i = next.fetch_add(1)) < units.size() && !stopping();) {
+        const Unit& u = units[i];
+        if (!mine[u.solver]) mine[u.solver] = Registry::global().create(list_.specs[u.solver]);
+        work(u, *mine[u.solver]);
+      }
+    } catch (...) {
+      std::lock_guard lock(m);
+      if (!failure) failure = std::current_exception();
+      next = units.size();  // stop the others early
+    }
+    {
+      std::lock_guard lock(m);
+      ++finished;
+    }
+    cv.notify_all();
+  };
+  // A thread that cannot start (a memory or process limit) leaves the run to
+  // the ones that did; none at all is an error.
+  // No more threads than units of work.
+  const int wanted = static_cast<int>(std::min<size_t>(static_cast<size_t>(out_.threads), std::max<size_t>(units.size(), 1)));
+  std::vector<std::thread> pool;
+  pool.reserve(static_cast<size_t>(wanted));
+  for (int i = 0; i < wanted; ++i) {
+    try {
+      pool.emplace_back(worker);
+    } catch (const std::system_error& e) {
+      log() << fmt::format("note: only {} of {} worker threads could start ({}); running on {}\n", pool.size(),
+                           wanted, e.what(), pool.size());
+      break;
+    }
+  }
+  if (pool.empty()) throw HarnessError("cannot start any worker thread");
+  const int started = static_cast<int>(pool.size());
+  if (started < wanted) out_.threads = started;
+  // tick() (progress, the partial file) may fail, e.g. on a full disk: the
+  // workers are then stopped and joined before the error goes up.
+  auto safeTick = [&] {
+    try {
+      tick();
+    } catch (...) {
+      std::lock_guard lock(m);
+      if (!failure) failure = std::current_exception();
+      next = units.size();
+    }
+  };
+  {
+    std::unique_lock lock(m);
+    while (finished < started) {
+      cv.wait_for(lock, std::chrono::milliseconds(200));
+      lock.unlock();
+      safeTick();
+      lock.lock();
+    }
+  }
+  for (auto& t : pool) t.join();
+  safeTick();
+  if (failure) std::rethrow_exception(failure);
+}
+
+void Engine::formatRow(int f, int p, int s, const Summary& sm, const Eigen::VectorXd& q, const Eigen::VectorXd& start,
+                       Slot& out) const {
+  const Family& fam = suite_.families[f];
+  const Problem& prob = fam.problems[p];
+  const std::string& spec = list_.specs[s].text;
+  const int dof = prob.model ? prob.model->nv() : fam.dof;
+  const bool ran = sm.status != Status::kUnsupported && sm.status != Status::kInvalidInput;
+  const double seed_distance =
+      ran && q.size() == start.size() && prob.model ? configurationDistance(*prob.model, q, start) : 0.0;
+  out.row = fmt::format(
+      "{},{},{},{},{},{},{},{},{},{},{},{},{},{:.3f},{},{},{},{},{},{},{},{},{},{}\n", csvField(suite_.name),
+      csvField(fam.name), p, dof, prob.goals.size(), csvField(fam.goal), csvField(spec), toString(sm.status),
+      sm.converged() ? 1 : 0, sm.iterations, sm.restarts, numText(sm.position_error), numText(sm.orientation_error),
+      sm.time_us, sm.fk_evals, sm.jacobian_evals, sm.within_limits ? 1 : 0,
+      sm.iterations > 0 ? fmt::format("{:.4f}", sm.time_us / sm.iterations) : std::string(),
+      solveSeed(suite_.seed, fam.name, p, spec), csvField(prob.name), csvField(sm.message), configText(q),
+      numText(seed_distance), sm.numSolutions());
+  out.solutions.clear();
+  for (size_t k = 0; k < sm.solutions.size(); ++k)
+    out.solutions += fmt::format("{},{},{},{},{}\n", csvField(fam.name), p, csvField(spec), k,
+                                 configText(sm.solutions[k]));
+  out.status = sm.status;
+  out.iterations = sm.iterations;
+  out.time_us = sm.time_us;
+  out.q = q;
+}
+
+Progress Engine::progress(const char* label, long total) const {
+  const bool tty = (config_.log == nullptr || config_.log == &std::cerr) && isatty(fileno(stderr));
+  const bool bar = config_.progress == ProgressMode::kBar || (config_.progress == ProgressMode::kAuto && tty);
+  return Progress(log(), bar, config_.progress != ProgressMode::kNone, label, total);
+}
+
+SolverOptions Engine::solveOptions(int f, int p, int s, bool record_trace) const {
+  SolverOptions opts = suite_.options;
+  opts.seed = solveSeed(suite_.seed, suite_.families[f].name, p, list_.specs[s].text);
+  opts.record_trace = record_trace;
+  return opts;
+}
+
+void Engine::timedPass() {
+  std::vector<Unit> todo;
+  for (const Unit& u : units_)
+    for (int p = u.begin; p < u.end; ++p)
+      if (!slots_[slot(u.family, p, u.solver)].done) {
+        todo.push_back(u);
+        break;
+      }
+  // Chained units are the longest: start them first.
+  std::stable_partition(todo.begin(), todo.end(), [](const Unit& u) { return u.chained; });
+
+  Progress progress = this->progress("solving", total_);
+  auto flush = [&] {
+    std::vector<size_t> batch;
+    {
+      std::lock_guard lock(finished_mutex_);
+      batch.swap(finished_);
+    }
+    std::sort(batch.begin(), batch.end());
+    std::string text;
+    for (size_t i : batch) text += slots_[i].row;
+    dir_->appendPartial(text);
+    progress.update(done_.load());
+  };
+  const auto t0 = Clock::now();
+  runPool(
+      todo,
+      [&](const Unit& u, Solver& solver) {
+        const Family& fam = suite_.families[u.family];
+        Eigen::VectorXd q, start;
+        for (int p = u.begin; p < u.end; ++p) {
+          Slot& sl = slots_[slot(u.family, p, u.solver)];
+          const Problem& problem = fam.problems[p];
+          if (sl.done) {  // resumed: the chain goes on from the kept answer
+            q = sl.q;
+            continue;
+          }
+          if (stopping()) return;
+          const SolverOptions opts = solveOptions(u.family, p, u.solver, false);
+          // Tracking: start from the previous answer (same model, so same nq).
+          if (!(u.chained && p > u.begin && q.size() == problem.q0.size())) q = problem.q0;
+          start = q;
+          const Summary s = solveOne(solver, problem, q, opts);
+          formatRow(u.family, p, u.solver, s, q, start, sl);
+          sl.done = true;
+          {
+            std::lock_guard lock(finished_mutex_);
+            finished_.push_back(slot(u.family, p, u.solver));
+          }
+          done_.fetch_add(1, std::memory_order_relaxed);
+        }
+      },
+      flush);
+  out_.wall_s = secondsSince(t0);
+  progress.update(done_.load(), /*final=*/true);
+}
+
+void Engine::tracePass() {
+  std::vector<Unit> todo;
+  long count = 0;
+  for (const Unit& u : units_) {
+    Unit t = u;
+    t.end = std::min(u.end, config_.trace_problems);
+    if (t.begin >= t.end) continue;
+    todo.push_back(t);
+    count += t.end - t.begin;
+  }
+  std::stable_partition(todo.begin(), todo.end(), [](const Unit& u) { return u.chained; });
+  Progress progress = this->progress("tracing", count);
+  std::atomic<long> traced{0}, mismatches{0}, rows{0};
+  const auto t0 = Clock::now();
+  runPool(
+      todo,
+      [&](const Unit& u, Solver& solver) {
+        const Family& fam = suite_.families[u.family];
+        const std::string& spec = list_.specs[u.solver].text;
+        Eigen::VectorXd q;
+        for (int p = u.begin; p < u.end; ++p) {
+          if (stopping()) return;
+          const Problem& problem = fam.problems[p];
+          Slot& sl = slots_[slot(u.family, p, u.solver)];
+          const SolverOptions opts = solveOptions(u.family, p, u.solver, true);
+          if (!(u.chained && p > u.begin && q.size() == problem.q0.size())) q = problem.q0;
+          Summary s = solveOne(solver, problem, q, opts);
+          // A binding time budget can end a traced solve differently.
+          if (s.status != sl.status || s.iterations != sl.iterations) mismatches.fetch_add(1);
+          // The honest time axis: the recording pass rescaled to the timed solve.
+          const double scale = s.time_us > 0 ? sl.time_us / s.time_us : 1.0;
+          std::string text;
+          for (const IterationRecord& r : s.trace)
+            text += fmt::format("{},{},{},{},{},{},{},{},{:.3f},{:.3f},{}\n", csvField(fam.name), p, csvField(spec),
+                                r.iteration, numText(r.position_error), numText(r.orientation_error),
+                                numText(r.step_norm), numText(r.damping), r.elapsed_us, r.elapsed_us * scale,
+                                configText(r.q, 9));
+          rows.fetch_add(static_cast<long>(s.trace.size()));
+          sl.traces = std::move(text);
+          traced.fetch_add(1);
+        }
+      },
+      [&] { progress.update(traced.load()); });
+  out_.trace_wall_s = secondsSince(t0);
+  progress.update(traced.load(), /*final=*/true);
+  trace_rows_ = rows.load();
+  trace_mismatches_ = mismatches.load();
+  if (trace_mismatches_ > 0)
+    log() << fmt::format("note: {} traced solves ended differently from the timed pass (a time budget binds?)\n",
+                         trace_mismatches_);
+}
+
+void Engine::finish() {
+  std::string solves = fmt::format("{}\n", fmt::join(solveHeader(), ","));
+  std::string solutions = fmt::format("{}\n", fmt::join(kSolutionColumns, ","));
+  std::string traces = fmt::format("{}\n", fmt::join(kTraceColumns, ","));
+  for (size_t i = 0; i < slots_.size(); ++i) {
+    if (!mine_[i]) continue;
+    solves += slots_[i].row;
+    solutions += slots_[i].solutions;
+    traces += slots_[i].traces;
+  }
+  dir_->writeAtomically("solves.csv", solves);
+  dir_->writeAtomically("solutions.csv", solutions);
+  dir_->writeAtomically("traces.csv", traces);
+  dir_->closePartial();
+  dir_->remove(RunDirectory::kPartialFile);
+  end_time_ = isoTimeUtc();
+  json j = runJson(true);
+  json files = json::object();
+  for (const char* name : {"models.json", "problems.jsonl", "solves.csv", "solutions.csv", "traces.csv"})
+    files[name] = manifestEntry(dir_->file(name));
+  j["files"] = files;
+  dir_->writeJson("run.json", j);
+}
+
+RunOutcome Engine::run() {
+  if (suite_.families.empty()) throw HarnessError(fmt::format("suite '{}' has no families", suite_.name));
+  std::string why;
+  if (!suite_.options.isValid(&why)) throw HarnessError(fmt::format("suite '{}': bad options: {}", suite_.name, why));
+  if (config_.threads < 0 || config_.threads > RunConfig::kMaxThreads)
+    throw HarnessError(fmt::format("--threads must be in [0, {}] (0 = all cores), got {}", RunConfig::kMaxThreads,
+                                   config_.threads));
+  if (config_.trace && (config_.trace_problems < 0 || config_.trace_problems > RunConfig::kMaxTraceProblems))
+    throw HarnessError(fmt::format("--trace-problems must be in [0, {}], got {}", RunConfig::kMaxTraceProblems,
+                                   config_.trace_problems));
+  list_ = resolveSolvers(suite_, config_);
+  if (!list_.skipped.empty())
+    log() << fmt::format("note: solvers of suite '{}' not in this build, skipped: {}\n", suite_.name,
+                         fmt::join(list_.skipped, ","));
+  for (const SolverSpec& s : list_.specs) out_.solvers.push_back(s.text);
+  out_.threads = config_.threads > 0 ? config_.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  plan();
+
+  out_.out_dir = outputDirectory(suite_, config_);
+  dir_ = std::make_unique<RunDirectory>(out_.out_dir, config_.output);
+  start_time_ = isoTimeUtc();
+  // run.json first, saying "incomplete" until the end: whatever fails after
+  // this (a full disk, a kill) leaves a visibly incomplete directory. Then
+  // the models and problems (deterministic from the suite).
+  assignModelIds();
+  if (config_.output == OutputMode::kResume) loadResumed();
+  dir_->writeJson("run.json", runJson(false));
+  writeModelsAndProblems();
+  dir_->openPartial(fmt::format("{}", fmt::join(solveHeader(), ",")));
+
+  out_.solves_total = total_;
+  out_.solves_resumed = resumed_;
+  timedPass();
+  for (const Slot& s : slots_)
+    if (s.done) solve_time_s_ += s.time_us * 1e-6;
+  if (!stopping() && config_.trace && config_.trace_problems > 0) tracePass();
+
+  out_.solves_done = done_.load();
+  if (stopping() || out_.solves_done < total_) {
+    out_.interrupted = true;
+    end_time_ = isoTimeUtc();
+    dir_->writeJson("run.json", runJson(false));
+    return out_;
+  }
+  finish();
+  out_.complete = true;
+  return out_;
+}
+
+}  // namespace
+
+std::uint64_t solveSeed(std::uint64_t suite_seed, const std::string& family, int problem,
+                        const std::string& solver_spec) {
+  return Rng::mix(Rng::mix(suite_seed, Rng::hash(family)),
+                  Rng::mix(static_cast<std::uint64_t>(problem), Rng::hash(solver_spec)));
+}
+
+SolverList resolveSolvers(const Suite& suite, const RunConfig& config) {
+  SolverList out;
+  std::vector<std::string> texts;
+  if (!config.solvers.empty()) {
+    for (const std::string& given : config.solvers) {
+      SpecGrid grid;
+      try {
+        grid = expandSpecGrid(given);
+      } catch (const SpecError& e) {
+        throw HarnessError(fmt::format("bad solver spec '{}': {}", given, e.what()));
+      }
+      if (!grid.axes.empty()) out.grids.push_back(grid);
+      texts.insert(texts.end(), grid.specs.begin(), grid.specs.end());
+    }
+  } else {
+    // A suite file lists the backends it was written for; a build may lack
+    // some (an optional dependency, a user's fork): run the ones it has.
+    for (const std::string& spec : suite.solvers) {
+      std::string name;
+      std::map<std::string, std::string> given;
+      try {
+        parseSpecText(spec, &name, &given);
+      } catch (const std::exception& e) {
+        throw HarnessError(fmt::format("suite '{}': bad solver spec '{}': {}", suite.name, spec, e.what()));
+      }
+      (Registry::global().contains(name) ? texts : out.skipped).push_back(spec);
+    }
+    if (texts.empty() && !suite.solvers.empty())
+      throw HarnessError(fmt::format("suite '{}': none of its solvers ({}) is registered", suite.name,
+                                     fmt::join(suite.solvers, ",")));
+    if (texts.empty())
+      for (const SolverInfo& info : Registry::global().list()) texts.push_back(info.name);
+  }
+  if (texts.empty()) throw HarnessError("no solvers to run (none given, none in the suite, none registered)");
+  for (size_t i = 0; i < texts.size(); ++i) {
+    for (size_t j = 0; j < i; ++j)
+      if (texts[i] == texts[j]) throw HarnessError(fmt::format("solver spec '{}' is listed twice", texts[i]));
+    try {
+      out.specs.push_back(Registry::global().parse(texts[i]));
+    } catch (const std::exception& e) {
+      throw HarnessError(fmt::format("bad solver spec '{}': {}", texts[i], e.what()));
+    }
+  }
+  return out;
+}
+
+std::string outputDirectory(const Suite& suite, const RunConfig& config) {
+  if (!config.out_dir.empty()) return config.out_dir;
+  const std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  localtime_r(&now, &tm);
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
+  return (fs::path(config.results_root) / (std::string(stamp) + "-" + safeDirectoryName(suite.name))).string();
+}
+
+RunOutcome runSuite(const Suite& suite, const RunConfig& config) { return Engine(suite, config).run(); }
+
+}  // namespace ikbench::harness

@@ -1,0 +1,63 @@
+// `ikbench throughput`: converged solves per second of one solver spec on
+// random N-DOF chains with reachable pose goals, at several thread counts;
+// with `batch`, through solveBatch (ikbench/solvers/batch.h) on the same
+// problems, and then also the scalar path in the same run for the ratio.
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace ikbench::harness {
+
+struct ThroughputConfig {
+  std::string solver = "dls";
+  int dof = 7;
+  int problems = 2000;   // distinct reachable pose problems, cycled
+  long solves = 100000;  // solves per measurement
+  std::vector<int> threads = {1, 2};
+  std::uint64_t seed = 1;
+  std::ostream* log = nullptr;
+  // Solve through solveBatch (SIMD across problems) instead of one Solver
+  // per thread; the scalar path is measured too, in the same run.
+  bool batch = false;
+  int lanes = 16;          // problems in flight per thread (batch)
+  std::string isa = "auto";  // auto | portable | avx2 (batch)
+  // Bounds on the arguments.
+  static constexpr int kMaxDof = 10'000;
+  static constexpr int kMaxProblems = 1'000'000;
+  static constexpr long kMaxSolves = 1'000'000'000L;
+};
+struct ThroughputPoint {
+  int threads = 0;
+  long solves = 0;
+  long converged = 0;
+  double wall_s = 0.0;
+  double converged_per_s = 0.0;  // the figure: a solve that fails is not throughput
+  double solves_per_s = 0.0;     // every solve, converged or not
+  double cpu_s = 0.0;            // process CPU time; cpu_s / wall_s = cores actually busy
+  std::string path = "scalar";   // "scalar" or "batch"
+  double lane_fill = 0.0;        // batch: fraction of lane-iterations that held a problem
+  long batched = 0;              // batch: problems through the SIMD kernel
+};
+struct ThroughputResult {
+  ThroughputConfig config;
+  std::vector<ThroughputPoint> points;
+  double speedup = 0.0;  // last point's converged solves/s over the first's (same path)
+  // batch: converged solves/s of the batch path over the scalar path, per
+  // thread count (same run), and the batch kernel's instruction set.
+  std::vector<double> batch_over_scalar;
+  std::string isa;
+  std::string cpu;
+  std::string load_average;  // /proc/loadavg, 1 min, at the start
+  std::string start_time, end_time;
+};
+// Measures; HarnessError for bad arguments and for a spec that converges on
+// none of the problems (its throughput would be meaningless).
+ThroughputResult measureThroughput(const ThroughputConfig& config);
+// throughput.json (written by `ikbench throughput --out DIR`).
+nlohmann::json throughputJson(const ThroughputResult& result);
+
+}  // namespace ikbench::harness

@@ -1,0 +1,88 @@
+#include "harness/verify.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <ostream>
+
+#include "harness/results_reader.h"
+#include "ikbench/core/numeric.h"
+#include "ikbench/kinematics/config.h"
+#include "ikbench/kinematics/forward_kinematics.h"
+
+namespace ikbench::harness {
+
+VerifyReport verifyRun(const std::string& dir, std::ostream& out, int max_listed) {
+  const ResultsDirectory r = readResults(dir, /*require_complete=*/true, /*rows=*/true);
+  const auto models = readModels(r);
+  const auto problems = readProblems(r, models);
+  const nlohmann::json& opts = r.run.at("suite").at("options");
+  const double tol_p = opts.at("position_tolerance_m").get<double>();
+  const double tol_o = opts.at("orientation_tolerance_rad").get<double>();
+  // The recomputation may differ from the solver's own in the last bits: an
+  // error within a relative 1e-9 of its tolerance agrees either way.
+  constexpr double kEdge = 1e-9;
+  const size_t c_conv = r.column("converged"), c_lim = r.column("within_limits"), c_q = r.column("q"),
+               c_status = r.column("status");
+
+  VerifyReport rep;
+  auto check = [&](const RowKey& key, const std::string& where, const Eigen::VectorXd& q, int claimed_converged,
+                   int claimed_limits) {
+    auto pit = problems.find({std::get<0>(key), std::get<1>(key)});
+    if (pit == problems.end()) throw ResultsError(fmt::format("{}: no such problem in problems.jsonl", where));
+    const Problem& p = pit->second;
+    std::string why;
+    if (!isValidConfiguration(*p.model, q, &why)) throw ResultsError(fmt::format("{}: q: {}", where, why));
+    Data data(*p.model);
+    forwardKinematics(*p.model, q, data);
+    const GoalErrors e = evaluateGoals(*p.model, p.goals, data);
+    const bool within_p = e.position <= tol_p, within_o = e.orientation <= tol_o;
+    const bool edge = std::abs(e.position - tol_p) <= kEdge * tol_p || std::abs(e.orientation - tol_o) <= kEdge * tol_o;
+    const int converged = e.finite() && within_p && within_o;
+    const int limits = withinLimits(*p.model, q, kLimitSlack);
+    const bool conv_bad = claimed_converged >= 0 && claimed_converged != converged && !edge;
+    const bool lim_bad = claimed_limits >= 0 && claimed_limits != limits;
+    if (!conv_bad && !lim_bad) return;
+    ++rep.disagreements;
+    if (claimed_converged == 1 && !converged) ++rep.false_successes;
+    if (rep.disagreements <= max_listed)
+      out << fmt::format("{}: {}{}recomputed position error {:.3g} m (tolerance {:g}), orientation error {:.3g} rad "
+                         "(tolerance {:g}), within limits {}\n",
+                         where, conv_bad ? fmt::format("converged={} disagrees; ", claimed_converged) : "",
+                         lim_bad ? fmt::format("within_limits={} disagrees; ", claimed_limits) : "", e.position,
+                         tol_p, e.orientation, tol_o, limits);
+  };
+
+  for (const auto& [key, line] : r.solves) {
+    const std::string where =
+        fmt::format("solves.csv {} problem {} {}", r.families[std::get<0>(key)], std::get<1>(key), r.solvers[std::get<2>(key)]);
+    const std::vector<std::string> cells = parseCsvLine(line, where);
+    Status st;
+    if (!parseStatus(cells[c_status], &st)) throw ResultsError(fmt::format("{}: bad status '{}'", where, cells[c_status]));
+    if (st == Status::kUnsupported || st == Status::kInvalidInput) continue;
+    ++rep.rows;
+    check(key, where, parseConfigText(cells[c_q], where), cells[c_conv] == "1", cells[c_lim] == "1");
+  }
+  // Every extra solution is claimed to converge within the limits.
+  for (const auto& [key, lines] : r.solutions) {
+    size_t start = 0;
+    while (start < lines.size()) {
+      size_t nl = lines.find('\n', start);
+      if (nl == std::string::npos) nl = lines.size();
+      const std::string line = lines.substr(start, nl - start);
+      start = nl + 1;
+      const std::string where = fmt::format("solutions.csv {} problem {} {}", r.families[std::get<0>(key)],
+                                            std::get<1>(key), r.solvers[std::get<2>(key)]);
+      const std::vector<std::string> cells = parseCsvLine(line, where);
+      ++rep.solutions;
+      check(key, where + " solution " + cells.at(3), parseConfigText(cells.at(4), where), 1, 1);
+    }
+  }
+  if (rep.disagreements > max_listed) out << fmt::format("... and {} more\n", rep.disagreements - max_listed);
+  out << fmt::format("verify {}: {} solves and {} extra solutions recomputed by forward kinematics from models.json "
+                     "and problems.jsonl: {} disagree ({} false successes)\n",
+                     dir, rep.rows, rep.solutions, rep.disagreements, rep.false_successes);
+  return rep;
+}
+
+}  // namespace ikbench::harness

@@ -1,0 +1,24 @@
+// `ikbench verify RUN_DIR`: recomputes, from models.json and problems.jsonl
+// alone, the forward kinematics of every configuration a run returned and
+// reports each row whose `converged` or `within_limits` disagrees with the
+// recomputed errors and limits (a "false success", or a false failure).
+#pragma once
+
+#include <iosfwd>
+#include <string>
+
+namespace ikbench::harness {
+
+struct VerifyReport {
+  long rows = 0;             // solves checked
+  long solutions = 0;        // extra solutions checked (solutions.csv)
+  long disagreements = 0;    // rows and solutions that disagree
+  long false_successes = 0;  // converged = 1 but the recomputed errors exceed a tolerance
+};
+
+// Checks the run; prints each disagreement (at most `max_listed`) and a
+// summary to `out`. ResultsError for an unreadable, incomplete or mixed
+// directory.
+VerifyReport verifyRun(const std::string& dir, std::ostream& out, int max_listed = 50);
+
+}  // namespace ikbench::harness
