@@ -1,0 +1,234 @@
+"""`python3 -m ikbench COMMAND ...`: the analysis library's command line.
+
+    summary RUN_DIR [--write] [--robots]     console table (and per-robot table); --write: summary.csv
+    compare A B [--out FILE.md|.html]         two runs, per family x solver, with tests
+    compare RUN --specs SPEC1 SPEC2           two solver specs of one run
+    verify RUN_DIR                            re-check every solve with an independent numpy FK
+    compare --sweep RUN [RUN...] [--out F]    success and mean time against each swept solver parameter
+    plot RUN_DIR [RUN_DIR...] [--out DIR]     PNG/SVG plots for papers (and report.html for one run)
+    report RUN_DIR [--out FILE]               the self-contained interactive report.html of a run
+    gate compare|update|show ...              the regression gate (as scripts/regress.py)
+    tune --solvers GRID --tune-on SET --evaluate-on SET [--criterion C] [--out DIR]
+                                              pick a grid point on one set, evaluate it on another
+
+Exit status: 0 success; 1 a finding (verify: a disagreement; gate: a regression); 2 bad input,
+with a one-line message on stderr.
+"""
+
+import argparse
+import shlex
+import sys
+
+from .results import ResultsError
+
+EXIT_OK, EXIT_FINDING, EXIT_BAD_INPUT = 0, 1, 2
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):
+        self.print_usage(sys.stderr)
+        print(f"{self.prog}: error: {message}", file=sys.stderr)
+        sys.exit(EXIT_BAD_INPUT)
+
+
+def _load(path, args):
+    from .results import load
+
+    return load(path, allow_incomplete=getattr(args, "allow_incomplete", False))
+
+
+def cmd_summary(args):
+    from . import figures, tables
+
+    run = _load(args.run_dir, args)
+    summary = figures.summarize(run, seed=args.seed, n_resamples=args.resamples)
+    robots = figures.robot_summary(run)
+    md = getattr(args, "markdown", False)
+    if args.robots:
+        text = tables.robot_table(run, robots, markdown=md)
+        sys.stdout.write(text if text else f"{run.path}: no family of this run comes from a robot description\n")
+    else:
+        sys.stdout.write(tables.summary_table(run, summary, markdown=md))
+        text = tables.robot_table(run, robots, markdown=md)
+        if text:
+            sys.stdout.write("\n" + text)
+    if args.write:
+        path = figures.write_summary(run, summary=summary)
+        print(f"summary: {path}")
+    return EXIT_OK
+
+
+def cmd_compare(args):
+    from . import compare
+
+    if args.sweep:
+        return cmd_sweep(args)
+    if args.specs:
+        if len(args.runs) != 1:
+            raise ResultsError("compare --specs SPEC1 SPEC2 takes one results directory")
+        a = b = _load(args.runs[0], args)
+        result = compare.compare_specs(a, args.specs[0], args.specs[1], alpha=args.alpha)
+    else:
+        if len(args.runs) != 2:
+            raise ResultsError("compare takes two results directories A B (or one with --specs SPEC1 SPEC2)")
+        a, b = _load(args.runs[0], args), _load(args.runs[1], args)
+        result = compare.compare_runs(a, b, alpha=args.alpha)
+    sys.stdout.write(compare.format_text(result))
+    if args.out:
+        path = compare.write(result, args.out)
+        print(f"written: {path}")
+    return EXIT_OK
+
+
+def cmd_sweep(args):
+    """compare --sweep: the sweeps of one run (its grid) or across runs (specs of one backend whose
+    parameters differ), as text tables and, with --out FILE.html, a page of plots."""
+    from . import sweep
+    from .plots import run_labels
+
+    runs = [_load(d, args) for d in args.runs]
+    labelled = list(zip(run_labels(runs), runs))
+    groups = sweep.sweep_groups(labelled)
+    if not groups:
+        raise ResultsError("compare --sweep: no sweep found: give a run with a grid of specs "
+                           "(dls:lambda={0.01,0.1}) or runs whose specs of one backend differ in a parameter")
+    notes = []
+    if len(runs) > 1:
+        notes.append("specs pooled from " + ", ".join(f"{lab} = {r.path}" for lab, r in labelled) +
+                     "; times come from different runs" +
+                     (" on different machines or thread counts" if len({(r.cpu, r.threads) for r in runs}) > 1 else ""))
+    blocks = []
+    for g in groups:
+        cells = sweep.sweep_cells(g, labelled)
+        text = sweep.format_text(g, cells)
+        axes = ", ".join(f"{k} ({len(v)} values)" for k, v in g.axes)
+        sys.stdout.write(f"sweep {g.name}: {axes}; pooled over families\n{text}\n\n")
+        blocks.append((f"{g.name}: {axes}", sweep.sweep_figure(g, cells), text))
+    for n in notes:
+        print(f"note: {n}")
+    print("success = converged and within limits over all solves [Wilson 95%]; t.mean over supported solves "
+          "[bootstrap 95%]; definitions: docs/analysis.md")
+    if args.out:
+        if not str(args.out).lower().endswith((".html", ".htm")):
+            raise ResultsError(f"--out {args.out}: compare --sweep writes an HTML page (FILE.html)")
+        path = sweep.write_html(args.out, blocks, "ikbench sweep", notes)
+        print(f"written: {path}")
+    return EXIT_OK
+
+
+def cmd_report(args):
+    from . import report
+
+    return report.main_from_args(args)
+
+
+def cmd_verify(args):
+    from . import verify
+
+    run = _load(args.run_dir, args)
+    report = verify.verify_run(run)
+    sys.stdout.write(verify.format_report(report, limit=args.max_rows))
+    return EXIT_OK if report.disagreements.empty else EXIT_FINDING
+
+
+def cmd_plot(args):
+    from . import plots
+
+    return plots.main_from_args(args)
+
+
+def cmd_gate(args):
+    from . import gate
+
+    return gate.main(args.gate_args)
+
+
+def cmd_tune(args):
+    from . import tune
+
+    return tune.main_from_args(args)
+
+
+def build_parser():
+    p = _Parser(prog="python3 -m ikbench", description="ikbench analysis: tables, comparisons, verification, "
+                "plots and the regression gate over results directories of `ikbench run` "
+                "(definitions: docs/analysis.md)",
+                epilog="Exit status: 0 ok, 1 a finding (verify disagreement, gate regression), 2 bad input.")
+    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    s = sub.add_parser("summary", help="print the family x solver table (and the per-robot table)")
+    s.add_argument("run_dir")
+    s.add_argument("--write", action="store_true", help="also write RUN_DIR/summary.csv")
+    s.add_argument("--markdown", action="store_true", help="the tables as Markdown (how the figures in docs/ are made)")
+    s.add_argument("--robots", action="store_true", help="print only the per-robot table")
+    s.add_argument("--seed", type=int, default=None, help="bootstrap seed (default: the library's fixed seed)")
+    s.add_argument("--resamples", type=int, default=None, help="bootstrap resamples (default 2000)")
+    s.add_argument("--allow-incomplete", action="store_true", help="read an incomplete or mixed run (marked)")
+    s.set_defaults(func=cmd_summary)
+
+    c = sub.add_parser("compare", help="compare two runs (or two specs of one run) per family x solver")
+    c.add_argument("runs", nargs="+", metavar="RUN_DIR")
+    c.add_argument("--specs", nargs=2, metavar=("SPEC1", "SPEC2"), help="compare two solver specs of one run")
+    c.add_argument("--out", metavar="FILE", help="also write the table as markdown (.md) or HTML (.html)")
+    c.add_argument("--alpha", type=float, default=0.05, help="significance level of each test (default 0.05)")
+    c.add_argument("--sweep", action="store_true", help="plot success and mean time against each swept solver "
+                   "parameter: the grid of one run, or the specs of one backend across runs (--out FILE.html)")
+    c.add_argument("--allow-incomplete", action="store_true", help="read incomplete or mixed runs (marked)")
+    c.set_defaults(func=cmd_compare)
+
+    v = sub.add_parser("verify", help="re-check converged / within_limits of every solve with a numpy FK")
+    v.add_argument("run_dir")
+    v.add_argument("--max-rows", type=int, default=50, help="disagreements listed (default 50; all are counted)")
+    v.add_argument("--allow-incomplete", action="store_true", help="read an incomplete or mixed run (marked)")
+    v.set_defaults(func=cmd_verify)
+
+    pl = sub.add_parser("plot", help="PNG/SVG plots of one or more runs (overlaid), and report.html for one run")
+    from .plots import add_arguments
+
+    add_arguments(pl)
+    pl.set_defaults(func=cmd_plot)
+
+    r = sub.add_parser("report", help="write the self-contained interactive report.html of a run")
+    from .report import add_arguments as report_arguments
+
+    report_arguments(r)
+    r.set_defaults(func=cmd_report)
+
+    t = sub.add_parser("tune", help="run a solver grid on a tuning set, pick a point by a criterion, evaluate "
+                       "it on another set (docs/tuning.md)")
+    from .tune import add_arguments as tune_arguments
+
+    tune_arguments(t)
+    t.set_defaults(func=cmd_tune)
+
+    g = sub.add_parser("gate", help="the regression gate: gate compare|update|show ... (see scripts/regress.py)",
+                       add_help=False)
+    g.add_argument("gate_args", nargs=argparse.REMAINDER)
+    g.set_defaults(func=cmd_gate)
+    return p
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["gate"]:  # the gate has its own command line (scripts/regress.py's), --help included
+        from . import gate
+
+        return gate.main(argv[1:])
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    args.command_line = "ikbench " + shlex.join(argv)
+    if args.command == "summary":
+        from . import stats
+
+        args.seed = stats.BOOTSTRAP_SEED if args.seed is None else args.seed
+        args.resamples = stats.BOOTSTRAP_RESAMPLES if args.resamples is None else args.resamples
+        if args.resamples < 1:
+            parser.error("--resamples must be positive")
+    try:
+        return args.func(args)
+    except ResultsError as e:
+        msg = " ".join(str(e).split())  # one line
+        print(f"ikbench: error: {msg}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except BrokenPipeError:
+        return EXIT_OK

@@ -1,0 +1,320 @@
+"""Statistical comparison of two runs, or of two solver specs of one run, per family x solver.
+
+    result = compare_runs(run_a, run_b)                 # cells matched by (family, solver spec)
+    result = compare_specs(run, "dls", "dls:lambda=0.2")  # family x (SPEC1 vs SPEC2)
+    print(format_text(result)); write(result, "cmp.md")  # or .html
+
+Per cell: success of A and B with Wilson intervals, the difference and Fisher's exact test;
+median, mean and p99 time and median iterations of A and B, with the Mann-Whitney U test on the
+per-solve times (as Google Benchmark's compare.py does). Verdict of a figure: better / worse when
+its test is significant at `alpha`, else no significant difference. B is compared with A: "better"
+means B is better.
+
+Runs from different machines (run.json machine.cpu) or thread counts are compared in time units:
+each run's times are divided by its own unit, the gate's median-ratio unit (the typical time per
+FK / Jacobian evaluation, see ikbench.gate.time_unit), and the table says so.
+"""
+
+import html
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from . import figures, stats
+from .results import ResultsError
+from .tables import fmt_num, fmt_success, render
+
+VERDICT_SAME = "no significant difference"
+
+
+@dataclass
+class Comparison:
+    label_a: str
+    label_b: str
+    mode: str                    # "runs" or "specs"
+    rows: pd.DataFrame
+    alpha: float
+    time_unit: str = "us"        # "us", or "time units" when normalised
+    notes: list = field(default_factory=list)
+    tests: int = 0
+
+
+def _resolve(spec, specs):
+    if spec in specs:
+        return spec
+    named = [s for s in specs if s.split(":", 1)[0] == spec]
+    if len(named) == 1:
+        return named[0]
+    raise ResultsError(f"solver spec '{spec}' is not in the run (specs: {', '.join(specs)})"
+                       + (f"; '{spec}' names several: {', '.join(named)}" if len(named) > 1 else ""))
+
+
+def _normalised(solves, unit):
+    if unit == 1.0:
+        return solves
+    s = solves.copy()
+    s["time_us"] = s["time_us"] / unit
+    return s
+
+
+def _cells(solves):
+    fig = figures.summarize(solves, intervals=False)
+    times, iters = figures.cell_samples(solves)
+    fig["_times"] = times
+    return fig
+
+
+def _verdict_success(a, b, alpha):
+    if not (a.available and b.available):
+        return "n/a", math.nan
+    p = stats.two_proportion_test(int(a.successes), int(a.solves), int(b.successes), int(b.solves))
+    if not (p < alpha):
+        return VERDICT_SAME, p
+    return ("better" if b.success_rate > a.success_rate else "worse"), p
+
+
+def _verdict_time(ta, tb, alpha):
+    if len(ta) == 0 or len(tb) == 0:
+        return "n/a", math.nan
+    if np.all(ta == ta[0]) and np.all(tb == ta[0]):
+        return VERDICT_SAME, 1.0
+    p, a_above = stats.mann_whitney(ta, tb)
+    if not (p < alpha):
+        return VERDICT_SAME, p
+    return ("better" if a_above > 0.5 else "worse"), p
+
+
+def _overall(vs, vt):
+    parts = {"success": vs, "time": vt}
+    better = [k for k, v in parts.items() if v == "better"]
+    worse = [k for k, v in parts.items() if v == "worse"]
+    if better and worse:
+        return f"mixed: {', '.join(better)} better, {', '.join(worse)} worse"
+    if better:
+        return "better: " + ", ".join(better)
+    if worse:
+        return "worse: " + ", ".join(worse)
+    if vs == "n/a" and vt == "n/a":
+        return "n/a"
+    return VERDICT_SAME
+
+
+def _compare_cells(pairs, ca, cb, alpha):
+    rows, tests = [], 0
+    for key, ia, ib in pairs:
+        a = ca.iloc[ia] if ia is not None else None
+        b = cb.iloc[ib] if ib is not None else None
+        row = {"family": key[0], "solver": key[1]}
+        if a is None or b is None:
+            row["verdict"] = "only in A" if b is None else "only in B"
+            for side, c in (("a", a), ("b", b)):
+                if c is not None:
+                    row.update({f"solves_{side}": c.solves, f"success_{side}": c.success_rate,
+                                f"success_ci_low_{side}": c.success_ci_low, f"success_ci_high_{side}": c.success_ci_high})
+            rows.append(row)
+            continue
+        for side, c in (("a", a), ("b", b)):
+            row.update({
+                f"solves_{side}": int(c.solves), f"supported_{side}": int(c.supported),
+                f"successes_{side}": int(c.successes), f"success_{side}": c.success_rate,
+                f"success_ci_low_{side}": c.success_ci_low, f"success_ci_high_{side}": c.success_ci_high,
+                f"time_median_{side}": c.time_us_median, f"time_mean_{side}": c.time_us_mean,
+                f"time_p99_{side}": c.time_us_p99, f"iterations_median_{side}": c.iterations_median,
+                f"available_{side}": bool(c.available),
+            })
+        vs, ps = _verdict_success(a, b, alpha)
+        vt, pt = _verdict_time(np.asarray(a["_times"]), np.asarray(b["_times"]), alpha)
+        tests += (vs != "n/a") + (vt != "n/a")
+        with np.errstate(invalid="ignore", divide="ignore"):
+            row["success_diff_pp"] = 100 * (b.success_rate - a.success_rate)
+            row["time_median_change"] = b.time_us_median / a.time_us_median - 1 if a.time_us_median > 0 else math.nan
+        row.update({"success_p": ps, "success_verdict": vs, "time_p": pt, "time_verdict": vt,
+                    "verdict": _overall(vs, vt)})
+        if not (a.available and b.available):
+            row["verdict"] = "n/a (" + " and ".join(s for s, c in (("A", a), ("B", b)) if not c.available) + \
+                             " unsupported)"
+        rows.append(row)
+    return pd.DataFrame(rows), tests
+
+
+def _unit_for(a, b):
+    """(unit_a, unit_b, note) for comparing times of runs a and b."""
+    machines_differ = a.cpu != b.cpu and a.cpu is not None and b.cpu is not None
+    threads_differ = a.threads != b.threads and a.threads is not None and b.threads is not None
+    if not (machines_differ or threads_differ):
+        return 1.0, 1.0, None
+    from . import gate
+
+    da = gate.Dataset("run", str(a.path), a.suite, a.meta, gate.aggregate_cells(a.solves))
+    db = gate.Dataset("run", str(b.path), b.suite, b.meta, gate.aggregate_cells(b.solves))
+    common = [c for c in da.cells if c in db.cells]
+    # The gate's unit over every cell of at least time_min_solves supported solves (no 20 us floor:
+    # the unit is a median of per-evaluation times, not a comparison of short cells).
+    ua, ub, desc = gate.time_unit(da, db, common, ["median-ratio"],
+                                  min_solves=gate.BUILTIN_THRESHOLDS["time_min_solves"], min_us=0.0)
+    why = []
+    if machines_differ:
+        why.append(f"machines differ (A: {a.cpu}; B: {b.cpu})")
+    if threads_differ:
+        why.append(f"thread counts differ (A: {a.threads}, B: {b.threads})")
+    if ua is None:
+        return None, None, ("; ".join(why) + f": times cannot be put on one scale ({desc}); time is not compared")
+    return ua, ub, ("; ".join(why) + f": times are in each run's time unit, the median-ratio unit of the "
+                    f"regression gate (A: 1 unit = {ua:.4g} us, B: 1 unit = {ub:.4g} us, B at x{ub / ua:.3f} "
+                    "A's time per evaluation)")
+
+
+def compare_runs(a, b, alpha=0.05):
+    """Compares run B with run A, cells matched by (family, solver spec)."""
+    notes = []
+    if a.suite != b.suite:
+        notes.append(f"different suites (A: {a.suite}, B: {b.suite}): only cells with the same family name are matched")
+    elif a.seed != b.seed:
+        notes.append(f"different seeds (A: {a.seed}, B: {b.seed}): the problems differ, the comparison is "
+                     "between samples, not problem by problem")
+    ua, ub, unit_note = _unit_for(a, b)
+    if unit_note:
+        notes.append(unit_note)
+    sa = _normalised(a.solves, ua) if ua is not None else a.solves.assign(time_us=np.nan)
+    sb = _normalised(b.solves, ub) if ub is not None else b.solves.assign(time_us=np.nan)
+    ca, cb = _cells(sa), _cells(sb)
+    ka = {(f, s): i for i, (f, s) in enumerate(zip(ca["family"], ca["solver"]))}
+    kb = {(f, s): i for i, (f, s) in enumerate(zip(cb["family"], cb["solver"]))}
+    keys = list(ka) + [k for k in kb if k not in ka]
+    pairs = [(k, ka.get(k), kb.get(k)) for k in keys]
+    for k, ia, ib in pairs:
+        if ia is not None and ib is not None and ca.iloc[ia].solves != cb.iloc[ib].solves:
+            notes.append(f"{k[0]} x {k[1]}: {ca.iloc[ia].solves} solves in A, {cb.iloc[ib].solves} in B")
+    rows, tests = _compare_cells(pairs, ca, cb, alpha)
+    unit = "us" if ua == 1.0 else ("time units" if ua is not None else "us (not compared)")
+    for r in (a, b):
+        notes += [f"{r.path}: {n}" for n in r.notes] + [f"{r.path}: INCOMPLETE: {i}" for i in r.issues]
+    return Comparison(str(a.path), str(b.path), "runs", rows, alpha, unit, notes, tests)
+
+
+def compare_specs(run, spec1, spec2, alpha=0.05):
+    """Compares solver spec2 with spec1 inside one run, per family (family x (SPEC1 vs SPEC2))."""
+    specs = list(pd.unique(run.solves["solver"]))
+    s1, s2 = _resolve(spec1, specs), _resolve(spec2, specs)
+    if s1 == s2:
+        raise ResultsError(f"--specs: '{spec1}' and '{spec2}' are the same spec '{s1}'")
+    c = _cells(run.solves)
+    ia = {f: i for i, (f, s) in enumerate(zip(c["family"], c["solver"])) if s == s1}
+    ib = {f: i for i, (f, s) in enumerate(zip(c["family"], c["solver"])) if s == s2}
+    fams = list(ia) + [f for f in ib if f not in ia]
+    pairs = [((f, f"{s1} vs {s2}"), ia.get(f), ib.get(f)) for f in fams]
+    rows, tests = _compare_cells(pairs, c, c, alpha)
+    notes = [f"A = {s1}, B = {s2}, both from {run.path}"] + [f"{run.path}: {n}" for n in run.notes] + \
+            [f"{run.path}: INCOMPLETE: {i}" for i in run.issues]
+    return Comparison(s1, s2, "specs", rows, alpha, "us", notes, tests)
+
+
+# ---------------------------------------------------------------- output
+
+COLUMNS = ["family", "solver", "success A", "success B", "diff", "p", "t.med A", "t.med B", "t.med diff",
+           "t.mean A", "t.mean B", "t.p99 A", "t.p99 B", "p(t)", "it.med A", "it.med B", "verdict"]
+
+
+def _fmt_p(p):
+    if p is None or not math.isfinite(p):
+        return "-"
+    return f"{p:.3f}" if p >= 0.001 else f"{p:.0e}"
+
+
+def _cells_text(row):
+    def g(k):
+        v = row.get(k)
+        return None if v is None or (isinstance(v, float) and math.isnan(v)) else v
+
+    def succ(side):
+        if g(f"success_{side}") is None:
+            return "n/a" if g(f"solves_{side}") is not None else "-"
+        return fmt_success(row[f"success_{side}"], row[f"success_ci_low_{side}"], row[f"success_ci_high_{side}"])
+
+    diff = g("success_diff_pp")
+    tch = g("time_median_change")
+    return [row["family"], row["solver"], succ("a"), succ("b"),
+            "-" if diff is None else f"{diff:+.1f} pp", _fmt_p(g("success_p")),
+            fmt_num(g("time_median_a"), "time"), fmt_num(g("time_median_b"), "time"),
+            "-" if tch is None else f"{100 * tch:+.1f}%",
+            fmt_num(g("time_mean_a"), "time"), fmt_num(g("time_mean_b"), "time"),
+            fmt_num(g("time_p99_a"), "time"), fmt_num(g("time_p99_b"), "time"), _fmt_p(g("time_p")),
+            fmt_num(g("iterations_median_a"), "int"), fmt_num(g("iterations_median_b"), "int"), row["verdict"]]
+
+
+def _header_lines(result):
+    what = (f"A = {result.label_a}\nB = {result.label_b}" if result.mode == "runs"
+            else f"A = spec {result.label_a}, B = spec {result.label_b}")
+    counts = result.rows["verdict"].map(lambda v: v.split(":")[0].split(" (")[0]).value_counts()
+    summary = ", ".join(f"{k}: {v}" for k, v in counts.items())
+    legend = (f"success = converged and within limits over all solves [Wilson 95%], diff = B - A, p = Fisher's exact "
+              f"test; times in {result.time_unit} over supported solves, p(t) = Mann-Whitney U on per-solve times; "
+              f"a verdict is better / worse when its test has p < {result.alpha:g}, B compared with A")
+    chance = (f"{result.tests} tests at alpha {result.alpha:g}: about {result.alpha * result.tests:.1f} "
+              "'better'/'worse' verdicts are expected by chance alone when nothing changed")
+    return what, legend, summary, chance
+
+
+def format_text(result):
+    what, legend, summary, chance = _header_lines(result)
+    rows = [_cells_text(r) for r in result.rows.to_dict("records")]
+    seps = {i for i in range(1, len(rows)) if rows[i][0] != rows[i - 1][0]} if result.mode == "runs" else set()
+    out = [what] + [f"note: {n}" for n in result.notes] + ["", render(COLUMNS, rows, sep_before=seps), "", legend,
+                                                           chance, f"verdicts: {summary}"]
+    return "\n".join(out) + "\n"
+
+
+def format_markdown(result):
+    what, legend, summary, chance = _header_lines(result)
+    esc = lambda s: str(s).replace("|", "\\|")  # noqa: E731
+    out = ["# ikbench compare", ""] + [f"- {esc(x)}" for x in what.split("\n")] + \
+          [f"- note: {esc(n)}" for n in result.notes] + ["", "| " + " | ".join(COLUMNS) + " |",
+                                                          "|" + "|".join("---" for _ in COLUMNS) + "|"]
+    for r in result.rows.to_dict("records"):
+        cells = _cells_text(r)
+        v = cells[-1]
+        cells[-1] = f"**{v}**" if v.startswith(("worse", "better", "mixed")) else v
+        out.append("| " + " | ".join(esc(c) for c in cells) + " |")
+    out += ["", legend, "", chance, "", f"verdicts: {summary}", ""]
+    return "\n".join(out)
+
+
+def format_html(result):
+    what, legend, summary, chance = _header_lines(result)
+    e = html.escape
+    style = ("body{font-family:sans-serif;margin:1em}table{border-collapse:collapse;font-size:13px}"
+             "td,th{border:1px solid #ccc;padding:3px 6px;text-align:right}td.l{text-align:left}th{background:#eee}"
+             "tr.better td.v{background:#d7f5d7}tr.worse td.v{background:#f8d4d4}tr.mixed td.v{background:#fbecc4}"
+             "p.n{color:#555;font-size:13px}")
+    out = ["<!DOCTYPE html><html><head><meta charset='utf-8'><title>ikbench compare</title>",
+           f"<style>{style}</style></head><body><h1>ikbench compare</h1>"]
+    out += [f"<p>{e(x)}</p>" for x in what.split("\n")] + [f"<p class='n'>note: {e(n)}</p>" for n in result.notes]
+    out.append("<table><tr>" + "".join(f"<th>{e(c)}</th>" for c in COLUMNS) + "</tr>")
+    for r in result.rows.to_dict("records"):
+        cells = _cells_text(r)
+        cls = cells[-1].split(":")[0].split(" ")[0]
+        tds = [f"<td class='l'>{e(c)}</td>" for c in cells[:2]] + [f"<td>{e(c)}</td>" for c in cells[2:-1]] + \
+              [f"<td class='l v'>{e(cells[-1])}</td>"]
+        out.append(f"<tr class='{e(cls)}'>" + "".join(tds) + "</tr>")
+    out += ["</table>", f"<p class='n'>{e(legend)}</p>", f"<p class='n'>{e(chance)}</p>",
+            f"<p>verdicts: {e(summary)}</p></body></html>"]
+    return "\n".join(out) + "\n"
+
+
+def write(result, path):
+    path = Path(path)
+    if path.suffix.lower() in (".md", ".markdown"):
+        text = format_markdown(result)
+    elif path.suffix.lower() in (".html", ".htm"):
+        text = format_html(result)
+    else:
+        raise ResultsError(f"--out {path}: expected a file name ending in .md or .html")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    except OSError as e:
+        raise ResultsError(f"{path}: cannot write: {e.strerror}") from None
+    return path

@@ -1,0 +1,886 @@
+"""report.html: one self-contained page where a researcher understands a run (docs/report.md).
+
+    python3 -m ikbench report RUN_DIR [--out FILE] [--trace-problems K] [--trace-head N]
+                                      [--trace-points M] [--clip-frames F]
+    ikbench report RUN_DIR [...]                 (the harness passes its arguments here)
+
+    data = build(ikbench.results.load(RUN_DIR))  # the page's data (a dict of JSON values)
+    html = render(data)                          # the page
+    write_report(RUN_DIR)                        # RUN_DIR/report.html
+
+Every number of the page comes from the analysis library: figures.summarize and rank_cells (the
+headline, the summary table, iterations), figures.robot_summary (the per-robot table),
+curves (convergence bands, time ECDFs, success vs DOF), sweep (parameter sweeps) and coverage
+(solution coverage); texts are formatted with ikbench.tables. The page embeds its data as JSON
+(`<script id="ikbench-data" type="application/json">`), plotly.js once (python3-plotly's
+offline bundle) and its own script (report_assets/), so it opens from file:// without a network.
+The 3D solve viewer computes forward kinematics in JavaScript from models.json's joints
+(docs/results-format.md "Frames and conventions") and draws with plotly's scatter3d.
+
+Size: the traces of the first K problems of each family are embedded (K = --trace-problems,
+default 3), each thinned to its first N records (--trace-head, default 40) and then at most M
+more at an even stride (--trace-points, default 40), always with the last; a sequential family
+(trajectory tracking) is embedded as a clip of its first F problems' returned configurations
+(--clip-frames, default 300). The page says what it embeds.
+"""
+
+import html
+import json
+import math
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from . import coverage, curves, figures, stats, sweep, tables
+from .results import NOT_ATTEMPTED, ResultsError, load
+
+REPORT_FORMAT = "ikbench-report/1"
+ASSETS = Path(__file__).resolve().parent / "report_assets"
+PEERS = ("kdl-lma", "kdl-nr-jl")      # KDL's solvers: the peers drawn by default beside the best
+HEADLINE_PEER = "kdl-lma"
+DEFAULT_PICKS = 4                     # best solvers picked by default in the per-family plots
+
+DEFAULT_TRACE_PROBLEMS = 3
+DEFAULT_TRACE_HEAD = 40
+DEFAULT_TRACE_POINTS = 40
+DEFAULT_CLIP_FRAMES = 300
+CURVE_DIGITS = 4                      # significant digits of drawn curve values (not of table figures)
+CURVE_TIME_POINTS = 120               # points of the time grid of the convergence curves
+
+
+@dataclass
+class Options:
+    trace_problems: int = DEFAULT_TRACE_PROBLEMS
+    trace_head: int = DEFAULT_TRACE_HEAD
+    trace_points: int = DEFAULT_TRACE_POINTS
+    clip_frames: int = DEFAULT_CLIP_FRAMES
+    seed: int = stats.BOOTSTRAP_SEED
+    resamples: int = stats.BOOTSTRAP_RESAMPLES
+
+
+# ---------------------------------------------------------------- values
+
+def sig(a, digits=CURVE_DIGITS):
+    """Values rounded to `digits` significant digits (for drawing; non-finite values kept)."""
+    a = np.array(a, dtype=float, copy=True)
+    m = np.isfinite(a) & (a != 0)
+    if m.any():
+        e = (digits - 1 - np.floor(np.log10(np.abs(a[m])))).astype(int)
+        v = a[m]
+        pos = e >= 0
+        out = np.empty_like(v)
+        out[pos] = np.round(v[pos] * 10.0 ** e[pos]) / 10.0 ** e[pos]
+        out[~pos] = np.round(v[~pos] / 10.0 ** (-e[~pos])) * 10.0 ** (-e[~pos])
+        a[m] = out
+    return a
+
+
+def clean(x):
+    """JSON values: numpy scalars and arrays to Python, nan to null, +-inf to +-1e999 (which
+    JSON.parse reads as Infinity)."""
+    if isinstance(x, dict):
+        return {str(k): clean(v) for k, v in x.items()}
+    if isinstance(x, np.ndarray):
+        if x.dtype.kind == "f":
+            if np.isfinite(x).all():
+                return x.tolist()
+            o = x.astype(object)
+            o[np.isnan(x)] = None
+            o[x == np.inf] = _INF
+            o[x == -np.inf] = _NEG_INF
+            return o.tolist()
+        if x.dtype.kind in "iub":
+            return x.tolist()
+        return clean(x.tolist())
+    if isinstance(x, (list, tuple)):
+        if x and all(type(v) is float for v in x):
+            return x if all(map(math.isfinite, x)) else [_num(v) for v in x]
+        return [clean(v) for v in x]
+    if isinstance(x, (bool, np.bool_)):
+        return bool(x)
+    if isinstance(x, (int, np.integer)):
+        return int(x)
+    if isinstance(x, (float, np.floating)):
+        return _num(float(x))
+    if x is None or isinstance(x, str):
+        return x
+    if x is pd.NA:
+        return None
+    return str(x)
+
+
+_INF = "\u0000inf\u0000"
+_NEG_INF = "\u0000-inf\u0000"
+
+
+def _num(v):
+    if v != v:
+        return None
+    if v == math.inf:
+        return _INF      # written as 1e999 by to_json
+    if v == -math.inf:
+        return _NEG_INF  # -1e999
+    return v
+
+
+def to_json(obj):
+    """Compact JSON of clean(obj); infinities as 1e999 / -1e999, safe inside <script> (no '</')."""
+    text = json.dumps(clean(obj), separators=(",", ":"), allow_nan=False, ensure_ascii=False)
+    text = text.replace(json.dumps(_INF), "1e999").replace(json.dumps(_NEG_INF), "-1e999")
+    return text.replace("</", "<\\/").replace("<!--", "\\u003c!--")
+
+
+# ---------------------------------------------------------------- solvers and colours
+
+def solver_styles(specs):
+    """{spec: {"colour", "dash"}} in the given order: plotly's Dark24 palette (24 distinct
+    colours), then the same colours dashed and dotted."""
+    from plotly.colors import qualitative
+
+    palette = qualitative.Dark24
+    dashes = ("solid", "dash", "dot")
+    return {s: {"colour": palette[i % len(palette)], "dash": dashes[(i // len(palette)) % 3]}
+            for i, s in enumerate(specs)}
+
+
+def spec_name(spec):
+    return spec.split(":", 1)[0]
+
+
+def _rgba(hex_colour, alpha):
+    h = hex_colour.lstrip("#")
+    r, g, b = (int(h[i:i + 2], 16) for i in (0, 2, 4))
+    return f"rgba({r},{g},{b},{alpha})"
+
+
+# ---------------------------------------------------------------- tables
+
+SUMMARY_FIELDS = [
+    "family", "solver", "solves", "supported", "converged", "successes", "success_rate", "success_ci_low",
+    "success_ci_high", "iterations_median", "iterations_median_ci_low", "iterations_median_ci_high",
+    "iterations_p90", "position_error_median", "orientation_error_median", "time_us_median",
+    "time_us_median_ci_low", "time_us_median_ci_high", "time_us_mean", "time_us_mean_ci_low",
+    "time_us_mean_ci_high", "time_us_p90", "time_us_p99", "time_us_max", "fk_evals_mean", "jacobian_evals_mean",
+    "available", "rank",
+]
+SUMMARY_TEXTS = ["success_text", "iterations_median_text", "iterations_p90_text", "position_error_text",
+                 "orientation_error_text", "time_median_text", "time_mean_text", "time_p99_text", "fk_text", "j_text",
+                 "statuses_text"]
+
+STATUS_SHORT = {"converged": "conv", "max-iterations": "max-it", "time-limit": "time", "stalled": "stall",
+                "numerical-failure": "num-fail", "unsupported": "unsupp", "invalid-input": "invalid"}
+
+
+def _interval_text(v, lo, hi, kind="time"):
+    if v is None or not math.isfinite(v):
+        return "-"
+    if lo is None or hi is None or not (math.isfinite(lo) and math.isfinite(hi)):
+        return tables.fmt_num(v, kind)
+    return f"{tables.fmt_num(v, kind)} [{tables.fmt_num(lo, kind)}, {tables.fmt_num(hi, kind)}]"
+
+
+def success_text(r):
+    if not r["available"]:
+        return tables.na_reason(r["statuses"])
+    t = tables.fmt_success(r["success_rate"], r["success_ci_low"], r["success_ci_high"])
+    return t + ("*" if r["supported"] < r["solves"] else "")
+
+
+def statuses_text(statuses):
+    return " · ".join(f"{STATUS_SHORT.get(k, k)} {v}" for k, v in
+                      sorted(statuses.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
+def summary_rows(summary):
+    """The summary table's rows: SUMMARY_FIELDS (figures.summarize's values, rank from
+    figures.rank_cells within the family) then SUMMARY_TEXTS (formatted by ikbench.tables)."""
+    rows = []
+    for r in summary.to_dict("records"):
+        a = bool(r["available"])
+        vals = [r[k] if k not in ("available",) else a for k in SUMMARY_FIELDS]
+        texts = [success_text(r),
+                 tables.fmt_num(r["iterations_median"], "int") if a else "",
+                 tables.fmt_num(r["iterations_p90"], "int") if a else "",
+                 tables.fmt_num(r["position_error_median"], "sci") if a else "",
+                 tables.fmt_num(r["orientation_error_median"], "sci") if a else "",
+                 tables.fmt_num(r["time_us_median"], "time") if a else "",
+                 _interval_text(r["time_us_mean"], r["time_us_mean_ci_low"], r["time_us_mean_ci_high"]) if a else "",
+                 tables.fmt_num(r["time_us_p99"], "time") if a else "",
+                 tables.fmt_num(r["fk_evals_mean"], "f") if a else "",
+                 tables.fmt_num(r["jacobian_evals_mean"], "f") if a else "",
+                 statuses_text(r["statuses"])]
+        rows.append(vals + texts)
+    return {"columns": SUMMARY_FIELDS + SUMMARY_TEXTS, "rows": rows}
+
+
+def _cell_brief(r):
+    return {"solver": r["solver"], "rank": r["rank"], "available": bool(r["available"]),
+            "success_rate": r["success_rate"], "success_ci_low": r["success_ci_low"],
+            "success_ci_high": r["success_ci_high"], "time_us_mean": r["time_us_mean"],
+            "time_us_mean_ci_low": r["time_us_mean_ci_low"], "time_us_mean_ci_high": r["time_us_mean_ci_high"],
+            "success_text": success_text(r),
+            "time_mean_text": _interval_text(r["time_us_mean"], r["time_us_mean_ci_low"], r["time_us_mean_ci_high"])
+            if r["available"] else ""}
+
+
+def headline(ranked):
+    """Per family: the best cell (rank 1: success rate, then mean time) and the KDL peer
+    (HEADLINE_PEER) where it ran, with their intervals."""
+    out = []
+    for fam, part in ranked.groupby("family", sort=False):
+        recs = part.to_dict("records")
+        best = [r for r in recs if r["rank"] == 1]
+        peer = [r for r in recs if spec_name(r["solver"]) == HEADLINE_PEER]
+        peer = ([r for r in peer if r["solver"] == HEADLINE_PEER] or peer)[:1]
+        out.append({"family": fam, "ranked": int(part["rank"].notna().sum()), "cells": len(recs),
+                    "best": _cell_brief(best[0]) if best else None,
+                    "peer": _cell_brief(peer[0]) if peer else None})
+    return out
+
+
+def robot_rows(run):
+    """figures.robot_summary, best first within each robot, with texts."""
+    rs = figures.robot_summary(run)
+    if rs.empty:
+        return []
+    rs = rs.assign(_o=rs["rank"].fillna(np.inf))
+    out = []
+    for _, part in rs.groupby("robot", sort=False):
+        for r in part.sort_values("_o", kind="stable").to_dict("records"):
+            a = bool(r["available"])
+            out.append({
+                "robot": r["robot"], "solver": r["solver"], "families": r["families"], "rank": r["rank"],
+                "solves": r["solves"], "supported": r["supported"], "successes": r["successes"],
+                "success_rate": r["success_rate"], "success_ci_low": r["success_ci_low"],
+                "success_ci_high": r["success_ci_high"], "time_us_mean": r["time_us_mean"],
+                "time_us_median": r["time_us_median"], "time_us_p99": r["time_us_p99"],
+                "iterations_median": r["iterations_median"], "available": a,
+                "success_text": success_text(r),
+                "time_mean_text": tables.fmt_num(r["time_us_mean"], "time") if a else "",
+                "time_median_text": tables.fmt_num(r["time_us_median"], "time") if a else "",
+                "time_p99_text": tables.fmt_num(r["time_us_p99"], "time") if a else "",
+                "iterations_text": tables.fmt_num(r["iterations_median"], "int") if a else ""})
+    return out
+
+
+def default_picks(ranked):
+    """{family: [specs]}: the DEFAULT_PICKS best ranked cells of the family, then the KDL peers
+    (PEERS) that ran on it with a supported solve."""
+    out = {}
+    for fam, part in ranked.groupby("family", sort=False):
+        best = part[part["rank"].notna()].sort_values("rank")["solver"].tolist()[:DEFAULT_PICKS]
+        peers = [s for s in part[part["available"]]["solver"] if spec_name(s) in PEERS and s not in best]
+        out[fam] = best + peers
+    return out
+
+
+# ---------------------------------------------------------------- figures (plotly JSON)
+
+def _axis_name(kind, k):
+    return f"{kind}{'' if k == 1 else k}"
+
+
+_SUBPLOT_LAYOUTS = {}
+
+
+def _subplots(rows, cols, titles, **kw):
+    """The layout of plotly.subplots.make_subplots (axes domains, titles as annotations), as a
+    JSON dict; made once per grid and copied."""
+    from plotly.subplots import make_subplots
+
+    key = (rows, cols, tuple(sorted(kw.items())))
+    if key not in _SUBPLOT_LAYOUTS:
+        fig = make_subplots(rows=rows, cols=cols, subplot_titles=[f"@{i}" for i in range(rows * cols)], **kw)
+        lay = fig.to_plotly_json()["layout"]
+        lay.pop("template", None)
+        _SUBPLOT_LAYOUTS[key] = json.dumps(lay)
+    lay = json.loads(_SUBPLOT_LAYOUTS[key])
+    texts = list(titles) + [""] * (rows * cols - len(titles))
+    for a in lay.get("annotations", []):
+        if isinstance(a.get("text"), str) and a["text"].startswith("@"):
+            a["text"] = texts[int(a["text"][1:])]
+    return lay
+
+
+def _trace_axes(row, col, cols):
+    k = (row - 1) * cols + col
+    return {"xaxis": "x" if k == 1 else f"x{k}", "yaxis": "y" if k == 1 else f"y{k}"}
+
+
+def convergence_figures(run, styles, convs=None):
+    """{family: plotly figure} of the convergence bands (curves.convergence, compact iteration
+    grid): per error kind a row, error vs iteration and vs time; per solver the median line and
+    the interquartile band, or, for a solver with only start and end records
+    (Convergence.sparse), markers at the start and at the last records' quartiles. Traces carry
+    `meta` = the solver spec (the page shows the picked ones)."""
+    tr = run.traces
+    if tr is None or tr.empty:
+        return {}, {}
+    tcol = curves.time_column(tr)
+    convs = convs if convs is not None else curves.convergence(tr, compact=True, time_points=CURVE_TIME_POINTS,
+                                                               time_col=tcol)
+    tol = dict(zip(("position", "orientation"), run.tolerances))
+    units = {"position": "m", "orientation": "rad"}
+    per_family = {}
+    for c in convs:
+        per_family.setdefault(c.family, []).append(c)
+    out, info = {}, {}
+    tname = "time since solve start [µs]" + ("" if tcol == "time_us" else " (recording pass, includes recording)")
+    for fam, cells in per_family.items():
+        kinds = cells[0].kinds
+        titles = [f"{k} error vs {x}" for k in kinds for x in ("iteration", "time")]
+        lay = _subplots(len(kinds), 2, titles, horizontal_spacing=0.08, vertical_spacing=0.16)
+        data = []
+        for c in cells:
+            st = styles.get(c.solver, {"colour": "#444", "dash": "solid"})
+            col_ = st["colour"]
+            first = True
+            for r, kind in enumerate(kinds, start=1):
+                for cc, (bands, xname) in enumerate(((c.iteration, "iteration"), (c.time, "time")), start=1):
+                    ax = _trace_axes(r, cc, 2)
+                    b = bands[kind]
+                    common = {"meta": c.solver, "legendgroup": c.solver, **ax}
+                    if c.sparse:
+                        f = c.final
+                        x_end = f["iteration"] if xname == "iteration" else f["time"]
+                        e_end = f[kind]
+                        xs, ys, exm, exp, eym, eyp, sym = [], [], [], [], [], [], []
+                        if xname == "iteration":
+                            s0 = f[f"{kind}_start"]
+                            xs.append(0), ys.append(s0[1]), exm.append(0), exp.append(0)
+                            eym.append(s0[1] - s0[0]), eyp.append(s0[2] - s0[1]), sym.append("circle-open")
+                        xs.append(x_end[1]), ys.append(e_end[1])
+                        exm.append(x_end[1] - x_end[0]), exp.append(x_end[2] - x_end[1])
+                        eym.append(e_end[1] - e_end[0]), eyp.append(e_end[2] - e_end[1]), sym.append("diamond")
+                        data.append({"type": "scatter", "mode": "markers", "name": c.solver, "x": sig(xs),
+                                     "y": sig(ys), "showlegend": first,
+                                     "marker": {"color": col_, "size": 9, "symbol": sym},
+                                     "error_x": {"type": "data", "array": sig(exp), "arrayminus": sig(exm),
+                                                 "color": col_, "thickness": 1},
+                                     "error_y": {"type": "data", "array": sig(eyp), "arrayminus": sig(eym),
+                                                 "color": col_, "thickness": 1},
+                                     "hovertemplate": f"{c.solver} (start and end records only)<br>{xname} "
+                                                      f"%{{x:.3g}}<br>median {kind} error %{{y:.3g}} {units[kind]}"
+                                                      "<extra></extra>",
+                                     **common})
+                        first = False
+                        continue
+                    x = sig(b.grid)
+                    data.append({"type": "scatter", "mode": "lines", "x": x, "y": sig(b.q25), "showlegend": False,
+                                 "hoverinfo": "skip", "line": {"width": 0, "color": col_}, "name": c.solver,
+                                 **common})
+                    data.append({"type": "scatter", "mode": "lines", "x": x, "y": sig(b.q75), "showlegend": False,
+                                 "hoverinfo": "skip", "fill": "tonexty", "fillcolor": _rgba(col_, 0.12),
+                                 "line": {"width": 0, "color": col_}, "name": c.solver, **common})
+                    data.append({"type": "scatter", "mode": "lines", "x": x, "y": sig(b.q50), "name": c.solver,
+                                 "showlegend": first, "line": {"color": col_, "dash": st["dash"], "width": 1.8},
+                                 "hovertemplate": f"{c.solver}<br>{xname} %{{x:.4g}}<br>median {kind} error "
+                                                  f"%{{y:.3g}} {units[kind]}<extra></extra>", **common})
+                    first = False
+        shapes = []
+        for r, kind in enumerate(kinds, start=1):
+            for cc in (1, 2):
+                ax = _trace_axes(r, cc, 2)
+                k = (r - 1) * 2 + cc
+                lay[_axis_name("yaxis", k)].update({"type": "log", "title": {"text": f"{kind} error [{units[kind]}]"},
+                                                    "exponentformat": "power"})
+                lay[_axis_name("xaxis", k)].update({"type": "linear" if cc == 1 else "log",
+                                                    "title": {"text": "iteration" if cc == 1 else tname}})
+                shapes.append({"type": "line", "xref": f"{ax['xaxis']} domain", "x0": 0, "x1": 1,
+                               "yref": ax["yaxis"], "y0": tol[kind], "y1": tol[kind],
+                               "line": {"color": "black", "dash": "dot", "width": 1}})
+        iter_axes = [_axis_name("xaxis", (r - 1) * 2 + 1) for r in range(1, len(kinds) + 1)]
+        lay.update({"shapes": shapes, "height": 330 * len(kinds) + 110, "hovermode": "closest",
+                    "margin": {"l": 70, "r": 20, "t": 60, "b": 50},
+                    "legend": {"orientation": "v", "font": {"size": 11}},
+                    "updatemenus": [{"type": "buttons", "direction": "right", "x": 0, "xanchor": "left", "y": 1.12,
+                                     "yanchor": "bottom", "showactive": True, "font": {"size": 11},
+                                     "buttons": [{"label": "iteration axis: linear", "method": "relayout",
+                                                  "args": [{f"{a}.type": "linear" for a in iter_axes}]},
+                                                 {"label": "log", "method": "relayout",
+                                                  "args": [{f"{a}.type": "log" for a in iter_axes}]}]}]})
+        out[fam] = {"data": data, "layout": lay}
+        info[fam] = {"traced": max(c.solves for c in cells), "kinds": kinds,
+                     "sparse": [c.solver for c in cells if c.sparse],
+                     "solvers": [c.solver for c in cells]}
+    return out, info
+
+
+def ecdf_figures(run, styles):
+    """{family: plotly figure}: per solver the ECDF of solve times (curves.time_ecdf), successes
+    only and all supported solves."""
+    both = [curves.time_ecdf(run.solves, successes_only=True), curves.time_ecdf(run.solves)]
+    fams = list(dict.fromkeys(run.solves["family"]))
+    out = {}
+    for fam in fams:
+        lay = _subplots(1, 2, ["successes only", "all supported solves"], horizontal_spacing=0.08,
+                        shared_yaxes=True)
+        data = []
+        for spec in styles:
+            st = styles[spec]
+            for c, ecdf in enumerate(both, start=1):
+                t = ecdf.get((fam, spec))
+                if t is None or not len(t):
+                    continue
+                n = len(t)
+                data.append({"type": "scatter", "mode": "lines", "x": sig(t), "y": sig(100 * np.arange(1, n + 1) / n),
+                             "line": {"shape": "hv", "color": st["colour"], "dash": st["dash"], "width": 1.6},
+                             "name": spec, "legendgroup": spec, "meta": spec, "showlegend": c == 1 or
+                             (fam, spec) not in both[0], **_trace_axes(1, c, 2),
+                             "hovertemplate": f"{spec} (n={n})<br>%{{y:.1f}}% within %{{x:.4g}} µs<extra></extra>"})
+        for k in (1, 2):
+            lay[_axis_name("xaxis", k)].update({"type": "log", "title": {"text": "solve time [µs]"}})
+        lay["yaxis"].update({"title": {"text": "solves finished within the time [%]"}, "range": [0, 101]})
+        lay.update({"height": 380, "margin": {"l": 70, "r": 20, "t": 40, "b": 50}, "hovermode": "closest"})
+        out[fam] = {"data": data, "layout": lay}
+    return out
+
+
+def iteration_figures(ranked, styles):
+    """{family: plotly figure}: per solver (best first) the median iterations with its bootstrap
+    95 % interval and the 90th percentile (figures.summarize)."""
+    out = {}
+    for fam, part in ranked.groupby("family", sort=False):
+        part = part[part["available"]].assign(_o=lambda d: d["rank"].fillna(np.inf)).sort_values("_o", kind="stable")
+        specs = part["solver"].tolist()
+        med = part["iterations_median"].to_numpy(dtype=float)
+        lo = part["iterations_median_ci_low"].to_numpy(dtype=float)
+        hi = part["iterations_median_ci_high"].to_numpy(dtype=float)
+        p90 = part["iterations_p90"].to_numpy(dtype=float)
+        cols = [styles.get(s, {"colour": "#444"})["colour"] for s in specs]
+        data = [{"type": "scatter", "mode": "markers", "x": specs, "y": med, "name": "median [bootstrap 95%]",
+                 "marker": {"color": cols, "size": 10},
+                 "error_y": {"type": "data", "array": np.where(np.isfinite(hi), hi - med, 0),
+                             "arrayminus": np.where(np.isfinite(lo), med - lo, 0), "thickness": 1.2},
+                 "hovertemplate": "%{x}<br>median %{y} iterations<extra></extra>"},
+                {"type": "scatter", "mode": "markers", "x": specs, "y": p90, "name": "90th percentile",
+                 "marker": {"color": cols, "size": 9, "symbol": "line-ew-open", "line": {"width": 2, "color": cols}},
+                 "hovertemplate": "%{x}<br>p90 %{y} iterations<extra></extra>"}]
+        lay = {"height": 340, "margin": {"l": 70, "r": 20, "t": 30, "b": 130},
+               "xaxis": {"type": "category", "tickangle": -35, "title": {"text": "solver (best first)"}},
+               "yaxis": {"title": {"text": "iterations (supported solves)"}, "rangemode": "tozero"},
+               "legend": {"orientation": "h", "y": 1.12},
+               "updatemenus": [{"type": "buttons", "direction": "right", "x": 1, "xanchor": "right", "y": 1.12,
+                                "yanchor": "bottom", "font": {"size": 11},
+                                "buttons": [{"label": "linear", "method": "relayout",
+                                             "args": [{"yaxis.type": "linear"}]},
+                                            {"label": "log", "method": "relayout", "args": [{"yaxis.type": "log"}]}]}]}
+        out[fam] = {"data": data, "layout": lay}
+    return out
+
+
+def dof_figure(run, styles):
+    """Success vs DOF (curves.dof_sweeps): one panel per sweep of families, per solver the
+    success rate with Wilson 95 % error bars; n/a groups are not drawn. None without a sweep."""
+    cells = curves.dof_sweeps(run.solves)
+    if cells.empty:
+        return None, []
+    sweeps = list(dict.fromkeys(cells["sweep"]))
+    ncols = min(3, len(sweeps))
+    nrows = (len(sweeps) + ncols - 1) // ncols
+    lay = _subplots(nrows, ncols, sweeps, horizontal_spacing=0.06, vertical_spacing=0.18 if nrows > 1 else 0.1)
+    data = []
+    shown = set()
+    for i, s in enumerate(sweeps):
+        r, c = i // ncols + 1, i % ncols + 1
+        part = cells[(cells["sweep"] == s) & cells["available"]]
+        for spec in styles:
+            p = part[part["solver"] == spec].sort_values("dof")
+            if p.empty:
+                continue
+            y = 100 * p["success_rate"].to_numpy(dtype=float)
+            data.append({"type": "scatter", "mode": "lines+markers", "x": p["dof"].to_numpy(), "y": y,
+                         "error_y": {"type": "data", "array": 100 * p["success_ci_high"].to_numpy(dtype=float) - y,
+                                     "arrayminus": y - 100 * p["success_ci_low"].to_numpy(dtype=float),
+                                     "thickness": 1},
+                         "name": spec, "legendgroup": spec, "meta": spec, "showlegend": spec not in shown,
+                         "line": {"color": styles[spec]["colour"], "dash": styles[spec]["dash"], "width": 1.5},
+                         "marker": {"size": 6}, "customdata": p[["families"]].to_numpy(),
+                         "hovertemplate": f"{spec}<br>DOF %{{x}}: %{{y:.1f}}%<br>%{{customdata[0]}}<extra></extra>",
+                         **_trace_axes(r, c, ncols)})
+            shown.add(spec)
+        k = (r - 1) * ncols + c
+        dofs = sorted(set(cells[cells["sweep"] == s]["dof"].astype(int)))
+        logx = dofs[-1] / max(dofs[0], 1) > 8
+        lay[_axis_name("xaxis", k)].update({"type": "log" if logx else "linear", "tickvals": dofs,
+                                            "title": {"text": "DOF (nv)"}})
+        lay[_axis_name("yaxis", k)].update({"range": [-3, 103], "title": {"text": "success [%]" if c == 1 else ""}})
+    lay.update({"height": 330 * nrows + 80, "margin": {"l": 60, "r": 20, "t": 50, "b": 50}, "hovermode": "closest"})
+    return {"data": data, "layout": lay}, sweeps
+
+
+# ---------------------------------------------------------------- sweeps and coverage
+
+def sweep_blocks(run):
+    """The sweeps of run.json's grid (ikbench.sweep): per grid the figure pooled over families,
+    per family, and the cells (figures.summarize per spec)."""
+    groups = sweep.grid_groups(run, "run")
+    out = []
+    for g in groups:
+        labelled = [("run", run)]
+        fams = list(dict.fromkeys(run.solves[run.solves["solver"].isin([m[1] for m in g.members])]["family"]))
+        figs, cells_all = {}, []
+        for fam in [None] + fams:
+            cells = sweep.sweep_cells(g, labelled, family=fam)
+            if cells.empty:
+                continue
+            fig = sweep.sweep_figure(g, cells, title=f"{g.name}: {fam or sweep.ALL_FAMILIES}")
+            d = fig.to_plotly_json()
+            d["layout"].pop("template", None)
+            figs[fam or sweep.ALL_FAMILIES] = d
+            cells_all.append(cells)
+        if not figs:
+            continue
+        cells = pd.concat(cells_all, ignore_index=True)
+        keep = ["family", "cell", *[k for k, _ in g.axes], "solves", "supported", "successes", "success_rate",
+                "success_ci_low", "success_ci_high", "time_us_mean", "time_us_mean_ci_low", "time_us_mean_ci_high",
+                "available"]
+        out.append({"name": g.name, "axes": [{"key": k, "values": v} for k, v in g.axes], "figures": figs,
+                    "cells": {"columns": keep, "rows": cells[keep].to_numpy().tolist()}})
+    return out
+
+
+def coverage_block(run, styles, opts):
+    """Solution coverage (ikbench.coverage) when a solve returned several solutions or a spec
+    asks for all: the table and a figure per family (coverage, or distinct solutions found
+    without a closed-form reference). None otherwise."""
+    roles = coverage.solver_roles(run)
+    if not roles:
+        return None
+    df = coverage.solution_coverage(run, seed=opts.seed, n_resamples=opts.resamples)
+    if df.empty:
+        return None
+    has_ref = df["coverage_mean"].notna().any()
+    y, lo, hi = (("coverage_mean", "coverage_ci_low", "coverage_ci_high") if has_ref else
+                 ("found_mean", "found_ci_low", "found_ci_high"))
+    part = df[df[y].notna()]
+    data = []
+    for spec in dict.fromkeys(part["solver"]):
+        p = part[part["solver"] == spec]
+        v = p[y].to_numpy(dtype=float) * (100 if has_ref else 1)
+        scale = 100 if has_ref else 1
+        data.append({"type": "bar", "x": p["family"].tolist(), "y": v, "name": spec, "meta": spec,
+                     "marker": {"color": styles.get(spec, {"colour": "#444"})["colour"]},
+                     "error_y": {"type": "data", "array": np.nan_to_num(p[hi].to_numpy(dtype=float) * scale - v),
+                                 "arrayminus": np.nan_to_num(v - p[lo].to_numpy(dtype=float) * scale)},
+                     "customdata": p[["problems"]].to_numpy(),
+                     "hovertemplate": f"{spec}<br>%{{x}}: %{{y:.3g}}{'%' if has_ref else ' distinct solutions'}"
+                                      "<br>%{customdata[0]} problems<extra></extra>"})
+    lay = {"barmode": "group", "height": 360, "margin": {"l": 90, "r": 20, "t": 30, "b": 90},
+           "yaxis": {"title": {"text": "coverage [%] (bootstrap 95%)" if has_ref else
+                               "distinct solutions per problem (bootstrap 95%)"}},
+           "xaxis": {"title": {"text": "family"}}}
+    cols = list(df.columns)
+    return {"reference": next((r for r in df["reference"] if isinstance(r, str)), None), "has_reference": bool(has_ref),
+            "tolerance": coverage.DISTINCT_TOL, "figure": {"data": data, "layout": lay},
+            "table": {"columns": cols, "rows": df.to_numpy().tolist()}}
+
+
+# ---------------------------------------------------------------- the solve viewer
+
+def thin_indices(n, head, points):
+    """Indices of the records kept of a trace of n records: all of the first `head`, then at most
+    `points` more at an even stride, always the last."""
+    if n <= head + points:
+        return np.arange(n)
+    stride = int(math.ceil((n - head) / points))
+    idx = np.concatenate((np.arange(head), np.arange(head, n, stride), [n - 1]))
+    return np.unique(idx)
+
+
+def _qlist(text):
+    return [float(x) for x in str(text).split()]
+
+
+def _slim_model(m):
+    joints = []
+    for j in m["joints"]:
+        joints.append({"name": j.get("name"), "parent": j["parent"], "type": j["type"],
+                       "xyz": j["parent_T_joint"]["xyz"], "quat": j["parent_T_joint"]["quat_xyzw"],
+                       "axis": j.get("axis") or [0, 0, 1], "lower": j["lower"], "upper": j["upper"],
+                       "iq": j["idx_q"]})
+    src = m.get("source") or ""
+    return {"id": m["id"], "name": m.get("name"), "source": os.path.basename(src) if src else None,
+            "nq": m["nq"], "nv": m["nv"], "up": "y" if src.lower().endswith(".bvh") else "z", "joints": joints}
+
+
+def _goals(goals):
+    return [{"body": g.get("body"), "body_index": g["body_index"], "kind": g["kind"], "point": g["point"],
+             "target_position": g["target_position"], "target_quat_xyzw": g["target_quat_xyzw"]} for g in goals]
+
+
+def viewer_data(run, opts, sequential):
+    """The solve viewer's data: the models used, and per family either the first
+    `trace_problems` problems with each solver's outcome (solves.csv) and thinned trace
+    (traces.csv: iteration, errors, honest time, q), or, for a sequential family, a clip of its
+    first `clip_frames` problems with each solver's returned q and errors per problem."""
+    if run.problems is None or run.models is None:
+        return None
+    solves = run.solves
+    problems = run.problems
+    tr = run.traces
+    K = opts.trace_problems
+    fams = list(dict.fromkeys(problems["family"]))
+    models_used = set()
+    out = {}
+    # traces of the embedded problems, thinned
+    traces = {}
+    thinned_records = total_records = 0
+    if tr is not None and not tr.empty and K > 0:
+        t = tr[(tr["problem"] < K) & ~tr["family"].isin([f for f in fams if sequential.get(f)])]
+        t = t.sort_values(["family", "problem", "solver", "iteration"], kind="stable")
+        tcol = curves.time_column(t) if len(t) else "time_us"
+        keys = t[["family", "problem", "solver"]].to_numpy()
+        if len(t):
+            change = np.flatnonzero(np.any(keys[1:] != keys[:-1], axis=1)) + 1
+            starts = np.concatenate(([0], change))
+            ends = np.concatenate((change, [len(t)]))
+            it = t["iteration"].to_numpy()
+            pe = t["position_error"].to_numpy(dtype=float)
+            oe = t["orientation_error"].to_numpy(dtype=float)
+            tt = t[tcol].to_numpy(dtype=float)
+            qq = t["q"].to_numpy() if "q" in t else None
+            for s, e in zip(starts, ends):
+                idx = s + thin_indices(e - s, opts.trace_head, opts.trace_points)
+                total_records += e - s
+                thinned_records += len(idx)
+                traces[(keys[s, 0], int(keys[s, 1]), keys[s, 2])] = {
+                    "it": it[idx], "pe": sig(pe[idx], 6), "oe": sig(oe[idx], 6), "t": sig(tt[idx], 4),
+                    "q": [_qlist(qq[i]) for i in idx] if qq is not None else [], "records": int(e - s)}
+    scols = ["family", "problem", "solver", "status", "converged", "within_limits", "iterations", "position_error",
+             "orientation_error", "time_us", "message", "q"]
+    for fam in fams:
+        fp = problems[problems["family"] == fam]
+        fs = solves[solves["family"] == fam]
+        if sequential.get(fam):
+            fp = fp[fp["problem"] < opts.clip_frames].sort_values("problem")
+            nums = fp["problem"].tolist()
+            m = fp["model"].iloc[0]
+            models_used.add(m)
+            per = {}
+            for spec, part in fs[fs["problem"].isin(nums)].groupby("solver", sort=False):
+                part = part.sort_values("problem")
+                per[spec] = {"q": [_qlist(x) if x.strip() else None for x in part["q"]],
+                             "pe": sig(part["position_error"].to_numpy(dtype=float), 6),
+                             "oe": sig(part["orientation_error"].to_numpy(dtype=float), 6),
+                             "status": part["status"].tolist(),
+                             "success": figures.success_mask(part).tolist()}
+            out[fam] = {"mode": "clip", "model": m, "q0": fp["q0"].iloc[0],
+                        "frames": [{"problem": int(p), "goals": _goals(g)} for p, g in zip(fp["problem"], fp["goals"])],
+                        "solves": per, "problems": int((problems["family"] == fam).sum())}
+            continue
+        fp = fp[fp["problem"] < K].sort_values("problem")
+        plist = []
+        for rec in fp.to_dict("records"):
+            models_used.add(rec["model"])
+            ps = fs[fs["problem"] == rec["problem"]][scols]
+            sv = {}
+            for r in ps.to_dict("records"):
+                att = r["status"] not in NOT_ATTEMPTED
+                sv[r["solver"]] = {
+                    "status": r["status"], "converged": bool(r["converged"]),
+                    "success": bool(r["converged"] and r["within_limits"]), "iterations": r["iterations"],
+                    "position_error": r["position_error"], "orientation_error": r["orientation_error"],
+                    "time_us": r["time_us"], "message": r["message"] or "",
+                    "q": _qlist(r["q"]) if att and str(r["q"]).strip() else None,
+                    "trace": traces.get((fam, int(rec["problem"]), r["solver"]))}
+            plist.append({"problem": int(rec["problem"]), "name": rec.get("name"), "model": rec["model"],
+                          "q0": rec["q0"], "goals": _goals(rec["goals"]), "solves": sv})
+        out[fam] = {"mode": "trace", "problems": plist}
+    models = {m: _slim_model(run.models[m]) for m in sorted(models_used, key=lambda x: int(x[1:]) if x[1:].isdigit()
+                                                              else 0)}
+    return {"models": models, "families": out, "records": {"total": int(total_records),
+                                                           "embedded": int(thinned_records)}}
+
+
+# ---------------------------------------------------------------- the page data
+
+def _families(run, convinfo):
+    fams = []
+    meta = {f.get("name"): f for f in run.families}
+    robots = figures.robot_families(run)
+    for fam in dict.fromkeys(run.solves["family"]):
+        f = meta.get(fam, {})
+        first = run.solves[run.solves["family"] == fam].iloc[0]
+        fams.append({"name": fam, "description": f.get("description"), "problems": f.get("problems"),
+                     "dof": int(first["dof"]), "effectors": int(first["effectors"]), "goal": first["goal"],
+                     "sequential": bool(f.get("sequential", False)), "robot": robots.get(fam),
+                     "type": f.get("type"), "traced": convinfo.get(fam, {}).get("traced", 0),
+                     "sparse": convinfo.get(fam, {}).get("sparse", []),
+                     "kinds": convinfo.get(fam, {}).get("kinds", [])})
+    return fams
+
+
+def _run_facts(run):
+    meta = run.meta
+    build = meta.get("build") if isinstance(meta.get("build"), dict) else {}
+    trace = meta.get("trace") if isinstance(meta.get("trace"), dict) else {}
+    return {"path": str(run.path), "name": run.path.resolve().name, "suite": run.suite, "seed": run.seed,
+            "format_version": run.format_version, "complete": run.complete, "issues": run.issues,
+            "notes": run.notes, "tolerances": list(run.tolerances), "solves": len(run.solves),
+            "start_time": meta.get("start_time"), "end_time": meta.get("end_time"),
+            "git_revision": meta.get("git_revision"), "compiler": build.get("compiler"),
+            "flags": build.get("flags"), "cpu": run.cpu, "threads": run.threads,
+            "throughput": tables.throughput_line(run), "command_line": meta.get("command_line"),
+            "trace_problems_per_family": trace.get("problems_per_family"), "trace_note": trace.get("note"),
+            "trace_mismatches": trace.get("mismatches")}
+
+
+def _meta_for_page(meta):
+    """run.json without the bulky parts that the page shows elsewhere."""
+    out = {k: v for k, v in meta.items() if k not in ("files",)}
+    if isinstance(meta.get("files"), dict):
+        out["files"] = {k: {kk: vv for kk, vv in v.items() if kk in ("rows", "bytes")} if isinstance(v, dict) else v
+                        for k, v in meta["files"].items()}
+    return out
+
+
+def build(run, opts=None, plots_index=None):
+    """The page's data (JSON values) for a loaded run; see the module documentation."""
+    opts = opts or Options()
+    t0 = time.monotonic()
+    specs = run.solver_specs
+    styles = solver_styles(specs)
+    summary = figures.summarize(run, seed=opts.seed, n_resamples=opts.resamples)
+    ranked = figures.rank_cells(summary, within="family")
+    convs, convinfo = convergence_figures(run, styles)
+    fams = _families(run, convinfo)
+    sequential = {f["name"]: f["sequential"] for f in fams}
+    dof, sweeps_ = dof_figure(run, styles)
+    solvers = []
+    desc = {s.get("spec"): s for s in run.meta.get("solvers", []) if isinstance(s, dict)} \
+        if isinstance(run.meta.get("solvers"), list) else {}
+    for s in specs:
+        solvers.append({"spec": s, "name": spec_name(s), "colour": styles[s]["colour"], "dash": styles[s]["dash"],
+                        "description": desc.get(s, {}).get("description"), "peer": spec_name(s) in PEERS})
+    data = {
+        "format": REPORT_FORMAT,
+        "run": _run_facts(run),
+        "solvers": solvers,
+        "families": fams,
+        "summary": summary_rows(ranked),
+        "headline": headline(ranked),
+        "robots": robot_rows(run),
+        "defaults": default_picks(ranked),
+        "figures": {"convergence": convs, "ecdf": ecdf_figures(run, styles),
+                    "iterations": iteration_figures(ranked, styles), "dof": dof, "dof_sweeps": sweeps_},
+        "sweeps": sweep_blocks(run),
+        "coverage": coverage_block(run, styles, opts) if run.format_version >= 2 else None,
+        "viewer": viewer_data(run, opts, sequential),
+        "embedding": {"trace_problems": opts.trace_problems, "trace_head": opts.trace_head,
+                      "trace_points": opts.trace_points, "clip_frames": opts.clip_frames,
+                      "curve_digits": CURVE_DIGITS},
+        "plots": plots_index,
+        "meta": _meta_for_page(run.meta),
+        "bootstrap": {"seed": opts.seed, "resamples": opts.resamples},
+    }
+    data["build_seconds"] = round(time.monotonic() - t0, 3)
+    return data
+
+
+# ---------------------------------------------------------------- the page
+
+def _asset(name):
+    return (ASSETS / name).read_text(encoding="utf-8")
+
+
+def _plotly_template():
+    import plotly.io as pio
+
+    t = pio.templates["plotly_white"].to_plotly_json()
+    return t
+
+
+def render(data):
+    """The self-contained HTML page of `data` (build's output)."""
+    import plotly.offline
+
+    page = _asset("report.html")
+    title = f"ikbench report: suite {data['run']['suite']} ({data['run']['name']})"
+    parts = {
+        "@@TITLE@@": html.escape(title),
+        "/*@@CSS@@*/": _asset("report.css"),
+        "/*@@PLOTLY@@*/": plotly.offline.get_plotlyjs(),
+        "@@DATA@@": to_json(data),
+        "@@TEMPLATE@@": to_json(_plotly_template()),
+        "/*@@JS@@*/": _asset("report.js"),
+    }
+    # one pass, so that no inserted text is searched for markers again
+    import re
+
+    pattern = re.compile("|".join(re.escape(k) for k in parts))
+    return pattern.sub(lambda m: parts[m.group(0)], page)
+
+
+def _plots_index(plots_dir, out_path):
+    """The static plots of PLOTS_DIR/index.json (scripts/plot.py), as links relative to the page."""
+    idx = Path(plots_dir) / "index.json"
+    if not idx.exists():
+        return None
+    try:
+        doc = json.loads(idx.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    rel = os.path.relpath(idx.parent, Path(out_path).resolve().parent)
+    return [{"title": p.get("title"), "stem": p.get("stem"),
+             "files": [f"{rel}/{f}".replace(os.sep, "/") for f in p.get("files", [])]} for p in doc.get("plots", [])]
+
+
+def write_report(run_or_dir, out=None, opts=None, allow_incomplete=False, plots_dir=None):
+    """Writes the report (default RUN_DIR/report.html) atomically; returns (path, data). The
+    static plots listed in `plots_dir`/index.json (default RUN_DIR/plots) are linked."""
+    run = run_or_dir if hasattr(run_or_dir, "solves") else load(run_or_dir, allow_incomplete=allow_incomplete)
+    if len(run.solves) == 0:
+        raise ResultsError(f"{run.solves_path}: no solves (header only)")
+    path = Path(out) if out else run.path / "report.html"
+    data = build(run, opts, plots_index=_plots_index(plots_dir or run.path / "plots", path))
+    text = render(data)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.tmp")
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError as e:
+        raise ResultsError(f"{path}: cannot write: {e.strerror}") from None
+    return path, data
+
+
+def extract_data(page_text):
+    """The data embedded in a report page (for tests and tools)."""
+    start = page_text.index('<script id="ikbench-data" type="application/json">')
+    start = page_text.index(">", start) + 1
+    end = page_text.index("</script>", start)
+    return json.loads(page_text[start:end])
+
+
+# ---------------------------------------------------------------- command line
+
+def add_arguments(ap):
+    ap.add_argument("run_dir", metavar="RUN_DIR", help="results directory of `ikbench run`")
+    ap.add_argument("--out", metavar="FILE", help="the page to write (default RUN_DIR/report.html)")
+    ap.add_argument("--trace-problems", type=int, default=DEFAULT_TRACE_PROBLEMS, metavar="K",
+                    help=f"problems per family whose traces the viewer embeds (default {DEFAULT_TRACE_PROBLEMS})")
+    ap.add_argument("--trace-head", type=int, default=DEFAULT_TRACE_HEAD, metavar="N",
+                    help=f"records of a trace kept in full (default {DEFAULT_TRACE_HEAD})")
+    ap.add_argument("--trace-points", type=int, default=DEFAULT_TRACE_POINTS, metavar="M",
+                    help=f"records kept after those, at an even stride, plus the last (default {DEFAULT_TRACE_POINTS})")
+    ap.add_argument("--clip-frames", type=int, default=DEFAULT_CLIP_FRAMES, metavar="F",
+                    help=f"problems of a sequential family played as a clip (default {DEFAULT_CLIP_FRAMES})")
+    ap.add_argument("--allow-incomplete", action="store_true", help="read an incomplete or mixed run (marked)")
+
+
+def main_from_args(args):
+    for name in ("trace_problems", "trace_head", "trace_points", "clip_frames"):
+        if getattr(args, name) < 0:
+            raise ResultsError(f"--{name.replace('_', '-')} must be 0 or more")
+    opts = Options(args.trace_problems, args.trace_head, args.trace_points, args.clip_frames)
+    t0 = time.monotonic()
+    path, data = write_report(args.run_dir, args.out, opts, allow_incomplete=args.allow_incomplete)
+    size = path.stat().st_size
+    print(f"report: {path.resolve()} ({size / 1e6:.1f} MB, {time.monotonic() - t0:.1f} s)")
+    return 0
+

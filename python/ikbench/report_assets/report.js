@@ -1,0 +1,840 @@
+/* ikbench report: draws the page from its embedded data (python/ikbench/report.py builds the data; every
+   figure comes from the analysis library, this script only lays it out, filters it and animates the solve
+   viewer). Plotly is inlined above; nothing is fetched. */
+(function () {
+  "use strict";
+
+  var errors = [];
+  window.ikbenchErrors = errors;
+  function showError(msg) {
+    errors.push(msg);
+    var box = document.getElementById("js-errors");
+    if (box) { box.hidden = false; box.textContent = "page error: " + errors.join(" | "); }
+  }
+  window.addEventListener("error", function (e) { showError(e.message || String(e)); });
+  window.addEventListener("unhandledrejection", function (e) { showError("promise: " + (e.reason && e.reason.message || e.reason)); });
+
+  var DATA = JSON.parse(document.getElementById("ikbench-data").textContent);
+  var TEMPLATE = JSON.parse(document.getElementById("ikbench-template").textContent);
+  var CONFIG = { displaylogo: false, responsive: true };
+  var STYLE = {};
+  DATA.solvers.forEach(function (s) { STYLE[s.spec] = s; });
+  var FAMILY = {};
+  DATA.families.forEach(function (f) { FAMILY[f.name] = f; });
+  var pending = [];
+
+  // ------------------------------------------------------------------ helpers
+  function el(tag, attrs, children) {
+    var e = document.createElement(tag);
+    if (attrs) Object.keys(attrs).forEach(function (k) {
+      if (k === "text") e.textContent = attrs[k];
+      else if (k === "html") e.innerHTML = attrs[k];
+      else if (k === "cls") e.className = attrs[k];
+      else e.setAttribute(k, attrs[k]);
+    });
+    (children || []).forEach(function (c) { if (c != null) e.appendChild(typeof c === "string" ? document.createTextNode(c) : c); });
+    return e;
+  }
+  function swatch(spec) {
+    var s = STYLE[spec];
+    return el("span", { cls: "sw", style: "background:" + (s ? s.colour : "#999") + (s && s.dash !== "solid" ? ";outline:1px dashed #000" : "") });
+  }
+  function solverCell(spec) { return el("td", { cls: "l" }, [swatch(spec), spec]); }
+  function fmtSci(v, d) { return v == null ? "-" : (isFinite(v) ? Number(v).toExponential(d == null ? 1 : d) : "inf"); }
+  function fmtNum(v, d) { return v == null ? "-" : Number(v).toFixed(d == null ? 1 : d); }
+  function deepCopy(x) { return JSON.parse(JSON.stringify(x)); }
+  function withTemplate(layout) { var l = deepCopy(layout); l.template = TEMPLATE; return l; }
+  function plot(div, fig, visible) {
+    var data = fig.data.map(function (t) {
+      var c = Object.assign({}, t);
+      if (visible && t.meta != null) c.visible = visible.has(t.meta);
+      return c;
+    });
+    var p = Plotly.react(div, data, withTemplate(fig.layout), CONFIG);
+    pending.push(p);
+    return p;
+  }
+  function rowsOf(table) {  // {columns, rows} -> list of objects
+    return table.rows.map(function (r) { var o = {}; table.columns.forEach(function (c, i) { o[c] = r[i]; }); return o; });
+  }
+
+  // ------------------------------------------------------------------ header
+  function renderHeader() {
+    var r = DATA.run;
+    document.getElementById("title").textContent = "ikbench: suite " + r.suite + " (" + r.name + ")";
+    var facts = [r.solves + " solves", DATA.families.length + " families", DATA.solvers.length + " solver specs",
+      r.start_time ? r.start_time + " – " + (r.end_time || "?") : null, r.cpu ? "CPU " + r.cpu : null,
+      r.threads ? r.threads + " threads" : null, r.compiler ? r.compiler + " " + (r.flags || "") : null,
+      r.git_revision ? "git " + String(r.git_revision).slice(0, 12) : null,
+      "tolerances " + r.tolerances[0] + " m, " + r.tolerances[1] + " rad"];
+    document.getElementById("facts").textContent = facts.filter(Boolean).join(" · ");
+    var notes = document.getElementById("notes");
+    (r.notes || []).forEach(function (n) { notes.appendChild(el("div", { cls: "note", text: "note: " + n })); });
+    (r.issues || []).forEach(function (n) { notes.appendChild(el("div", { cls: "note", text: "INCOMPLETE: " + n })); });
+  }
+
+  // ------------------------------------------------------------------ headline
+  function renderHeadline() {
+    var t = document.getElementById("headline-table");
+    var hasPeer = DATA.headline.some(function (h) { return h.peer; });
+    var head = ["family", "DOF", "goal", "best solver", "success [95% CI]", "mean time [µs] [95% CI]", "ranked"];
+    if (hasPeer) head = head.concat(["KDL peer", "peer success [95% CI]", "peer mean time [µs] [95% CI]", "peer rank"]);
+    t.appendChild(el("thead", null, [el("tr", null, head.map(function (h, i) { return el("th", { cls: i < 4 || h === "KDL peer" ? "l" : "", text: h }); }))]));
+    var tb = el("tbody");
+    DATA.headline.forEach(function (h) {
+      var f = FAMILY[h.family] || {};
+      var tr = el("tr", null, [el("td", { cls: "l", text: h.family }), el("td", { text: String(f.dof) }), el("td", { cls: "l", text: f.goal || "" })]);
+      if (h.best) {
+        tr.appendChild(solverCell(h.best.solver));
+        tr.appendChild(el("td", { text: h.best.success_text }));
+        tr.appendChild(el("td", { text: h.best.time_mean_text }));
+      } else {
+        tr.appendChild(el("td", { cls: "l", text: "no supported solver" })); tr.appendChild(el("td")); tr.appendChild(el("td"));
+      }
+      tr.appendChild(el("td", { text: h.ranked + " of " + h.cells }));
+      if (hasPeer) {
+        if (h.peer) {
+          tr.appendChild(solverCell(h.peer.solver));
+          tr.appendChild(el("td", { text: h.peer.success_text }));
+          tr.appendChild(el("td", { text: h.peer.time_mean_text }));
+          tr.appendChild(el("td", { text: h.peer.rank == null ? "-" : String(h.peer.rank) }));
+        } else {
+          tr.appendChild(el("td", { cls: "l muted", text: "did not run" })); tr.appendChild(el("td")); tr.appendChild(el("td")); tr.appendChild(el("td"));
+        }
+      }
+      tb.appendChild(tr);
+    });
+    t.appendChild(tb);
+  }
+
+  // ------------------------------------------------------------------ per robot
+  function renderRobots() {
+    var box = document.getElementById("robot-tables");
+    if (!DATA.robots.length) { box.appendChild(el("p", { cls: "muted", text: "No family of this run comes from a robot description." })); return; }
+    var head = ["robot", "solver", "rank", "solves", "supp.", "success [95% CI]", "t.mean", "t.median", "t.p99 [µs]", "it.median"];
+    var t = el("table", { cls: "data", id: "robot-table" });
+    t.appendChild(el("thead", null, [el("tr", null, head.map(function (h, i) { return el("th", { cls: i < 2 ? "l" : "", text: h }); }))]));
+    var tb = el("tbody"), last = null, fams = {};
+    DATA.robots.forEach(function (r) {
+      fams[r.robot] = r.families;
+      var tr = el("tr", { cls: (r.available ? "" : "na") + (last !== null && last !== r.robot ? " group" : "") }, [
+        el("td", { cls: "l", text: r.robot }), solverCell(r.solver), el("td", { text: r.rank == null ? "-" : String(r.rank) }),
+        el("td", { text: String(r.solves) }), el("td", { text: String(r.supported) }), el("td", { text: r.success_text }),
+        el("td", { text: r.time_mean_text }), el("td", { text: r.time_median_text }), el("td", { text: r.time_p99_text }),
+        el("td", { text: r.iterations_text })]);
+      last = r.robot;
+      tb.appendChild(tr);
+    });
+    t.appendChild(tb);
+    box.appendChild(el("p", { cls: "muted", text: "families: " + Object.keys(fams).map(function (k) { return k + ": " + fams[k]; }).join("; ") }));
+    box.appendChild(el("div", { cls: "scroll" }, [t]));
+  }
+
+  // ------------------------------------------------------------------ summary table
+  var SUMMARY_COLUMNS = [
+    { label: "family", key: "family", text: "family", cls: "l", type: "text" },
+    { label: "solver", key: "solver", text: "solver", cls: "l", type: "text", solver: true },
+    { label: "rank", key: "rank", type: "num" },
+    { label: "solves", key: "solves", type: "num" },
+    { label: "supp.", key: "supported", type: "num" },
+    { label: "success [95% CI]", key: "success_rate", text: "success_text", type: "num" },
+    { label: "it.med", key: "iterations_median", text: "iterations_median_text", type: "num" },
+    { label: "it.p90", key: "iterations_p90", text: "iterations_p90_text", type: "num" },
+    { label: "pos.err [m]", key: "position_error_median", text: "position_error_text", type: "num" },
+    { label: "ori.err [rad]", key: "orientation_error_median", text: "orientation_error_text", type: "num" },
+    { label: "t.med [µs]", key: "time_us_median", text: "time_median_text", type: "num" },
+    { label: "t.mean [µs] [95% CI]", key: "time_us_mean", text: "time_mean_text", type: "num" },
+    { label: "t.p99 [µs]", key: "time_us_p99", text: "time_p99_text", type: "num" },
+    { label: "fk/solve", key: "fk_evals_mean", text: "fk_text", type: "num" },
+    { label: "J/solve", key: "jacobian_evals_mean", text: "j_text", type: "num" },
+    { label: "ended", key: "statuses_text", text: "statuses_text", cls: "l", type: "text" }];
+  var summary = { rows: [], sortKey: null, dir: 1 };
+
+  function renderSummary() {
+    summary.rows = rowsOf(DATA.summary).map(function (r, i) { r._order = i; return r; });
+    var table = document.getElementById("summary-table");
+    var thr = el("tr");
+    SUMMARY_COLUMNS.forEach(function (c) {
+      var th = el("th", { cls: c.cls || "", "data-key": c.key, title: "sort by " + c.label, text: c.label });
+      th.addEventListener("click", function () { sortSummary(c.key); });
+      thr.appendChild(th);
+    });
+    table.tHead.appendChild(thr);
+    var tb = table.tBodies[0];
+    summary.rows.forEach(function (r) {
+      var tr = el("tr", { cls: r.available ? "" : "na", "data-family": r.family, "data-solver": r.solver, "data-available": r.available ? "1" : "0" });
+      SUMMARY_COLUMNS.forEach(function (c) {
+        if (c.solver) { tr.appendChild(solverCell(r.solver)); return; }
+        var v = c.text ? r[c.text] : r[c.key];
+        tr.appendChild(el("td", { cls: c.cls || "", "data-key": c.key, "data-value": r[c.key] == null ? "" : String(r[c.key]), text: v == null ? "-" : String(v) }));
+      });
+      r._tr = tr;
+      tb.appendChild(tr);
+    });
+    document.getElementById("summary-filter").addEventListener("input", filterSummary);
+    document.getElementById("summary-show-na").addEventListener("change", filterSummary);
+    filterSummary();
+  }
+
+  function sortSummary(key) {
+    if (summary.sortKey === key) summary.dir = -summary.dir; else { summary.sortKey = key; summary.dir = 1; }
+    var col = SUMMARY_COLUMNS.filter(function (c) { return c.key === key; })[0];
+    var dir = summary.dir;
+    var rows = summary.rows.slice().sort(function (a, b) {
+      var x = a[key], y = b[key];
+      var xn = x == null || (typeof x === "number" && isNaN(x)), yn = y == null || (typeof y === "number" && isNaN(y));
+      if (xn || yn) return xn === yn ? a._order - b._order : (xn ? 1 : -1);  // n/a last either way
+      var c = col.type === "text" ? String(x).localeCompare(String(y)) : (x < y ? -1 : x > y ? 1 : 0);
+      return c !== 0 ? dir * c : a._order - b._order;
+    });
+    var tb = document.getElementById("summary-table").tBodies[0];
+    rows.forEach(function (r) { tb.appendChild(r._tr); });
+    Array.prototype.forEach.call(document.querySelectorAll("#summary-table th"), function (th) {
+      th.removeAttribute("aria-sort");
+      if (th.getAttribute("data-key") === key) th.setAttribute("aria-sort", dir > 0 ? "ascending" : "descending");
+    });
+  }
+
+  function filterSummary() {
+    var words = document.getElementById("summary-filter").value.toLowerCase().split(/\s+/).filter(Boolean);
+    var showNa = document.getElementById("summary-show-na").checked;
+    var shown = 0, na = 0;
+    summary.rows.forEach(function (r) {
+      var hay = (r.family + " " + r.solver).toLowerCase();
+      var ok = words.every(function (w) { return hay.indexOf(w) >= 0; });
+      if (!r.available) { na += 1; if (!showNa) ok = false; }
+      r._tr.hidden = !ok;
+      if (ok) shown += 1;
+    });
+    document.getElementById("summary-count").textContent = "showing " + shown + " of " + summary.rows.length +
+      " cells" + (showNa ? "" : " (" + na + " n/a cells hidden)");
+  }
+
+  // ------------------------------------------------------------------ per family plots
+  var famState = { family: null, picked: null, touched: false };
+
+  function familySolvers(fam) {
+    return DATA.summary.rows.filter(function (r) { return r[0] === fam; }).map(function (r) {
+      var o = {}; DATA.summary.columns.forEach(function (c, i) { o[c] = r[i]; }); return o;
+    });
+  }
+
+  function renderFamilySection() {
+    var sel = document.getElementById("family-select");
+    DATA.families.forEach(function (f) { sel.appendChild(el("option", { value: f.name, text: f.name })); });
+    sel.addEventListener("change", function () { showFamily(sel.value); });
+    showFamily(DATA.families[0].name);
+  }
+
+  function buildPicker(fam) {
+    var box = document.getElementById("solver-picker");
+    box.innerHTML = "";
+    var cells = familySolvers(fam);
+    var defaults = DATA.defaults[fam] || [];
+    if (!famState.touched || !famState.picked) famState.picked = new Set(defaults);
+    var b1 = el("button", { type: "button", text: "best " + Math.min(4, defaults.length) + " + KDL" });
+    b1.addEventListener("click", function () { famState.touched = false; famState.picked = new Set(defaults); buildPicker(fam); drawFamily(); });
+    var b2 = el("button", { type: "button", text: "all" });
+    b2.addEventListener("click", function () { famState.touched = true; famState.picked = new Set(cells.filter(function (c) { return c.available; }).map(function (c) { return c.solver; })); buildPicker(fam); drawFamily(); });
+    var b3 = el("button", { type: "button", text: "none" });
+    b3.addEventListener("click", function () { famState.touched = true; famState.picked = new Set(); buildPicker(fam); drawFamily(); });
+    box.appendChild(el("span", { cls: "muted", text: "solvers:" }));
+    [b1, b2, b3].forEach(function (b) { box.appendChild(b); });
+    cells.slice().sort(function (a, b) { return (a.rank == null ? 1e9 : a.rank) - (b.rank == null ? 1e9 : b.rank); }).forEach(function (c) {
+      var cb = el("input", { type: "checkbox", value: c.solver });
+      cb.checked = famState.picked.has(c.solver);
+      cb.disabled = !c.available;
+      cb.addEventListener("change", function () {
+        famState.touched = true;
+        if (cb.checked) famState.picked.add(c.solver); else famState.picked.delete(c.solver);
+        drawFamily();
+      });
+      var lab = el("label", { cls: c.available ? "" : "disabled", title: c.available ? ("rank " + c.rank + ", success " + c.success_text) : c.success_text },
+        [cb, swatch(c.solver), c.solver + (c.available ? "" : " (n/a)")]);
+      box.appendChild(lab);
+    });
+  }
+
+  function showFamily(fam) {
+    famState.family = fam;
+    document.getElementById("family-select").value = fam;
+    var f = FAMILY[fam];
+    document.getElementById("family-desc").textContent = (f.description || "") + " — " + f.dof + " DOF, " + f.effectors +
+      " effector(s), " + f.goal + " goals" + (f.sequential ? ", sequential (each problem starts from the previous answer)" : "");
+    buildPicker(fam);
+    drawFamily();
+  }
+
+  function drawFamily() {
+    var fam = famState.family, picked = famState.picked, f = FAMILY[fam];
+    var conv = DATA.figures.convergence[fam];
+    var ex = document.getElementById("convergence-explain");
+    if (conv) {
+      ex.textContent = "Median (line) and interquartile band (25–75 %) of the largest goal error over the " + f.traced +
+        " traced problems of each picked solver, against the iteration and against the honest time axis (traces.csv time_us: " +
+        "the recording pass rescaled to the timed solve's duration). A solve that stopped keeps its final error. Dotted: the tolerance." +
+        (f.sparse.length ? " Drawn as markers (start ○ and the quartiles of the last records ◆, no line): " + f.sparse.join(", ") +
+          " — they record only their start and end." : "");
+      plot("convergence-plot", conv, picked);
+    } else {
+      ex.textContent = "No traces for this family (the run was made with --no-trace, or the family had no traced problem).";
+      Plotly.purge("convergence-plot");
+    }
+    if (DATA.figures.ecdf[fam]) plot("ecdf-plot", DATA.figures.ecdf[fam], picked);
+    if (DATA.figures.iterations[fam]) plot("iterations-plot", DATA.figures.iterations[fam], null);
+  }
+
+  // ------------------------------------------------------------------ DOF, sweeps, coverage
+  function renderDof() {
+    if (!DATA.figures.dof) {
+      document.getElementById("dof-plot").appendChild(el("p", { cls: "muted", text: "No families of this run form a DOF sweep (names differing only in numbers, at least two DOF values)." }));
+      return;
+    }
+    plot("dof-plot", DATA.figures.dof, null);
+  }
+
+  function renderSweeps() {
+    var box = document.getElementById("sweeps-body");
+    if (!DATA.sweeps.length) {
+      box.appendChild(el("p", { cls: "muted", text: "This run has no grid of solver specs (a spec like dls:lambda={0.01,0.1}:max_step={0.5,1} expands into a grid). Sweeps across runs: python3 -m ikbench compare --sweep RUN_A RUN_B ... --out sweep.html" }));
+      return;
+    }
+    box.appendChild(el("p", { cls: "explain", text: "Success (Wilson 95% interval) and mean time (bootstrap 95% interval) of each spec of the grid against each swept parameter, one line per value of the other parameters; pooled over the families the grid ran on, or per family." }));
+    DATA.sweeps.forEach(function (s, k) {
+      box.appendChild(el("h3", { text: s.name }));
+      var sel = el("select", { id: "sweep-family-" + k });
+      Object.keys(s.figures).forEach(function (f) { sel.appendChild(el("option", { value: f, text: f })); });
+      box.appendChild(el("div", { cls: "controls" }, [el("label", null, ["families ", sel])]));
+      var div = el("div", { cls: "plot", id: "sweep-plot-" + k });
+      box.appendChild(div);
+      sel.addEventListener("change", function () { plot(div, s.figures[sel.value], null); });
+      plot(div, s.figures[sel.value], null);
+    });
+  }
+
+  function renderCoverage() {
+    var box = document.getElementById("coverage-body");
+    var c = DATA.coverage;
+    if (!c) {
+      box.appendChild(el("p", { cls: "muted", text: "No solve of this run returned several solutions and no spec asks for all (solutions=all): no coverage figure." }));
+      return;
+    }
+    box.appendChild(el("p", { cls: "explain", text: c.has_reference ?
+      "Coverage = distinct solutions a multi-solution backend found (solutions=all) over the closed-form count of " + c.reference +
+      " on the same problem (capped at 100 %), averaged per family, with a bootstrap 95% interval. Distinct: joint-space distance above " +
+      c.tolerance + " after wrapping revolute angles into (-π, π]." :
+      "Distinct solutions found per problem (solutions=all), averaged per family, with a bootstrap 95% interval; no closed-form backend of this run gives a reference count, so there is no coverage ratio. Distinct: joint-space distance above " + c.tolerance + " after wrapping revolute angles." }));
+    var div = el("div", { cls: "plot", id: "coverage-plot" });
+    box.appendChild(div);
+    plot(div, c.figure, null);
+    var rows = rowsOf(c.table);
+    var head = ["family", "solver", "role", "problems", "found / problem [95% CI]", "reference / problem", "coverage [95% CI]", "found > reference"];
+    var t = el("table", { cls: "data", id: "coverage-table" });
+    t.appendChild(el("thead", null, [el("tr", null, head.map(function (h, i) { return el("th", { cls: i < 3 ? "l" : "", text: h }); }))]));
+    var tb = el("tbody");
+    rows.forEach(function (r) {
+      function ci(v, lo, hi, scale, d) { return v == null ? "-" : (v * scale).toFixed(d) + (lo == null ? "" : " [" + (lo * scale).toFixed(d) + ", " + (hi * scale).toFixed(d) + "]"); }
+      tb.appendChild(el("tr", null, [el("td", { cls: "l", text: r.family }), solverCell(r.solver), el("td", { cls: "l", text: r.role }),
+        el("td", { text: String(r.problems) }), el("td", { text: ci(r.found_mean, r.found_ci_low, r.found_ci_high, 1, 2) }),
+        el("td", { text: r.reference_mean == null ? "-" : r.reference_mean.toFixed(2) }),
+        el("td", { text: ci(r.coverage_mean, r.coverage_ci_low, r.coverage_ci_high, 100, 1) + (r.coverage_mean == null ? "" : " %") }),
+        el("td", { text: String(r.problems_above) })]));
+    });
+    t.appendChild(tb);
+    box.appendChild(el("div", { cls: "scroll" }, [t]));
+  }
+
+  // ------------------------------------------------------------------ run metadata
+  function renderRun() {
+    var box = document.getElementById("run-body");
+    var r = DATA.run, e = DATA.embedding, v = DATA.viewer;
+    if (r.throughput) box.appendChild(el("p", { text: r.throughput }));
+    if (r.command_line) box.appendChild(el("p", { cls: "mono", text: r.command_line }));
+    var emb = "Embedded in this page: every figure above (from python/ikbench: figures.summarize, rank_cells, robot_summary, curves, sweep, coverage; docs/analysis.md), " +
+      "drawn curves rounded to " + e.curve_digits + " significant digits (table figures exact). The solve viewer has the traces of the first " +
+      e.trace_problems + " problems of each family (of " + (r.trace_problems_per_family == null ? "?" : r.trace_problems_per_family) +
+      " traced), each thinned to its first " + e.trace_head + " records, then at most " + e.trace_points + " more at an even stride, always with the last" +
+      (v ? " (" + v.records.embedded + " of " + v.records.total + " records of those traces)" : "") +
+      "; a sequential family plays as a clip of its first " + e.clip_frames + " problems (returned q from solves.csv). Regenerate with other limits: " +
+      "ikbench report RUN_DIR --trace-problems K --trace-head N --trace-points M --clip-frames F.";
+    box.appendChild(el("p", { cls: "explain", text: emb }));
+    if (DATA.plots && DATA.plots.length) {
+      var d = el("details", null, [el("summary", { text: "static figures for papers (PNG/SVG written by scripts/plot.py)" })]);
+      var ul = el("ul");
+      DATA.plots.forEach(function (p) {
+        var li = el("li", null, [p.title + ": "]);
+        p.files.forEach(function (f) { li.appendChild(el("a", { href: f, text: f.split("/").pop() })); li.appendChild(document.createTextNode(" ")); });
+        ul.appendChild(li);
+      });
+      d.appendChild(ul);
+      box.appendChild(d);
+    }
+    var fams = el("details", null, [el("summary", { text: "families (" + DATA.families.length + ")" })]);
+    var ft = el("table", { cls: "data" });
+    ft.appendChild(el("tr", null, ["family", "problems", "DOF", "effectors", "goal", "sequential", "robot", "traced", "description"].map(function (h) { return el("th", { cls: "l", text: h }); })));
+    DATA.families.forEach(function (f) {
+      ft.appendChild(el("tr", null, [f.name, f.problems, f.dof, f.effectors, f.goal, f.sequential ? "yes" : "", f.robot || "", f.traced, f.description || ""].map(function (x) { return el("td", { cls: "l", text: x == null ? "" : String(x) }); })));
+    });
+    fams.appendChild(el("div", { cls: "scroll" }, [ft]));
+    box.appendChild(fams);
+    var sol = el("details", null, [el("summary", { text: "solver specs (" + DATA.solvers.length + ")" })]);
+    var ul2 = el("ul");
+    DATA.solvers.forEach(function (s) { ul2.appendChild(el("li", null, [swatch(s.spec), el("b", { text: s.spec }), ": " + (s.description || "")])); });
+    sol.appendChild(ul2);
+    box.appendChild(sol);
+    box.appendChild(el("details", null, [el("summary", { text: "run metadata (run.json)" }), el("pre", { id: "meta-json", text: JSON.stringify(DATA.meta, null, 2) })]));
+  }
+
+  // ------------------------------------------------------------------ kinematics (docs/results-format.md)
+  function quatMat(x, y, z, w) {
+    var n = Math.sqrt(x * x + y * y + z * z + w * w) || 1;
+    x /= n; y /= n; z /= n; w /= n;
+    return [1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w),
+      2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w),
+      2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)];
+  }
+  function axisAngle(a, t) {
+    var n = Math.sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2]) || 1;
+    var x = a[0] / n, y = a[1] / n, z = a[2] / n, s = Math.sin(t), c = Math.cos(t), C = 1 - c;
+    return [c + x * x * C, x * y * C - z * s, x * z * C + y * s,
+      y * x * C + z * s, c + y * y * C, y * z * C - x * s,
+      z * x * C - y * s, z * y * C + x * s, c + z * z * C];
+  }
+  function mm(a, b) {
+    var r = new Array(9);
+    for (var i = 0; i < 3; i++) for (var j = 0; j < 3; j++)
+      r[3 * i + j] = a[3 * i] * b[j] + a[3 * i + 1] * b[3 + j] + a[3 * i + 2] * b[6 + j];
+    return r;
+  }
+  function mv(a, v) { return [a[0] * v[0] + a[1] * v[1] + a[2] * v[2], a[3] * v[0] + a[4] * v[1] + a[5] * v[2], a[6] * v[0] + a[7] * v[1] + a[8] * v[2]]; }
+  function add(a, b) { return [a[0] + b[0], a[1] + b[1], a[2] + b[2]]; }
+  var I3 = [1, 0, 0, 0, 1, 0, 0, 0, 1];
+
+  // world_T_body[i] = world_T_body[parent] * parent_T_joint[i] * motion_i(q); returns rotations, body origins
+  // and joint-frame origins (before the joint's motion: differs from the body origin for prismatic/free joints).
+  function fk(model, q) {
+    var R = [], p = [], o = [];
+    model.joints.forEach(function (j, i) {
+      var Rp = j.parent < 0 ? I3 : R[j.parent], pp = j.parent < 0 ? [0, 0, 0] : p[j.parent];
+      if (!j._R0) j._R0 = quatMat(j.quat[0], j.quat[1], j.quat[2], j.quat[3]);
+      var Rj = mm(Rp, j._R0), pj = add(pp, mv(Rp, j.xyz)), k = j.iq;
+      o[i] = pj;
+      if (j.type === "revolute") { R[i] = mm(Rj, axisAngle(j.axis, q[k])); p[i] = pj; }
+      else if (j.type === "prismatic") {
+        var n = Math.sqrt(j.axis[0] * j.axis[0] + j.axis[1] * j.axis[1] + j.axis[2] * j.axis[2]) || 1;
+        R[i] = Rj; p[i] = add(pj, mv(Rj, [j.axis[0] / n * q[k], j.axis[1] / n * q[k], j.axis[2] / n * q[k]]));
+      } else if (j.type === "ball") { R[i] = mm(Rj, quatMat(q[k], q[k + 1], q[k + 2], q[k + 3])); p[i] = pj; }
+      else if (j.type === "free") { p[i] = add(pj, mv(Rj, [q[k], q[k + 1], q[k + 2]])); R[i] = mm(Rj, quatMat(q[k + 3], q[k + 4], q[k + 5], q[k + 6])); }
+      else { R[i] = Rj; p[i] = pj; }
+    });
+    return { R: R, p: p, o: o };
+  }
+  function rotAngle(M) {  // angle of a rotation matrix, accurate near 0 and pi
+    var vx = M[7] - M[5], vy = M[2] - M[6], vz = M[3] - M[1];
+    return Math.atan2(Math.sqrt(vx * vx + vy * vy + vz * vz) / 2, (M[0] + M[4] + M[8] - 1) / 2);
+  }
+  function transpose(M) { return [M[0], M[3], M[6], M[1], M[4], M[7], M[2], M[5], M[8]]; }
+  function rotvec(x, y, z, w) {
+    var n = Math.sqrt(x * x + y * y + z * z + w * w) || 1; x /= n; y /= n; z /= n; w /= n;
+    if (w < 0) { x = -x; y = -y; z = -z; w = -w; }
+    var s = Math.sqrt(x * x + y * y + z * z), a = 2 * Math.atan2(s, w), f = s > 1e-12 ? a / s : 2;
+    return [x * f, y * f, z * f];
+  }
+  var LIMIT_EPS = 1e-6;
+  function onLimit(v, lo, hi) { return (lo != null && v <= lo + LIMIT_EPS) || (hi != null && v >= hi - LIMIT_EPS); }
+  function jointsOnLimit(model, q) {
+    return model.joints.map(function (j) {
+      var k = j.iq, i;
+      if (j.type === "revolute" || j.type === "prismatic") return onLimit(q[k], j.lower[0], j.upper[0]);
+      if (j.type === "ball") { var r = rotvec(q[k], q[k + 1], q[k + 2], q[k + 3]); for (i = 0; i < 3; i++) if (onLimit(r[i], j.lower[i], j.upper[i])) return true; return false; }
+      if (j.type === "free") {
+        var rv = rotvec(q[k + 3], q[k + 4], q[k + 5], q[k + 6]), v = [q[k], q[k + 1], q[k + 2], rv[0], rv[1], rv[2]];
+        for (i = 0; i < 6; i++) if (onLimit(v[i], j.lower[i], j.upper[i])) return true; return false;
+      }
+      return false;
+    });
+  }
+  function goalState(goals, F) {  // drawn effectors and their errors against the targets
+    var eff = [], pe = 0, oe = 0, hasP = false, hasO = false;
+    goals.forEach(function (g) {
+      var b = g.body_index, e = add(mv(F.R[b], g.point), F.p[b]);
+      eff.push(e);
+      if (g.kind !== "orientation") {
+        var d = [g.target_position[0] - e[0], g.target_position[1] - e[1], g.target_position[2] - e[2]];
+        pe = Math.max(pe, Math.sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2])); hasP = true;
+      }
+      if (g.kind !== "position") {
+        var t = g.target_quat_xyzw, Rt = quatMat(t[0], t[1], t[2], t[3]);
+        oe = Math.max(oe, rotAngle(mm(Rt, transpose(F.R[b])))); hasO = true;
+      }
+    });
+    return { eff: eff, pe: hasP ? pe : null, oe: hasO ? oe : null };
+  }
+
+  // ------------------------------------------------------------------ solve viewer
+  var V = { fam: null, problem: null, solvers: [], frames: [], frame: 0, timer: null, views: [], model: null, scale: 0.1, rev: 0 };
+  var VIEWER = DATA.viewer;
+  var WARN = "#e6550d", JOINT = "#333333";
+
+  function viewerFamilies() { return VIEWER ? DATA.families.filter(function (f) { return VIEWER.families[f.name]; }) : []; }
+
+  function renderViewer() {
+    var exp = document.getElementById("viewer-explain");
+    if (!VIEWER) { exp.textContent = "This run has no models.json / problems.jsonl (format version 1): nothing to draw."; return Promise.resolve(); }
+    var e = DATA.embedding;
+    exp.textContent = "Pick a family, a problem and up to four solvers: each view replays a solver's iterates from traces.csv (q after each " +
+      "iteration; forward kinematics computed in this page from models.json), side by side with the same camera. The slider moves all views " +
+      "through the iterations (a solver that stopped keeps its last configuration) and the marker on the error curve below. Embedded: the first " +
+      e.trace_problems + " problems of each family, traces thinned to " + e.trace_head + " records then " + e.trace_points +
+      " at a stride (always the last). A sequential (tracking) family plays as a clip: one frame per problem, each solver's returned q with that problem's targets.";
+    var fsel = document.getElementById("viewer-family");
+    viewerFamilies().forEach(function (f) { fsel.appendChild(el("option", { value: f.name, text: f.name + (f.sequential ? " (clip)" : "") })); });
+    fsel.addEventListener("change", function () { viewerFamily(fsel.value); });
+    document.getElementById("viewer-problem").addEventListener("change", function (ev) { viewerProblem(Number(ev.target.value)); });
+    var slider = document.getElementById("viewer-slider");
+    slider.addEventListener("input", function () { setFrame(Number(slider.value)); });
+    document.getElementById("viewer-play").addEventListener("click", togglePlay);
+    var fams = viewerFamilies();
+    if (!fams.length) { exp.textContent += " (no family embedded)"; return Promise.resolve(); }
+    return viewerFamily(fams[0].name);
+  }
+
+  function famData() { return VIEWER.families[V.fam]; }
+  function currentProblem() {
+    var fd = famData();
+    if (fd.mode === "clip") return null;
+    return fd.problems.filter(function (p) { return p.problem === V.problem; })[0];
+  }
+  function solversOf() {  // solvers available for the current selection, in run order
+    var fd = famData(), have;
+    if (fd.mode === "clip") have = fd.solves;
+    else have = currentProblem().solves;
+    return DATA.solvers.map(function (s) { return s.spec; }).filter(function (s) { return have[s]; });
+  }
+
+  function viewerFamily(fam) {
+    stop();
+    V.fam = fam;
+    document.getElementById("viewer-family").value = fam;
+    var fd = famData(), psel = document.getElementById("viewer-problem");
+    psel.innerHTML = "";
+    document.getElementById("viewer-problem-label").hidden = fd.mode === "clip";
+    if (fd.mode === "trace") {
+      fd.problems.forEach(function (p) {
+        var specs = Object.keys(p.solves), ok = specs.filter(function (s) { return p.solves[s].success; }).length;
+        psel.appendChild(el("option", { value: String(p.problem), text: "problem " + p.problem + " — " + ok + " of " + specs.length + " solvers succeed" }));
+      });
+      V.problem = fd.problems.length ? fd.problems[0].problem : null;
+    } else {
+      V.problem = null;  // a clip's frames are its problems
+    }
+    var defaults = (DATA.defaults[fam] || []);
+    var avail = solversOf();
+    V.solvers = defaults.filter(function (s) { return avail.indexOf(s) >= 0; }).slice(0, 4);
+    if (!V.solvers.length) V.solvers = avail.slice(0, 4);
+    buildViewerPicker();
+    return viewerSelect();
+  }
+
+  function viewerProblem(p) { stop(); V.problem = p; buildViewerPicker(); return viewerSelect(); }
+
+  function buildViewerPicker() {
+    var box = document.getElementById("viewer-solvers");
+    box.innerHTML = "";
+    box.appendChild(el("span", { cls: "muted", text: "solvers (up to 4):" }));
+    var fd = famData(), p = currentProblem();
+    solversOf().forEach(function (s) {
+      var info = fd.mode === "clip" ? null : p.solves[s];
+      var mark = info ? (info.success ? " ✓" : info.status === "unsupported" ? " (unsupported)" : " ✗") : "";
+      var cb = el("input", { type: "checkbox", value: s });
+      cb.checked = V.solvers.indexOf(s) >= 0;
+      cb.disabled = !cb.checked && V.solvers.length >= 4;
+      cb.addEventListener("change", function () {
+        stop();
+        if (cb.checked) { if (V.solvers.length < 4) V.solvers.push(s); }
+        else V.solvers = V.solvers.filter(function (x) { return x !== s; });
+        var order = solversOf();
+        V.solvers.sort(function (a, b) { return order.indexOf(a) - order.indexOf(b); });
+        buildViewerPicker();
+        viewerSelect();
+      });
+      box.appendChild(el("label", { title: info ? info.status + (info.message ? ": " + info.message : "") : "" }, [cb, swatch(s), s + mark]));
+    });
+  }
+
+  // The frames of the selection: per view, for every slider position, the record drawn.
+  function viewerSelect() {
+    var fd = famData();
+    V.rev += 1;
+    V.views = [];
+    if (fd.mode === "clip") {
+      V.model = VIEWER.models[fd.model];
+      V.frames = fd.frames.map(function (f) { return f.problem; });
+      V.solvers.forEach(function (s) {
+        var d = fd.solves[s];
+        V.views.push({ spec: s, clip: d, qs: d.q, fk: [] });
+      });
+    } else {
+      var p = currentProblem();
+      V.model = VIEWER.models[p.model];
+      var its = {};
+      V.solvers.forEach(function (s) {
+        var info = p.solves[s], tr = info.trace, v = { spec: s, info: info, fk: [] };
+        if (tr && tr.q.length) { v.it = tr.it; v.qs = tr.q; v.pe = tr.pe; v.oe = tr.oe; v.t = tr.t; }
+        else if (info.q) { v.it = [0, info.iterations]; v.qs = [p.q0, info.q]; v.pe = [null, info.position_error]; v.oe = [null, info.orientation_error]; v.untraced = true; }
+        else { v.it = [0]; v.qs = [p.q0]; v.pe = [null]; v.oe = [null]; v.unsupported = true; }
+        v.it.forEach(function (i) { its[i] = true; });
+        V.views.push(v);
+      });
+      V.frames = Object.keys(its).map(Number).sort(function (a, b) { return a - b; });
+      if (!V.frames.length) V.frames = [0];
+    }
+    // record index of every view at every frame, FK of every drawn record, and the extent of the drawing
+    var lo = [Infinity, Infinity, Infinity], hi = [-Infinity, -Infinity, -Infinity];
+    function grow(x) { for (var k = 0; k < 3; k++) { if (x[k] < lo[k]) lo[k] = x[k]; if (x[k] > hi[k]) hi[k] = x[k]; } }
+    V.views.forEach(function (v) {
+      v.idx = V.frames.map(function (f, n) {
+        if (fd.mode === "clip") return n;
+        var k = 0; while (k + 1 < v.it.length && v.it[k + 1] <= f) k++; return k;
+      });
+      v.fk = v.qs.map(function (q) { return q ? fk(V.model, q) : null; });
+      v.fk.forEach(function (F) { if (F) F.p.forEach(grow); });
+    });
+    var goalsAll = fd.mode === "clip" ? fd.frames.map(function (f) { return f.goals; }) : [currentProblem().goals];
+    goalsAll.forEach(function (gs) { gs.forEach(function (g) { if (g.kind !== "orientation") grow(g.target_position); }); });
+    var q0 = fd.mode === "clip" ? fd.q0 : currentProblem().q0;
+    V.start = fk(V.model, q0);
+    V.start.p.forEach(grow);
+    if (!isFinite(lo[0])) { lo = [-1, -1, -1]; hi = [1, 1, 1]; }
+    var ext = Math.max(hi[0] - lo[0], hi[1] - lo[1], hi[2] - lo[2], 1e-3);
+    var pad = 0.08 * ext;
+    V.range = [0, 1, 2].map(function (k) { var c = (lo[k] + hi[k]) / 2, h = Math.max(hi[k] - lo[k], 0.15 * ext) / 2 + pad; return [c - h, c + h]; });
+    V.scale = 0.08 * ext;
+    var slider = document.getElementById("viewer-slider");
+    slider.max = String(V.frames.length - 1);
+    V.frame = V.frames.length - 1;
+    slider.value = String(V.frame);
+    return draw(true);
+  }
+
+  function lineSegments(pairs) {
+    var x = [], y = [], z = [];
+    pairs.forEach(function (s) { x.push(s[0][0], s[1][0], null); y.push(s[0][1], s[1][1], null); z.push(s[0][2], s[1][2], null); });
+    return { x: x, y: y, z: z };
+  }
+  function links(model, F) {
+    var segs = [];
+    model.joints.forEach(function (j, i) {
+      if (j.parent >= 0) segs.push([F.p[j.parent], F.o[i]]);
+      if (F.o[i][0] !== F.p[i][0] || F.o[i][1] !== F.p[i][1] || F.o[i][2] !== F.p[i][2]) segs.push([F.o[i], F.p[i]]);
+    });
+    return lineSegments(segs);
+  }
+  function frameAxes(R, origin, s, axis) {
+    var col = [R[axis] * s, R[3 + axis] * s, R[6 + axis] * s];
+    return [origin, add(origin, col)];
+  }
+  var AXIS_COLOURS = ["#d62728", "#2ca02c", "#1f77b4"];
+
+  function goalsAt(n) { var fd = famData(); return fd.mode === "clip" ? fd.frames[n].goals : currentProblem().goals; }
+
+  function viewTraces(v, n, scene) {
+    var model = V.model, k = v.idx[n], F = v.fk[k], goals = goalsAt(n), out = [], st = STYLE[v.spec] || { colour: "#444" };
+    var ghost = links(model, V.start);
+    out.push(Object.assign({ type: "scatter3d", mode: "lines", name: "start", scene: scene, hoverinfo: "skip", showlegend: false, line: { color: "#c8c8c8", width: 3 } }, ghost));
+    var state = null;
+    if (F) {
+      var L = links(model, F);
+      out.push(Object.assign({ type: "scatter3d", mode: "lines", name: "links", scene: scene, hoverinfo: "skip", showlegend: false, line: { color: st.colour, width: 6 } }, L));
+      var lim = jointsOnLimit(model, v.qs[k]);
+      out.push({ type: "scatter3d", mode: "markers", name: "joints", scene: scene, showlegend: false,
+        x: F.p.map(function (p) { return p[0]; }), y: F.p.map(function (p) { return p[1]; }), z: F.p.map(function (p) { return p[2]; }),
+        text: model.joints.map(function (j, i) { return j.name + " (" + j.type + ")" + (lim[i] ? " ON A LIMIT" : ""); }),
+        hovertemplate: "%{text}<extra></extra>",
+        marker: { size: model.joints.map(function (j, i) { return lim[i] ? 6 : (j.type === "fixed" ? 2.5 : 4); }), color: lim.map(function (b) { return b ? WARN : JOINT; }) } });
+      state = goalState(goals, F);
+      state.limits = lim.filter(Boolean).length;
+    }
+    var tp = goals.map(function (g) { return g.target_position; });
+    out.push({ type: "scatter3d", mode: "markers", name: "targets", scene: scene, showlegend: false,
+      x: tp.map(function (p) { return p[0]; }), y: tp.map(function (p) { return p[1]; }), z: tp.map(function (p) { return p[2]; }),
+      text: goals.map(function (g) { return "target of " + g.body + " (" + g.kind + ")"; }), hovertemplate: "%{text}<extra></extra>",
+      marker: { size: 5, symbol: "diamond-open", color: "#000" } });
+    var poseGoals = goals.filter(function (g) { return g.kind !== "position"; });
+    for (var a = 0; a < 3; a++) {
+      var segs = poseGoals.map(function (g) { var t = g.target_quat_xyzw; return frameAxes(quatMat(t[0], t[1], t[2], t[3]), g.target_position, V.scale, a); });
+      out.push(Object.assign({ type: "scatter3d", mode: "lines", name: "target axis " + "xyz"[a], scene: scene, hoverinfo: "skip", showlegend: false, line: { color: AXIS_COLOURS[a], width: 5 } }, lineSegments(segs)));
+    }
+    if (state) {
+      out.push({ type: "scatter3d", mode: "markers", name: "effector", scene: scene, showlegend: false,
+        x: state.eff.map(function (p) { return p[0]; }), y: state.eff.map(function (p) { return p[1]; }), z: state.eff.map(function (p) { return p[2]; }),
+        text: goals.map(function (g) { return "effector " + g.body; }), hovertemplate: "%{text}<extra></extra>",
+        marker: { size: 4, color: st.colour, line: { color: "#000", width: 1 } } });
+      for (var b = 0; b < 3; b++) {
+        var es = [];
+        goals.forEach(function (g, gi) { if (g.kind !== "position") es.push(frameAxes(F.R[g.body_index], state.eff[gi], V.scale * 0.8, b)); });
+        out.push(Object.assign({ type: "scatter3d", mode: "lines", name: "effector axis " + "xyz"[b], scene: scene, hoverinfo: "skip", showlegend: false, line: { color: AXIS_COLOURS[b], width: 3, dash: "dash" } }, lineSegments(es)));
+      }
+    }
+    return { traces: out, state: state };
+  }
+
+  function sceneLayout(i, n) {
+    var up = V.model.up === "y" ? { x: 0, y: 1, z: 0 } : { x: 0, y: 0, z: 1 };
+    var eye = V.model.up === "y" ? { x: 1.3, y: 0.7, z: 1.3 } : { x: 1.4, y: 1.3, z: 0.8 };
+    var r = V.range, ext = Math.max(r[0][1] - r[0][0], r[1][1] - r[1][0], r[2][1] - r[2][0]);
+    var gap = 0.01;
+    return {
+      domain: { x: [i / n + gap, (i + 1) / n - gap], y: [0, 1] },
+      xaxis: { range: r[0], title: { text: "x" } }, yaxis: { range: r[1], title: { text: "y" } }, zaxis: { range: r[2], title: { text: "z" } },
+      aspectmode: "manual", aspectratio: { x: (r[0][1] - r[0][0]) / ext, y: (r[1][1] - r[1][0]) / ext, z: (r[2][1] - r[2][0]) / ext },
+      camera: V.camera || { up: up, eye: eye }, uirevision: "v" + V.rev
+    };
+  }
+
+  function draw(fresh) {
+    var n = V.frame, traces = [], layout = { margin: { l: 0, r: 0, t: 24, b: 0 }, showlegend: false, uirevision: "v" + V.rev, annotations: [] };
+    var nv = Math.max(V.views.length, 1), states = [];
+    if (fresh) V.camera = null;
+    V.views.forEach(function (v, i) {
+      var scene = i === 0 ? "scene" : "scene" + (i + 1);
+      var t = viewTraces(v, n, scene);
+      traces = traces.concat(t.traces);
+      states.push(t.state);
+      layout[scene] = sceneLayout(i, nv);
+      layout.annotations.push({ text: v.spec, x: i / nv + 0.01, y: 1, xref: "paper", yref: "paper", xanchor: "left", yanchor: "bottom", showarrow: false, font: { color: (STYLE[v.spec] || {}).colour || "#000", size: 13 } });
+    });
+    if (!V.views.length) { layout.scene = sceneLayout(0, 1); layout.annotations.push({ text: "pick a solver", x: 0.5, y: 0.5, xref: "paper", yref: "paper", showarrow: false }); }
+    V.states = states;
+    var div = document.getElementById("viewer-3d");
+    var drawnKey = [V.fam, V.problem == null ? "" : V.problem, V.solvers.join(","), n].join("|");
+    var p = Plotly.react(div, traces, withTemplate(layout), CONFIG).then(function () {
+      // what is on screen now (for tests and tools): family|problem|solvers|frame
+      document.getElementById("solve-viewer").setAttribute("data-drawn", drawnKey);
+      if (!div._ikbSync) {
+        div._ikbSync = true;
+        div.on("plotly_relayout", function (ev) {
+          if (V.syncing) return;
+          var key = Object.keys(ev).filter(function (k) { return /^scene\d*\.camera$/.test(k); })[0];
+          if (!key) return;
+          V.camera = ev[key];
+          var upd = {};
+          V.views.forEach(function (v, i) { var s = i === 0 ? "scene" : "scene" + (i + 1); if (s + ".camera" !== key) upd[s + ".camera"] = ev[key]; });
+          V.syncing = true;
+          Plotly.relayout(div, upd).then(function () { V.syncing = false; }, function () { V.syncing = false; });
+        });
+      }
+    });
+    pending.push(p);
+    writeStatus();
+    drawCurve();
+    var fd = famData(), lab = document.getElementById("viewer-frame-label");
+    lab.textContent = fd.mode === "clip" ? ("frame " + (n + 1) + " of " + V.frames.length + ": problem " + V.frames[n]) :
+      ("iteration " + V.frames[n] + " (frame " + (n + 1) + " of " + V.frames.length + ")");
+    return p;
+  }
+
+  function writeStatus() {
+    var box = document.getElementById("viewer-status"), fd = famData(), n = V.frame;
+    box.innerHTML = "";
+    V.views.forEach(function (v, i) {
+      var st = V.states[i], col = (STYLE[v.spec] || {}).colour || "#999", parts = [];
+      var d = el("div", { style: "border-left-color:" + col, "data-solver": v.spec });
+      d.appendChild(el("b", { text: v.spec }));
+      if (fd.mode === "clip") {
+        var c = v.clip;
+        parts.push("problem " + V.frames[n] + ": " + c.status[n] + (c.success[n] ? " ✓" : ""));
+      } else {
+        var info = v.info;
+        parts.push(info.status + (info.success ? " ✓" : info.converged ? " (outside limits)" : "") + " after " + info.iterations + " iterations, " + fmtNum(info.time_us, 1) + " µs");
+        if (info.message) parts.push(info.message);
+        if (v.untraced) parts.push("not traced: start and returned configuration only");
+        if (!v.unsupported) parts.push("drawn: record " + (v.idx[n] + 1) + " of " + v.qs.length + ", iteration " + v.it[v.idx[n]]);
+        if (info.trace && info.trace.records > info.trace.q.length) parts.push("trace of " + info.trace.records + " records thinned to " + info.trace.q.length);
+      }
+      if (st) {
+        parts.push("effector–target error (drawn): " + (st.pe == null ? "" : fmtSci(st.pe, 2) + " m") + (st.pe != null && st.oe != null ? ", " : "") + (st.oe == null ? "" : fmtSci(st.oe, 2) + " rad"));
+        if (st.limits) parts.push(st.limits + " joint(s) on a limit");
+      }
+      d.appendChild(el("span", { cls: "err", text: " — " + parts.join(" · ") }));
+      box.appendChild(d);
+    });
+  }
+
+  function drawCurve() {
+    var fd = famData(), n = V.frame, data = [], cur = { x: [], y: [], c: [] }, anyO = false;
+    V.views.forEach(function (v) {
+      var col = (STYLE[v.spec] || {}).colour || "#444";
+      var x, pe, oe;
+      if (fd.mode === "clip") { x = V.frames; pe = v.clip.pe; oe = v.clip.oe; }
+      else { x = v.it; pe = v.pe; oe = v.oe; }
+      var kindP = fd.mode === "clip" ? true : currentProblem().goals.some(function (g) { return g.kind !== "orientation"; });
+      var kindO = fd.mode === "clip" ? goalsAt(0).some(function (g) { return g.kind !== "position"; }) : currentProblem().goals.some(function (g) { return g.kind !== "position"; });
+      var floor = function (a) { return a.map(function (e) { return e == null ? null : Math.max(e, 1e-16); }); };
+      if (kindP) data.push({ type: "scatter", mode: "lines+markers", name: v.spec + " position [m]", x: x, y: floor(pe), line: { color: col, width: 1.6 }, marker: { size: 4 } });
+      if (kindO) { anyO = true; data.push({ type: "scatter", mode: "lines+markers", name: v.spec + " orientation [rad]", x: x, y: floor(oe), line: { color: col, width: 1.2, dash: "dash" }, marker: { size: 3 } }); }
+      var k = fd.mode === "clip" ? n : v.idx[n];
+      if (kindP && pe[k] != null) { cur.x.push(x[k]); cur.y.push(Math.max(pe[k], 1e-16)); cur.c.push(col); }
+      if (kindO && oe[k] != null) { cur.x.push(x[k]); cur.y.push(Math.max(oe[k], 1e-16)); cur.c.push(col); }
+    });
+    data.push({ type: "scatter", mode: "markers", name: "current", x: cur.x, y: cur.y, showlegend: false, hoverinfo: "skip", marker: { size: 12, color: "rgba(0,0,0,0)", line: { color: cur.c, width: 2.5 } } });
+    var xnow = fd.mode === "clip" ? V.frames[n] : V.frames[n];
+    var tol = DATA.run.tolerances;
+    var shapes = [{ type: "line", xref: "x", x0: xnow, x1: xnow, yref: "paper", y0: 0, y1: 1, line: { color: "#555", width: 1, dash: "dot" } },
+      { type: "line", xref: "paper", x0: 0, x1: 1, yref: "y", y0: tol[0], y1: tol[0], line: { color: "#000", width: 1, dash: "dot" } }];
+    var layout = { height: 300, margin: { l: 70, r: 20, t: 30, b: 45 }, shapes: shapes, hovermode: "closest",
+      title: { text: fd.mode === "clip" ? "error of each problem's returned configuration (solves.csv)" : "error of this solve over its traced iterations (traces.csv; drawn records)", font: { size: 13 } },
+      xaxis: { title: { text: fd.mode === "clip" ? "problem (frame)" : "iteration" } },
+      yaxis: { type: "log", title: { text: "error (dotted: tolerance)" }, exponentformat: "power" }, legend: { font: { size: 10 } }, uirevision: "c" + V.rev };
+    pending.push(Plotly.react("viewer-curve", data, withTemplate(layout), CONFIG));
+  }
+
+  function setFrame(n) {
+    n = Math.max(0, Math.min(V.frames.length - 1, n | 0));
+    V.frame = n;
+    document.getElementById("viewer-slider").value = String(n);
+    return draw(false);
+  }
+  function stop() { if (V.timer) { clearInterval(V.timer); V.timer = null; document.getElementById("viewer-play").textContent = "play"; } }
+  function togglePlay() {
+    if (V.timer) { stop(); return; }
+    if (V.frame >= V.frames.length - 1) setFrame(0);
+    document.getElementById("viewer-play").textContent = "pause";
+    V.timer = setInterval(function () {
+      if (V.frame >= V.frames.length - 1) { stop(); return; }
+      setFrame(V.frame + 1);
+    }, 120);
+  }
+
+  // state for tests and tools: what the viewer draws now
+  window.ikbench = {
+    data: DATA,
+    viewer: {
+      state: function () {
+        return { family: V.fam, problem: V.problem, solvers: V.solvers.slice(), frame: V.frame, frames: V.frames.slice(),
+          views: V.views.map(function (v, i) { var s = V.states[i]; return { spec: v.spec, effectors: s ? s.eff : null, position_error: s ? s.pe : null, orientation_error: s ? s.oe : null, joints_on_limit: s ? s.limits : null }; }) };
+      },
+      family: viewerFamily, problem: viewerProblem, setFrame: setFrame,
+      solvers: function (list) { stop(); V.solvers = list.slice(0, 4); buildViewerPicker(); return viewerSelect(); }
+    },
+    sortSummary: sortSummary, fk: fk
+  };
+
+  // ------------------------------------------------------------------ go
+  function main() {
+    renderHeader();
+    renderHeadline();
+    renderRobots();
+    renderSummary();
+    renderFamilySection();
+    renderDof();
+    renderSweeps();
+    renderCoverage();
+    renderRun();
+    var v = renderViewer();
+    Promise.resolve(v).then(function () { return Promise.all(pending); }).then(function () {
+      document.body.setAttribute("data-ikbench-ready", errors.length ? "error" : "1");
+    }, function (e) { showError(String(e && e.message || e)); document.body.setAttribute("data-ikbench-ready", "error"); });
+  }
+  try { main(); } catch (e) { showError(e && e.stack || String(e)); document.body.setAttribute("data-ikbench-ready", "error"); }
+})();

@@ -1,0 +1,782 @@
+"""Reading a results directory written by `ikbench run` (docs/results-format.md).
+
+    run = ikbench.results.load("results/20261123-default")
+    run.solves        # pandas DataFrame, one row per solve (solves.csv)
+    run.traces        # per-iteration records (traces.csv), read on first use
+    run.problems      # problems.jsonl (format version 2; None for version 1)
+    run.solutions     # solutions.csv (version 2; None for version 1)
+    run.models        # {model id: model} from models.json (version 2; None for version 1)
+    run.meta          # run.json
+
+Every file is validated against the format: a missing file, column or field, or a value of the
+wrong kind raises `ResultsError` with a message naming the file, the line and the column or
+field. A version-2 run must be complete (`"complete": true` in run.json) and its files must match
+run.json's manifest (rows, bytes, FNV-1a 64-bit hash); otherwise it is refused as incomplete or
+mixed, unless `allow_incomplete=True`, which loads what is there and lists the reasons in
+`run.issues`. Version-1 runs (format "ikbench-run/1") load with what they have; figures that need
+version 2 raise `ResultsError` through `Run.require_version`.
+"""
+
+import csv
+import io
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .hashing import fnv1a64_hex
+
+# ---------------------------------------------------------------- the format
+
+FORMAT_NAME = "ikbench-run"
+LATEST_VERSION = 2
+
+# solves.csv: the leading columns never change order; later versions only append.
+LEADING_SOLVE_COLUMNS = [
+    "suite", "family", "problem", "dof", "effectors", "goal", "solver", "status", "converged",
+    "iterations", "restarts", "position_error", "orientation_error", "time_us", "fk_evals",
+    "jacobian_evals", "within_limits",
+]
+SOLVE_COLUMNS_V1 = LEADING_SOLVE_COLUMNS + ["time_per_iteration_us", "seed", "problem_name", "message"]
+SOLVE_COLUMNS = SOLVE_COLUMNS_V1 + ["q", "seed_distance", "solutions"]
+
+TRACE_COLUMNS_V1 = ["family", "problem", "solver", "iteration", "position_error", "orientation_error",
+                    "step_norm", "damping", "elapsed_us"]
+TRACE_COLUMNS = TRACE_COLUMNS_V1 + ["time_us", "q"]
+
+SOLUTION_COLUMNS = ["family", "problem", "solver", "solution", "q"]
+
+# summary.csv (written by ikbench.figures.write_summary): the columns of format version 1's
+# summary first, in their order, then the intervals and the extra time figures.
+SUMMARY_COLUMNS = [
+    "family", "solver", "solves", "supported", "converged", "success_rate", "iterations_median",
+    "iterations_p90", "position_error_median", "orientation_error_median", "time_us_median", "time_us_p90",
+    "fk_evals_mean", "jacobian_evals_mean", "time_us_mean",
+    "success_ci_low", "success_ci_high", "time_us_p99", "time_us_max", "time_us_mean_ci_low",
+    "time_us_mean_ci_high", "time_us_median_ci_low", "time_us_median_ci_high", "iterations_median_ci_low",
+    "iterations_median_ci_high",
+]
+
+SOLVE_COLUMNS_BY_VERSION = {1: SOLVE_COLUMNS_V1, 2: SOLVE_COLUMNS}
+TRACE_COLUMNS_BY_VERSION = {1: TRACE_COLUMNS_V1, 2: TRACE_COLUMNS}
+
+STATUSES = ("converged", "max-iterations", "time-limit", "stalled", "numerical-failure", "unsupported",
+            "invalid-input")
+# Solves the backend never attempted: they count (as failures) in the success rate, but not in
+# iteration, error, evaluation or time figures.
+NOT_ATTEMPTED = ("unsupported", "invalid-input")
+GOAL_KINDS = ("position", "orientation", "pose")
+JOINT_TYPES = {"revolute": (1, 1), "prismatic": (1, 1), "ball": (4, 3), "free": (7, 6), "fixed": (0, 0)}
+
+# Column kinds of solves.csv / traces.csv / solutions.csv.
+_INT_COLUMNS = {"problem", "dof", "effectors", "iterations", "restarts", "fk_evals", "jacobian_evals", "solutions",
+                "iteration", "solution"}
+_BOOL_COLUMNS = {"converged", "within_limits"}
+_FLOAT_COLUMNS = {"position_error", "orientation_error", "time_us", "time_per_iteration_us", "seed_distance",
+                  "step_norm", "damping", "elapsed_us"}
+_NONNEGATIVE = {"position_error", "orientation_error", "time_us", "time_per_iteration_us", "seed_distance",
+                "elapsed_us"}
+# Float columns that may be empty (not applicable): time per iteration of a 0-iteration solve,
+# the seed distance of a solve without a configuration.
+_MAY_BE_EMPTY = {"time_per_iteration_us", "seed_distance"}
+_UINT64_COLUMNS = {"seed"}
+_NON_EMPTY_TEXT = {"suite", "family", "solver", "goal"}
+
+
+class ResultsError(Exception):
+    """A results directory that cannot be read as the format says; the message names the file,
+    the line and the column or field, and what was expected."""
+
+
+# ---------------------------------------------------------------- helpers
+
+def _read_bytes(path, what):
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except FileNotFoundError:
+        raise ResultsError(f"{path}: no such file ({what})") from None
+    except IsADirectoryError:
+        raise ResultsError(f"{path}: is a directory, expected {what}") from None
+    except OSError as e:
+        raise ResultsError(f"{path}: cannot read: {e.strerror}") from None
+
+
+def _decode(data, path):
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data[:e.start].count(b"\n") + 1
+        raise ResultsError(f"{path}:{line}: not UTF-8 text ({e.reason} at byte {e.start})") from None
+
+
+def count_lines(data):
+    """Lines of a text file's bytes (a last line without a newline counts)."""
+    if not data:
+        return 0
+    return data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
+
+
+def _parse_json_text(text, path):
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as e:
+        raise ResultsError(f"{path}:{e.lineno}: malformed JSON: {e.msg} (column {e.colno})") from None
+
+
+def read_json_file(path, what):
+    data = _read_bytes(path, what)
+    return _parse_json_text(_decode(data, path), path), data
+
+
+def format_version(meta):
+    """The format version a run.json declares: 'format_version', else the N of 'format':
+    'ikbench-run/N', else 1 (run.json files written before the version field)."""
+    v = meta.get("format_version")
+    if isinstance(v, int) and not isinstance(v, bool):
+        return v
+    fmt = meta.get("format")
+    if isinstance(fmt, str) and fmt.startswith(FORMAT_NAME + "/"):
+        try:
+            return int(fmt.split("/", 1)[1])
+        except ValueError:
+            pass
+    return 1
+
+
+def _where(path, line, column):
+    return f"{path}:{line}: column '{column}'"
+
+
+def _exact_floats(raw):
+    """Text -> float64, correctly rounded (Python's float(); pandas' fast parser is not, and
+    files are written so that they read back exactly); nan where the text is not a number."""
+    arr = np.asarray(raw, dtype=str) if len(raw) else np.zeros(0, dtype=str)
+    try:
+        return arr.astype(np.float64)
+    except ValueError:
+        out = np.empty(len(arr))
+        for i, x in enumerate(arr):
+            try:
+                out[i] = float(x)
+            except ValueError:
+                out[i] = np.nan
+        return out
+
+
+class _Table:
+    """A CSV file read with the csv module: header, columns of strings, line of every record."""
+
+    def __init__(self, path, data, required, kind):
+        self.path = path
+        if not data.strip():
+            raise ResultsError(f"{path}: empty file, expected a header line with columns {','.join(required)}")
+        text = _decode(data, path)
+        reader = csv.reader(io.StringIO(text, newline=""))
+        rows, lines = [], []
+        try:
+            header = next(reader)
+            header = [h.strip() for h in header]
+            missing = [c for c in required if c not in header]
+            if missing:
+                raise ResultsError(f"{path}:1: missing column(s) {', '.join(repr(c) for c in missing)} in the header "
+                                   f"(expected the {kind} columns {','.join(required)})")
+            dup = sorted({h for h in header if header.count(h) > 1})
+            if dup:
+                raise ResultsError(f"{path}:1: column(s) {', '.join(repr(c) for c in dup)} appear more than once")
+            n = len(header)
+            for row in reader:
+                if not row or (len(row) == 1 and not row[0].strip()):
+                    continue  # blank line
+                if len(row) != n:
+                    raise ResultsError(f"{path}:{reader.line_num}: {len(row)} fields, but the header has {n}")
+                rows.append(row)
+                lines.append(reader.line_num)
+        except csv.Error as e:
+            raise ResultsError(f"{path}:{reader.line_num}: malformed CSV: {e}") from None
+        self.header = header
+        self.lines = np.asarray(lines, dtype=np.int64)
+        cols = list(zip(*rows)) if rows else [() for _ in header]
+        self.columns = {h: np.asarray(c, dtype=object) for h, c in zip(header, cols)}
+        self.n = len(rows)
+
+    def fail(self, column, mask, expected):
+        i = int(np.flatnonzero(mask)[0])
+        raise ResultsError(f"{_where(self.path, self.lines[i], column)}: expected {expected}, "
+                           f"got '{self.columns[column][i]}'")
+
+    def frame(self, columns=None):
+        """DataFrame of the named columns (all by default), typed by the format's column kinds."""
+        out = {}
+        for c in (columns or self.header):
+            out[c] = self.typed(c)
+        return pd.DataFrame(out)
+
+    def typed(self, c):
+        raw = self.columns[c]
+        if c in _INT_COLUMNS:
+            vals = _exact_floats(raw)
+            bad = ~np.isfinite(vals) | (vals < 0) | (vals != np.floor(vals))
+            if bad.any():
+                self.fail(c, bad, "a non-negative integer")
+            return vals.astype(np.int64)
+        if c in _BOOL_COLUMNS:
+            s = np.char.strip(raw.astype(str)) if len(raw) else np.asarray([], dtype=str)
+            bad = (s != "0") & (s != "1")
+            if bad.any():
+                self.fail(c, bad, "0 or 1")
+            return s == "1"
+        if c in _FLOAT_COLUMNS:
+            s = np.char.strip(raw.astype(str)) if len(raw) else np.asarray([], dtype=str)
+            empty = s == ""
+            v = _exact_floats(np.where(empty, "nan", s))
+            # _exact_floats gives nan both for 'nan' and for text it cannot read: tell them apart.
+            unreadable = np.isnan(v) & ~empty & ~np.isin(np.char.lower(s), ["nan", "-nan", "+nan"])
+            if c not in _MAY_BE_EMPTY:
+                unreadable |= empty
+            if unreadable.any():
+                self.fail(c, unreadable, "a number (or nan, inf)" + (" or nothing" if c in _MAY_BE_EMPTY else ""))
+            if c in _NONNEGATIVE:
+                neg = v < 0
+                if neg.any():
+                    self.fail(c, neg, "a non-negative number")
+            return v
+        if c in _UINT64_COLUMNS:
+            s = pd.Series(raw, dtype=object).str.strip()
+            ok = s.str.fullmatch(r"\d{1,20}").to_numpy(dtype=bool, na_value=False)
+            if ok.all():
+                vals = [int(x) for x in s]
+                ok = np.array([x < (1 << 64) for x in vals])
+                if ok.all():
+                    return np.array(vals, dtype=np.uint64)
+            self.fail(c, ~ok, "an unsigned 64-bit integer")
+        vals = raw if len(raw) else np.asarray([], dtype=object)  # text stays Python strings (object)
+        if c in _NON_EMPTY_TEXT:
+            bad = np.array([not x.strip() for x in vals], dtype=bool)
+            if bad.any():
+                self.fail(c, bad, "a non-empty name")
+        return vals
+
+
+def _check_statuses(table, df):
+    if "status" not in df:
+        return
+    s = df["status"].str.strip()
+    bad = ~s.isin(STATUSES).to_numpy()
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ResultsError(f"{_where(table.path, table.lines[i], 'status')}: unknown status '{s.iloc[i]}' "
+                           f"(expected one of {', '.join(sorted(STATUSES))})")
+    df["status"] = s
+
+
+def _check_unique(table, df, keys, what):
+    dup = df.duplicated(keys).to_numpy()
+    if dup.any():
+        i = int(np.flatnonzero(dup)[0])
+        desc = ", ".join(f"{k} '{df[k].iloc[i]}'" for k in keys)
+        raise ResultsError(f"{table.path}:{table.lines[i]}: duplicate {what} ({desc})")
+
+
+def parse_q(text, where=None):
+    """A configuration written as numbers separated by spaces -> numpy array."""
+    try:
+        return np.array([float(x) for x in text.split()], dtype=float)
+    except ValueError:
+        raise ResultsError(f"{where or 'q'}: expected numbers separated by spaces, got '{text}'") from None
+
+
+# ---------------------------------------------------------------- the run
+
+class Run:
+    """One results directory. DataFrames are typed: ints, floats (nan where not a number or
+    empty), bools for converged/within_limits, strings (q as written, see `q_of`)."""
+
+    def __init__(self, path, meta, version, solves, solve_lines, solves_path, *, problems=None, models=None,
+                 solutions=None, traces_path=None, manifest=None, issues=(), notes=(), problem_lines=None):
+        self.path = Path(path)
+        self.meta = meta
+        self.format_version = version
+        self.solves = solves
+        self.solve_lines = solve_lines
+        self.solves_path = solves_path
+        self.problems = problems
+        self.problem_lines = problem_lines
+        self.models = models
+        self.solutions = solutions
+        self.traces_path = traces_path
+        self._manifest = manifest or {}
+        self._traces = None
+        self.issues = list(issues)   # why the run is incomplete or mixed (loaded with allow_incomplete)
+        self.notes = list(notes)     # what a reader should know (e.g. no run.json)
+
+    # -- identity ---------------------------------------------------------------------------
+    @property
+    def complete(self):
+        return not self.issues
+
+    @property
+    def suite(self):
+        s = self.meta.get("suite")
+        if isinstance(s, dict) and isinstance(s.get("name"), str):
+            return s["name"]
+        if isinstance(s, str):
+            return s
+        vals = self.solves["suite"].unique() if len(self.solves) else []
+        return vals[0] if len(vals) else "?"
+
+    @property
+    def seed(self):
+        s = self.meta.get("seed")
+        for parent, key in (("suite", "seed"), ("seeds", "suite")):
+            if s is None and isinstance(self.meta.get(parent), dict):
+                s = self.meta[parent].get(key)
+        return s
+
+    @property
+    def threads(self):
+        t = self.meta.get("threads")
+        return t if isinstance(t, int) and not isinstance(t, bool) else None
+
+    @property
+    def cpu(self):
+        m = self.meta.get("machine")
+        if isinstance(m, dict) and isinstance(m.get("cpu"), str):
+            return m["cpu"]
+        return self.meta.get("cpu") if isinstance(self.meta.get("cpu"), str) else None
+
+    @property
+    def families(self):
+        """run.json's families (list of dicts; empty when run.json has none)."""
+        f = self.meta.get("families")
+        return [x for x in f if isinstance(x, dict)] if isinstance(f, list) else []
+
+    @property
+    def solver_specs(self):
+        """Solver specs in run.json's order, then any others of solves.csv in file order."""
+        specs = [s.get("spec") for s in self.meta.get("solvers", []) if isinstance(s, dict)
+                 and isinstance(s.get("spec"), str)] if isinstance(self.meta.get("solvers"), list) else []
+        for s in pd.unique(self.solves["solver"]):
+            if s not in specs:
+                specs.append(s)
+        return specs
+
+    @property
+    def tolerances(self):
+        """(position [m], orientation [rad]) from run.json's suite options (1e-5, 1e-5 if absent)."""
+        opts = self.meta.get("suite", {}).get("options", {}) if isinstance(self.meta.get("suite"), dict) else {}
+        p = opts.get("position_tolerance_m", 1e-5)
+        o = opts.get("orientation_tolerance_rad", 1e-5)
+        return float(p), float(o)
+
+    def describe(self):
+        v = f"format {self.format_version}" + ("" if self.complete else ", INCOMPLETE")
+        return f"{self.path} (suite {self.suite}, {len(self.solves)} solves, {v})"
+
+    def require_version(self, version, what):
+        if self.format_version < version:
+            raise ResultsError(f"{what} needs a results directory of format version {version} (models.json, "
+                               f"problems.jsonl, the q column of solves.csv); {self.path} is version "
+                               f"{self.format_version}: rerun it with a current `ikbench run`")
+
+    # -- lazily read files -------------------------------------------------------------------
+    @property
+    def traces(self):
+        """traces.csv as a DataFrame (read and checked against the manifest on first use); an
+        empty frame with the format's columns when the run has no traces.csv."""
+        if self._traces is None:
+            self._traces = self._read_traces()
+        return self._traces
+
+    def _read_traces(self):
+        cols = TRACE_COLUMNS_BY_VERSION.get(min(self.format_version, LATEST_VERSION), TRACE_COLUMNS)
+        path = self.traces_path
+        if path is None or not path.exists():
+            return pd.DataFrame({c: pd.Series(dtype=object if c in ("family", "solver", "q") else float)
+                                 for c in cols})
+        data = _read_bytes(path, "traces.csv")
+        self._check_manifest_file(path.name, data)
+        return read_traces_bytes(path, data, cols)
+
+    def _check_manifest_file(self, name, data):
+        entry = self._manifest.get(name)
+        if entry is None:
+            return
+        problem = _manifest_mismatch(name, entry, data)
+        if problem:
+            msg = (f"{self.path}: mixed or modified run: {problem}; the files of a run must be the ones "
+                   "its run.json lists (files of one run are never mixed with another's)")
+            if self._allow_incomplete:
+                self.issues.append(problem)
+            else:
+                raise ResultsError(msg)
+
+    _allow_incomplete = False
+
+    def q_of(self, i):
+        """The returned configuration of solves row i (numpy array; empty when none)."""
+        self.require_version(2, "the returned configuration q")
+        text = self.solves["q"].iat[i]
+        return parse_q(text, f"{self.solves_path}:{self.solve_lines[i]}: column 'q'")
+
+    def problem(self, family, problem):
+        """The problems.jsonl record of (family, problem) as a dict (version 2)."""
+        self.require_version(2, "problem records")
+        idx = self._problem_index()
+        try:
+            return self.problems.iloc[idx[(family, int(problem))]].to_dict()
+        except KeyError:
+            raise ResultsError(f"{self.path / 'problems.jsonl'}: no problem {problem} of family '{family}'") from None
+
+    def _problem_index(self):
+        if not hasattr(self, "_pidx"):
+            self._pidx = {(f, int(p)): i for i, (f, p) in
+                          enumerate(zip(self.problems["family"], self.problems["problem"]))}
+        return self._pidx
+
+
+def read_traces_bytes(path, data, cols):
+    """traces.csv: a fast typed read; on any irregularity the file is scanned again with the csv
+    module so that the error names its line and column."""
+    if not data.strip():
+        raise ResultsError(f"{path}: empty file, expected a header line with columns {','.join(cols)}")
+    header = next(csv.reader(io.StringIO(_decode(data[:data.find(b"\n") + 1 or len(data)], path))), [])
+    header = [h.strip() for h in header]
+    missing = [c for c in cols if c not in header]
+    if missing:
+        raise ResultsError(f"{path}:1: missing column(s) {', '.join(repr(c) for c in missing)} in the header "
+                           f"(expected the traces columns {','.join(cols)})")
+    dtypes = {c: (np.int64 if c in _INT_COLUMNS else float if c in _FLOAT_COLUMNS else object) for c in header}
+    last = header[-1]
+    try:
+        df = pd.read_csv(io.BytesIO(data), dtype=dtypes, keep_default_na=False,
+                         na_values={c: ["nan", "-nan", ""] for c in header if c in _FLOAT_COLUMNS},
+                         engine="c", float_precision="round_trip")
+        # A short line leaves its last field empty: the last column is never empty in the format.
+        ok = not (df[last].isna().any() if dtypes[last] is float else (df[last].astype(str) == "").any())
+        for c in _NONNEGATIVE & set(header):
+            ok = ok and not (df[c] < 0).any()
+        if ok and len(df.columns) == len(header):
+            for c in ("family", "solver"):
+                df[c] = df[c].astype(str)
+            return df
+    except (ValueError, pd.errors.ParserError, UnicodeDecodeError):
+        pass
+    table = _Table(path, data, cols, "traces")  # raises with the line and column
+    return table.frame()
+
+
+def _manifest_mismatch(name, entry, data):
+    """Why `data` does not match run.json's manifest entry for file `name` (None if it does)."""
+    if not isinstance(entry, dict):
+        return f"run.json 'files.{name}' is not an object"
+    if "bytes" in entry and entry["bytes"] != len(data):
+        return f"{name} has {len(data)} bytes, run.json's manifest says {entry['bytes']}"
+    rows = entry.get("rows")
+    if rows is not None and name.endswith((".csv", ".jsonl")):  # rows of a .json document mean nothing
+        lines = count_lines(data)
+        found = lines - 1 if name.endswith(".csv") else lines
+        if found != rows:
+            return f"{name} has {found} rows, run.json's manifest says {rows}"
+    h = entry.get("fnv1a64")
+    if h is not None:
+        got = fnv1a64_hex(data)
+        if str(h).lower() != got:
+            return f"{name} has FNV-1a 64 hash {got}, run.json's manifest says {h}"
+    return None
+
+
+# ---------------------------------------------------------------- loading
+
+def load(path, *, allow_incomplete=False, require_run_json=True):
+    """Reads a results directory (or a solves.csv file: the other files are taken from its
+    directory). Raises ResultsError on anything the format does not allow."""
+    path = Path(path)
+    if path.suffix == ".csv" and not path.is_dir():
+        directory, solves_path = path.parent, path
+    else:
+        directory, solves_path = path, path / "solves.csv"
+    if not directory.exists():
+        raise ResultsError(f"{solves_path}: no such file (expected a results directory written by `ikbench run`)")
+    if not directory.is_dir():
+        raise ResultsError(f"{path}: not a directory (expected a results directory written by `ikbench run`, "
+                           "or its solves.csv)")
+    issues, notes = [], []
+
+    # run.json
+    run_json = directory / "run.json"
+    if run_json.exists():
+        meta, _ = read_json_file(run_json, "run.json")
+        if not isinstance(meta, dict):
+            raise ResultsError(f"{run_json}:1: expected a JSON object")
+    elif require_run_json:
+        raise ResultsError(f"{run_json}: no such file (every results directory of `ikbench run` has one)")
+    else:
+        meta = {}
+        notes.append("no run.json: read as format version 1 without run facts")
+    version = format_version(meta)
+    if version > LATEST_VERSION:
+        notes.append(f"run.json declares format version {version}; read as version {LATEST_VERSION} "
+                     "(columns added later are kept but not interpreted)")
+    rv = min(version, LATEST_VERSION)
+    if meta and "format" not in meta and "format_version" not in meta:
+        notes.append("run.json has no 'format': read as format version 1")
+
+    # Completeness and the manifest (format version 2).
+    manifest = {}
+    if rv >= 2:
+        complete = meta.get("complete")
+        if complete is not True:
+            why = "run.json says \"complete\": " + json.dumps(complete)
+            if meta.get("interrupted"):
+                why += " and \"interrupted\": true (the run was stopped"
+                prog = meta.get("progress")
+                why += f"; progress: {json.dumps(prog)})" if prog is not None else ")"
+            else:
+                why += " (the run is still going on, or stopped before writing its last files)"
+            issues.append(why)
+        files = meta.get("files")
+        if isinstance(files, dict):
+            manifest = files
+        elif complete is True:
+            issues.append("run.json has no 'files' manifest")
+        for name, entry in manifest.items():
+            p = directory / name
+            if not p.exists():
+                issues.append(f"{name} is in run.json's manifest but not in the directory")
+            elif isinstance(entry, dict) and "bytes" in entry and p.stat().st_size != entry["bytes"]:
+                issues.append(f"{name} has {p.stat().st_size} bytes, run.json's manifest says {entry['bytes']}")
+        if complete is True and manifest:
+            for name in ("solves.csv", "models.json", "problems.jsonl"):
+                if name not in manifest:
+                    issues.append(f"run.json's manifest does not list {name}")
+        if issues and not allow_incomplete:
+            kind = "incomplete" if complete is not True else "mixed or modified"
+            raise ResultsError(f"{directory}: {kind} run: " + "; ".join(issues) +
+                               ". Refused: its figures would not describe one finished run "
+                               "(pass allow_incomplete=True / --allow-incomplete to read it anyway)")
+
+    def check_manifest(name, data):
+        entry = manifest.get(name)
+        if entry is None:
+            return
+        problem = _manifest_mismatch(name, entry, data)
+        if problem and problem not in issues:
+            if not allow_incomplete:
+                raise ResultsError(f"{directory}: mixed or modified run: {problem}; the files of a run must be the "
+                                   "ones its run.json lists (files of one run are never mixed with another's)")
+            issues.append(problem)
+
+    # solves.csv (or, for an incomplete run, the partial file written during the run)
+    if not solves_path.exists() and allow_incomplete and (directory / "solves.partial.csv").exists():
+        solves_path = directory / "solves.partial.csv"
+        issues.append("solves.csv is missing: read solves.partial.csv (the solves finished so far)")
+    data = _read_bytes(solves_path, "the solves.csv written by `ikbench run`")
+    check_manifest(solves_path.name, data)
+    required = LEADING_SOLVE_COLUMNS if rv < 2 else SOLVE_COLUMNS
+    table = _Table(solves_path, data, required, f"solves.csv (format version {rv})")
+    known = [c for c in SOLVE_COLUMNS if c in table.header]
+    extra = [c for c in table.header if c not in known]
+    solves = table.frame(known)
+    for c in extra:  # columns of a later format version: kept as text
+        solves[c] = table.columns[c]
+    _check_statuses(table, solves)
+    _check_unique(table, solves, ["family", "problem", "solver"], "solve")
+    suite_name = meta.get("suite", {}).get("name") if isinstance(meta.get("suite"), dict) else meta.get("suite")
+    if isinstance(suite_name, str) and len(solves):
+        other = solves["suite"] != suite_name
+        if other.any():
+            i = int(np.flatnonzero(other.to_numpy())[0])
+            raise ResultsError(f"{solves_path}:{table.lines[i]}: column 'suite' is '{solves['suite'].iat[i]}', but "
+                               f"{run_json} is suite '{suite_name}': files of different runs are mixed")
+    if rv >= 2:
+        bad = (solves["q"].str.strip() == "") & ~solves["status"].isin(NOT_ATTEMPTED)
+        if bad.any():
+            i = int(np.flatnonzero(bad.to_numpy())[0])
+            raise ResultsError(f"{_where(solves_path, table.lines[i], 'q')}: empty, but status "
+                               f"'{solves['status'].iat[i]}' returns a configuration (only unsupported and "
+                               "invalid-input solves have none)")
+
+    run = Run(directory, meta, rv, solves, table.lines, solves_path, notes=notes)
+    run.issues = issues  # shared: the files read below add to it
+    run._allow_incomplete = allow_incomplete
+    run._manifest = manifest
+    run.traces_path = directory / "traces.csv"
+
+    if rv >= 2:
+        run.models = _load_models(directory / "models.json", check_manifest, allow_incomplete, issues)
+        run.problems, run.problem_lines = _load_problems(directory / "problems.jsonl", check_manifest,
+                                                         allow_incomplete, issues, run.models)
+        sp = directory / "solutions.csv"
+        if sp.exists():
+            sdata = _read_bytes(sp, "solutions.csv")
+            check_manifest("solutions.csv", sdata)
+            st = _Table(sp, sdata, SOLUTION_COLUMNS, "solutions.csv")
+            run.solutions = st.frame(SOLUTION_COLUMNS)
+            _check_unique(st, run.solutions, ["family", "problem", "solver", "solution"], "solution")
+        elif allow_incomplete:
+            run.solutions = pd.DataFrame({c: pd.Series(dtype=object) for c in SOLUTION_COLUMNS})
+            issues.append("solutions.csv is missing")
+        else:
+            raise ResultsError(f"{sp}: no such file (format version 2 writes it, header only when no solve "
+                               "returned several solutions)")
+        if run.problems is not None and len(solves):
+            _check_problems_cover(run, table)
+    return run
+
+
+def _check_problems_cover(run, table):
+    keys = set(zip(run.problems["family"], run.problems["problem"].astype(int)))
+    for i, (f, p) in enumerate(zip(run.solves["family"], run.solves["problem"])):
+        if (f, int(p)) not in keys:
+            raise ResultsError(f"{table.path}:{table.lines[i]}: problem {p} of family '{f}' is not in "
+                               f"{run.path / 'problems.jsonl'}: files of different runs are mixed")
+
+
+def _load_models(path, check_manifest, allow_incomplete, issues):
+    if not path.exists() and allow_incomplete:
+        issues.append("models.json is missing")
+        return None
+    data = _read_bytes(path, "models.json (format version 2)")
+    check_manifest("models.json", data)
+    doc = _parse_json_text(_decode(data, path), path)
+    if not isinstance(doc, dict) or not isinstance(doc.get("models"), list):
+        raise ResultsError(f"{path}: expected an object with a list 'models'")
+    models = {}
+    for k, m in enumerate(doc["models"]):
+        where = f"{path}: models[{k}]"
+        if not isinstance(m, dict):
+            raise ResultsError(f"{where}: expected an object")
+        _validate_model(m, where)
+        if m["id"] in models:
+            raise ResultsError(f"{where}: field 'id': '{m['id']}' appears twice")
+        models[m["id"]] = m
+    return models
+
+
+def _num_list(v, n=None, allow_null=False):
+    if not isinstance(v, list) or (n is not None and len(v) != n):
+        return False
+    for x in v:
+        if x is None and allow_null:
+            continue
+        if isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x):
+            return False
+    return True
+
+
+def _validate_pose(p, where, field):
+    if not isinstance(p, dict) or not _num_list(p.get("xyz"), 3) or not _num_list(p.get("quat_xyzw"), 4):
+        raise ResultsError(f"{where}: field '{field}': expected {{\"xyz\": [3 numbers], \"quat_xyzw\": [4 numbers]}}")
+    if abs(np.linalg.norm(p["quat_xyzw"]) - 1.0) > 1e-6:
+        raise ResultsError(f"{where}: field '{field}.quat_xyzw': expected a unit quaternion, norm is "
+                           f"{np.linalg.norm(p['quat_xyzw']):.9g}")
+
+
+def _validate_model(m, where):
+    for k, kind in (("id", str), ("nq", int), ("nv", int), ("joints", list)):
+        if not isinstance(m.get(k), kind) or isinstance(m.get(k), bool):
+            raise ResultsError(f"{where}: field '{k}': expected {'a string' if kind is str else 'an integer' if kind is int else 'a list'}")
+    nq = nv = 0
+    for j, jt in enumerate(m["joints"]):
+        w = f"{where}.joints[{j}]"
+        if not isinstance(jt, dict):
+            raise ResultsError(f"{w}: expected an object")
+        t = jt.get("type")
+        if t not in JOINT_TYPES:
+            raise ResultsError(f"{w}: field 'type': expected one of {', '.join(JOINT_TYPES)}, got {t!r}")
+        p = jt.get("parent")
+        if not isinstance(p, int) or isinstance(p, bool) or not (-1 <= p < j):
+            raise ResultsError(f"{w}: field 'parent': expected -1 or the index of an earlier joint, got {p!r}")
+        _validate_pose(jt.get("parent_T_joint"), w, "parent_T_joint")
+        if t in ("revolute", "prismatic"):
+            if not _num_list(jt.get("axis"), 3) or np.linalg.norm(jt["axis"]) < 1e-12:
+                raise ResultsError(f"{w}: field 'axis': expected 3 numbers, not all zero")
+        jq, jv = JOINT_TYPES[t]
+        for k in ("lower", "upper"):
+            if not _num_list(jt.get(k), jv, allow_null=True):
+                raise ResultsError(f"{w}: field '{k}': expected {jv} numbers or null (one per tangent DOF)")
+        for k, expect in (("idx_q", nq), ("idx_v", nv)):
+            if jt.get(k) != expect:
+                raise ResultsError(f"{w}: field '{k}': expected {expect} (joints in order, {t} takes "
+                                   f"{jq if k == 'idx_q' else jv}), got {jt.get(k)!r}")
+        nq += jq
+        nv += jv
+    if (nq, nv) != (m["nq"], m["nv"]):
+        raise ResultsError(f"{where}: fields 'nq', 'nv' are {m['nq']}, {m['nv']} but the joints add up to {nq}, {nv}")
+
+
+_PROBLEM_FIELDS = {"family": str, "problem": int, "model": str, "q0": list, "goals": list}
+
+
+def _load_problems(path, check_manifest, allow_incomplete, issues, models):
+    if not path.exists() and allow_incomplete:
+        issues.append("problems.jsonl is missing")
+        return None, None
+    data = _read_bytes(path, "problems.jsonl (format version 2)")
+    check_manifest("problems.jsonl", data)
+    text = _decode(data, path)
+    recs, lines = [], []
+    for ln, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            r = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise ResultsError(f"{path}:{ln}: malformed JSON: {e.msg} (column {e.colno})") from None
+        where = f"{path}:{ln}"
+        if not isinstance(r, dict):
+            raise ResultsError(f"{where}: expected a JSON object")
+        for k, kind in _PROBLEM_FIELDS.items():
+            if not isinstance(r.get(k), kind) or isinstance(r.get(k), bool):
+                raise ResultsError(f"{where}: field '{k}': expected {'a string' if kind is str else 'an integer' if kind is int else 'a list'}, "
+                                   f"got {json.dumps(r.get(k))}")
+        if models is not None and r["model"] not in models:
+            raise ResultsError(f"{where}: field 'model': '{r['model']}' is not in models.json")
+        if models is not None and len(r["q0"]) != models[r["model"]]["nq"]:
+            raise ResultsError(f"{where}: field 'q0': {len(r['q0'])} numbers, model '{r['model']}' has nq "
+                               f"{models[r['model']]['nq']}")
+        if not _num_list(r["q0"]):
+            raise ResultsError(f"{where}: field 'q0': expected a list of numbers")
+        for g, goal in enumerate(r["goals"]):
+            gw = f"{where}: field 'goals[{g}]"
+            if not isinstance(goal, dict):
+                raise ResultsError(f"{gw}': expected an object")
+            if goal.get("kind") not in GOAL_KINDS:
+                raise ResultsError(f"{gw}.kind': expected one of {', '.join(GOAL_KINDS)}, got {goal.get('kind')!r}")
+            bi = goal.get("body_index")
+            nj = len(models[r["model"]]["joints"]) if models is not None else None
+            if not isinstance(bi, int) or isinstance(bi, bool) or bi < 0 or (nj is not None and bi >= nj):
+                raise ResultsError(f"{gw}.body_index': expected the index of a joint of model '{r['model']}', got {bi!r}")
+            for k, n in (("point", 3), ("target_position", 3), ("target_quat_xyzw", 4)):
+                if not _num_list(goal.get(k), n):
+                    raise ResultsError(f"{gw}.{k}': expected {n} numbers")
+            if goal["kind"] != "position" and abs(np.linalg.norm(goal["target_quat_xyzw"]) - 1) > 1e-6:
+                raise ResultsError(f"{gw}.target_quat_xyzw': expected a unit quaternion")
+        recs.append(r)
+        lines.append(ln)
+    cols = ["family", "problem", "name", "model", "sequential", "q0", "goals"]
+    df = pd.DataFrame({c: [r.get(c) for r in recs] for c in cols}) if recs else \
+        pd.DataFrame({c: pd.Series(dtype=object) for c in cols})
+    if len(df):
+        df["problem"] = df["problem"].astype(np.int64)
+        dup = df.duplicated(["family", "problem"]).to_numpy()
+        if dup.any():
+            i = int(np.flatnonzero(dup)[0])
+            raise ResultsError(f"{path}:{lines[i]}: duplicate problem {df['problem'].iat[i]} of family "
+                               f"'{df['family'].iat[i]}'")
+    return df, np.asarray(lines, dtype=np.int64)
+
+
+def version_note(run, what):
+    """A one-line note for output that shows less for a version-1 run."""
+    if run.format_version >= 2:
+        return None
+    return f"{run.path} is format version 1: {what} needs version 2 and is not shown"
+
+
+__all__ = ["load", "Run", "ResultsError", "SOLVE_COLUMNS", "SOLVE_COLUMNS_V1", "LEADING_SOLVE_COLUMNS",
+           "TRACE_COLUMNS", "TRACE_COLUMNS_V1", "SOLUTION_COLUMNS", "SUMMARY_COLUMNS", "STATUSES", "NOT_ATTEMPTED",
+           "parse_q", "count_lines", "format_version"]

@@ -1,0 +1,80 @@
+// A batch of single-effector problems solved on C++ threads: the engine
+// behind ikbench.solve_batch, free of Python so that it can run with the GIL
+// released.
+//
+// Every input is read in place and every output written in place (row i of
+// each array belongs to problem i), so the Python side passes numpy buffers
+// straight through. Solve i uses the seed seeds[i] and writes only row i, so
+// the outputs do not depend on the thread count or on which thread solved
+// which row (as long as no time budget binds).
+//
+// The loop over problems is one function, solveRange(), run by each worker
+// on chunks of rows taken from a shared counter. BatchInput holds what a
+// batched solver call (many problems per call, SIMD across problems) takes:
+// one model, one goal, a target pose per problem, one shared or one
+// per-problem start, the spec, the solve options, a seed per problem and a
+// thread count; such a call can replace the workers, chunk by chunk between
+// keep_going() polls, without changing the outputs or the Python signature.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+
+#include "ikbench/core/solver_options.h"
+#include "ikbench/kinematics/goal.h"
+#include "ikbench/solvers/solver_spec.h"
+#include "ikbench/solvers/summary.h"
+
+namespace ikbench::python {
+
+struct BatchInput {
+  std::shared_ptr<const Model> model;
+  SolverSpec spec;
+  // The goal every problem shares; its target is replaced row by row.
+  Goal goal;
+  // n rows of 3 (position) or 7 (position + quaternion x, y, z, w; unit
+  // norm) doubles, row-major.
+  const double* targets = nullptr;
+  long n = 0;
+  int target_cols = 7;
+  // Start configurations: nq doubles shared by every row, or n rows of nq.
+  const double* q0 = nullptr;
+  bool q0_per_row = false;
+  // Solve options; `seed` is replaced by seeds[i] for row i.
+  SolverOptions options;
+  const std::uint64_t* seeds = nullptr;  // n seeds
+  int threads = 1;                       // >= 1
+  // Solve through the SIMD batch kernel (ikbench::solveBatch) when it takes
+  // the problem (solvers/batch.h: dls / dls-adaptive:mode=error, auto, on a
+  // chain of scalar joints); otherwise, and with simd off, one Solver::solve
+  // per row. The two agree to rounding, not bit for bit (docs/performance.md).
+  bool simd = true;
+};
+
+struct BatchOutput {
+  double* q = nullptr;  // n x nq
+  std::uint8_t* converged = nullptr;
+  std::uint8_t* status = nullptr;  // Status as its index in kStatusNames
+  std::int32_t* iterations = nullptr;
+  std::int32_t* restarts = nullptr;
+  double* position_error = nullptr;
+  double* orientation_error = nullptr;
+  double* time_us = nullptr;
+  std::int64_t* fk_evals = nullptr;
+  std::int64_t* jacobian_evals = nullptr;
+  std::uint8_t* within_limits = nullptr;
+};
+
+// Solves every row on in.threads threads, the calling thread being one of
+// them. *batched (if given) is set to the rows the SIMD kernel solved. The calling thread calls keep_going() (if given) about every 100 ms
+// between its solves; when it returns false, every worker stops after its
+// current solve. Returns the number of rows solved (n unless stopped).
+// Rethrows the first exception a worker threw, after all have stopped.
+long solveBatch(const BatchInput& in, const BatchOutput& out, const std::function<bool()>& keep_going = {},
+                long* batched = nullptr);
+
+// The status code of solveBatch's output: Status's index in kStatusNames.
+std::uint8_t statusCode(Status s);
+
+}  // namespace ikbench::python
