@@ -67,6 +67,14 @@ if [[ "$mode" == update ]]; then
   exit 0
 fi
 
+# Every reported success re-checked by forward kinematics from the run's own
+# files: by the C++ models (ikbench verify) and by the analysis library's
+# independent numpy FK.
+echo "ci_gate: verify $out/run1"
+"$ikbench" verify "$out/run1" | tail -n 1 || { echo "ci_gate: ikbench verify found false results" >&2; exit 1; }
+PYTHONPATH="$PWD/python${PYTHONPATH:+:$PYTHONPATH}" "$python" -m ikbench verify "$out/run1" | tail -n 1 ||
+  { echo "ci_gate: the analysis library's verify found false results" >&2; exit 1; }
+
 set +e
 "$python" scripts/regress.py compare "$baseline" "${runs[@]}" --markdown "$out/regress.md" "$@"
 rc=$?

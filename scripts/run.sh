@@ -2,7 +2,8 @@
 # The README's main command: installs what is missing, builds the release
 # preset, runs the `default` suite with every backend it lists (those in this
 # build), measures the 7-DOF DLS throughput, runs the Google Benchmark
-# binaries (short), then writes the plots and report.html, and prints where.
+# binaries (short), then writes the PNG/SVG plots (for papers) and the
+# interactive report.html (docs/report.md), and prints where.
 #
 # Environment:
 #   IKBENCH_JOBS=N        build parallelism (default: nproc)
@@ -27,25 +28,32 @@ start=$(date +%s)
 
 if [ "${IKBENCH_THROUGHPUT:-1}" != 0 ]; then
   echo
-  echo "== throughput: 100000 7-DOF DLS pose solves at 1 and 2 threads"
+  echo "== throughput: converged 7-DOF DLS pose solves per second at 1 and 2 threads"
   "$bin/ikbench" throughput --out "$out" >/dev/null
 fi
 
 if [ "${IKBENCH_GBENCH:-1}" != 0 ]; then
+  # Three repetitions each, so that Google Benchmark's tools/compare.py (its
+  # Mann-Whitney U test) can compare two runs' JSON files.
   echo
-  echo "== Google Benchmark: bench_kinematics, bench_solvers (short runs; JSON into $out)"
-  "$bin/bench_kinematics" --benchmark_min_time=0.05 \
+  echo "== Google Benchmark: bench_kinematics, bench_solvers (short runs, 3 repetitions; JSON into $out)"
+  "$bin/bench_kinematics" --benchmark_min_time=0.05 --benchmark_repetitions=3 \
     --benchmark_out="$out/bench_kinematics.json" --benchmark_out_format=json >/dev/null
-  IKBENCH_BENCH_MAX_DOF=100 "$bin/bench_solvers" --benchmark_min_time=0.02 \
+  IKBENCH_BENCH_MAX_DOF=100 "$bin/bench_solvers" --benchmark_min_time=0.02 --benchmark_repetitions=3 \
     --benchmark_filter='^(Solve|Iteration|PerIteration)/' \
     --benchmark_out="$out/bench_solvers.json" --benchmark_out_format=json >/dev/null 2>&1 || \
     echo "bench_solvers failed (see $out/bench_solvers.json)" >&2
 fi
 
 echo
-echo "== plots and report"
-/usr/bin/python3 scripts/plot.py "$out"
+echo "== plots (PNG/SVG for papers)"
+/usr/bin/python3 scripts/plot.py "$out" --no-report
+echo
+echo "== report"
+"$bin/ikbench" report "$out"
+report="$(cd "$out" && pwd)/report.html"
 echo
 echo "main job done in $(( $(date +%s) - start )) s"
 echo "results: $(cd "$out" && pwd)"
-echo "report:  $(cd "$out" && pwd)/report.html"
+echo "report:  $report"
+echo "         (self-contained, opens offline: chromium $report, or file://$report in any browser)"

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # Installs the Debian packages ikbench needs; a no-op when all are present.
+# slurm-wlm and munge are for scripts/slurm/ and its test (tests/slurm/).
 # apt-get as root, sudo otherwise, and a clear message if neither works.
 set -euo pipefail
 
@@ -7,7 +8,10 @@ PACKAGES=(
   build-essential cmake git pkg-config
   libeigen3-dev libceres-dev libfmt-dev libbenchmark-dev libgtest-dev
   liborocos-kdl-dev liburdfdom-dev nlohmann-json3-dev libcli11-dev
-  python3-matplotlib
+  python3-matplotlib python3-pandas python3-scipy
+  slurm-wlm munge
+  pybind11-dev python3-dev python3-numpy python3-pytest
+  python3-plotly chromium chromium-driver python3-selenium
 )
 
 missing=()
