@@ -1,6 +1,7 @@
 // Proves that the Jacobian backends allocate nothing inside their iteration
 // loops: a solve capped at 5 iterations and one capped at 50 iterations of
 // the same problem must make exactly the same number of heap allocations.
+// The same for the batch path (solveBatch) over a whole batch.
 //
 // Counting: this executable replaces the global operator new / new[] (every
 // variant) and, on glibc without sanitizers, also interposes malloc / calloc
@@ -18,6 +19,7 @@
 #include "ikbench/kinematics/config.h"
 #include "ikbench/kinematics/forward_kinematics.h"
 #include "ikbench/scenarios/generators.h"
+#include "ikbench/solvers/batch.h"
 #include "ikbench/solvers/registry.h"
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -219,6 +221,44 @@ TEST(NoAllocationInLoop, GeometricBackendsOnABallChain) {
       auto solver = Registry::global().create(spec);
       expectNoAllocationPerIteration(*solver, p, o, std::string(spec) + " (" + std::string(toString(kind)) + " goal)");
     }
+  }
+}
+
+// The batch path: a batch whose problems run 5 iterations per attempt and
+// one whose problems run 50 (with restarts, so lanes restart and refill)
+// allocate equally: nothing inside its iteration loop allocates, restarts
+// included. One thread (starting threads allocates).
+TEST(NoAllocationInLoop, BatchPath) {
+  ChainSpec cs;
+  cs.joints = 7;
+  cs.limit = 2.5;
+  GoalSetSpec gs;
+  gs.count = 24;
+  gs.kind = GoalKind::kPose;
+  const std::vector<Problem> problems = reachableGoals(randomChain(cs, 21), gs, 22, "alloc");
+  for (const std::string spec : {"dls-adaptive:mode=error:limits=freeze:restarts=3", "dls:restarts=2"}) {
+    BatchOptions bo;
+    bo.lanes = 8;
+    bo.solve.position_tolerance = 1e-300;
+    bo.solve.orientation_tolerance = 1e-300;
+    bo.solve.stall_iterations = 0;
+    auto counted = [&](int iterations, BatchStats* stats) {
+      bo.solve.max_iterations = iterations;
+      g_allocations = 0;
+      g_counting = true;
+      std::vector<BatchResult> r = solveBatch(problems, spec, bo, stats);
+      g_counting = false;
+      for (const BatchResult& x : r) EXPECT_EQ(x.summary.status, Status::kMaxIterations) << spec;
+      return g_allocations.load();
+    };
+    BatchStats few_stats, many_stats;
+    counted(60, nullptr);  // warm-up
+    const long few = counted(5, &few_stats);
+    const long many = counted(50, &many_stats);
+    EXPECT_EQ(few_stats.batched, static_cast<long>(problems.size())) << spec;
+    EXPECT_GT(many_stats.kernel_steps, 5 * few_stats.kernel_steps) << spec;
+    EXPECT_EQ(few, many) << spec << ": 45 more iterations per attempt made " << (many - few)
+                         << " more heap allocations";
   }
 }
 

@@ -176,6 +176,10 @@ TEST(GeometricRegistry, AllFourBackendsAreRegisteredAndCheckTheirParameters) {
   EXPECT_THROW(r.create("planar-analytic:elbow=2"), SpecError);
   EXPECT_NO_THROW(r.create("two-bone:pole=1:pole_x=0:pole_y=1:pole_z=0:swivel=0.1"));
   EXPECT_NO_THROW(r.create("fabrik:stretch=0"));
+  EXPECT_NO_THROW(r.create("fabrik:root=pinned:limits=backward"));
+  EXPECT_NO_THROW(r.create("fabrik:root=centroid"));
+  EXPECT_THROW(r.create("fabrik:root=floating"), SpecError);
+  EXPECT_THROW(r.create("fabrik:limits=forward"), SpecError);
 }
 
 // ----------------------------------------------------------------------- ccd
@@ -186,10 +190,12 @@ TEST(Ccd, ReachesRandomPositionTargetsOnRandomChains) {
   // linear convergence near the end is slow, hence the higher cap.
   o.max_iterations = 2000;
   const auto problems = randomChainProblems(7, 2.5, GoalKind::kPosition, 1, 5, 10);
+  // Measured: 50 and 48 of 50 (each hinge update is its exact optimum
+  // within the limits, bestHingeAngleWithin).
   const Rate r = solveAll("ccd", problems, o);
-  EXPECT_GE(r.converged, 40) << r.converged << " of " << r.total;
+  EXPECT_GE(r.converged, 47) << r.converged << " of " << r.total;
   const Rate r2 = solveAll("ccd:order=root-to-tip", problems, o);
-  EXPECT_GE(r2.converged, 35) << r2.converged << " of " << r2.total;
+  EXPECT_GE(r2.converged, 45) << r2.converged << " of " << r2.total;
 }
 
 TEST(Ccd, ReachesPoseTargetsWithBallsHingesAndPrismatics) {
@@ -269,14 +275,14 @@ TEST(Fabrik, ReachesPoseAndOrientationTargetsThroughAxisPoints) {
   // hinge planes, which the hinge's best angle handles.
   const Rate planar =
       solveAll("fabrik", randomChainProblems(5, 2.5, GoalKind::kPose, 6, 3, 10, 0, 0, AxisStyle::kPlanar), o);
-  // Measured: 30, 30, 20 (of 20), 30, 1 and 20 of 30 (planar: the +-2.5 rad
-  // limits stop some); the bounds leave room for rounding-level changes.
+  // Measured: 30, 30, 20 (of 20), 30, 1 and 29 of 30 (planar: the +-2.5 rad
+  // limits stop one); the bounds leave room for rounding-level changes.
   EXPECT_GE(pose.converged, 27);
   EXPECT_GE(ori.converged, 27);
   EXPECT_GE(tree.converged, 18);
   EXPECT_GE(pinned.converged, 27);
   EXPECT_EQ(on_pivot.converged, 1);
-  EXPECT_GE(planar.converged, 17);
+  EXPECT_GE(planar.converged, 26);
 }
 
 TEST(Fabrik, ReachesSeveralEffectorsOnATreeWithSubBases) {
@@ -299,7 +305,7 @@ TEST(Fabrik, ConeLimitsKeepResultsWithinLimits) {
     if (s.converged()) ++converged, expectReached(p, q, o);
   }
   std::printf("[ rate     ] fabrik, ball cones 0.6 rad      %d / 30\n", converged);
-  EXPECT_GE(converged, 15);
+  EXPECT_GE(converged, 27);  // measured: 30
 }
 
 TEST(Fabrik, UnreachableTargetStretchesTheChainExactly) {
@@ -335,18 +341,49 @@ TEST(Fabrik, IllDefinedModelsAndGoalsAreUnsupportedWithTheReason) {
   // Random axes: some hinge has its link along its axis.
   expectUnsupported(randomChainProblems(6, 0, GoalKind::kPosition, 9, 1, 1)[0], "hinge axis");
   expectUnsupported(randomChainProblems(4, 0, GoalKind::kPosition, 10, 1, 1, 0, 100.0)[0], "prismatic");
-  // Zero-length bone: two ball joints on one pivot.
-  std::vector<JointSpec> twin = {ball("a", -1, {0, 0, 0}), ball("b", 0, {0, 0, 0}), test::fixed("tip", 1, {0, 0, 0.2})};
-  expectUnsupported(positionProblem(std::make_shared<const Model>(twin), 2, {0.1, 0, 0.1}), "zero-length");
-  // A free-floating root.
-  std::vector<JointSpec> js;
-  JointSpec root;
-  root.name = "floating";
-  root.type = JointType::kFree;
-  js.push_back(root);
-  js.push_back(ball("b", 0, {0, 0, 0.2}));
-  js.push_back(test::fixed("tip", 1, {0, 0, 0.2}));
-  expectUnsupported(positionProblem(std::make_shared<const Model>(js), 2, {0.1, 0, 0.3}), "free-floating");
+  // A free joint below a moving joint: FABRIK takes a free joint as the root only.
+  std::vector<JointSpec> js = {ball("base", -1, {0, 0, 0})};
+  JointSpec floating;
+  floating.name = "floating";
+  floating.parent = 0;
+  floating.type = JointType::kFree;
+  floating.parent_T_joint.p = {0, 0, 0.2};
+  js.push_back(floating);
+  js.push_back(ball("b", 1, {0, 0, 0.2}));
+  js.push_back(test::fixed("tip", 2, {0, 0, 0.2}));
+  expectUnsupported(positionProblem(std::make_shared<const Model>(js), 3, {0.1, 0, 0.5}), "free joint 'floating'");
+}
+
+// Two moving joints on one pivot (a zero-length bone, as in the hip and
+// collar joints of CMU skeletons) share one FABRIK node: both aim the child,
+// so the chain moves exactly as the same chain without the second joint.
+TEST(Fabrik, JointsSharingAPivotActAsOneNode) {
+  std::vector<JointSpec> twin = {ball("a", -1, {0, 0, 0}), ball("b", 0, {0, 0, 0}), ball("c", 1, {0, 0, 0.2}),
+                                 test::fixed("tip", 2, {0, 0, 0.2})};
+  const auto model = std::make_shared<const Model>(twin);
+  const auto single = ballChain(2, 0.2);  // the same bones without joint b
+  SolverOptions o;
+  auto fabrik = Registry::global().create("fabrik");
+  int converged = 0;
+  for (const Problem& p : goalsFor(model, GoalKind::kPosition, 20, 31, StartPolicy::kZero)) {
+    Eigen::VectorXd q = p.q0;
+    const Summary s = fabrik->solve(p, q, o);
+    Problem ps = positionProblem(single, 2, p.goals[0].target_position);
+    Eigen::VectorXd qs = ps.q0;
+    const Summary ss = fabrik->solve(ps, qs, o);
+    EXPECT_EQ(s.status, ss.status) << p.name;
+    EXPECT_EQ(s.iterations, ss.iterations) << p.name;
+    EXPECT_NEAR(s.position_error, ss.position_error, 1e-9) << p.name;
+    if (s.converged()) ++converged, expectReached(p, q, o);
+  }
+  std::printf("[ rate     ] fabrik, two balls on one pivot  %d / 20\n", converged);
+  EXPECT_GE(converged, 18);
+  // With limits on both joints of the pivot, each stays within its own box.
+  twin[0].lower = twin[1].lower = Eigen::Vector3d::Constant(-0.4);
+  twin[0].upper = twin[1].upper = Eigen::Vector3d::Constant(0.4);
+  const auto limited = std::make_shared<const Model>(twin);
+  const Rate rl = solveAll("fabrik", goalsFor(limited, GoalKind::kPosition, 20, 32), o);
+  EXPECT_GE(rl.converged, 16);
 }
 
 // ---------------------------------------------------------------- analytic

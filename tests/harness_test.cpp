@@ -1,16 +1,20 @@
-// The benchmark harness (benchmarks/harness): results files and their
-// columns, determinism across thread counts, sequential (tracking) families,
-// unsupported pairs, the summary statistics, and clear errors with a
-// non-zero exit status from the `ikbench` binary.
+// The benchmark harness (benchmarks/harness): the results format and its
+// columns, determinism across thread counts and shards, sequential (tracking)
+// families, unsupported pairs, a run's ownership of its directory,
+// interruption and --resume, verify, merge, and clear errors with a non-zero
+// exit status from the `ikbench` binary.
 //
 // Linked against ikbench_harness by benchmarks/CMakeLists.txt (which defines
 // IKBENCH_HAVE_HARNESS and IKBENCH_CLI); without the benchmarks (option
 // IKBENCH_BUILD_BENCHMARKS=OFF) there is nothing to test.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #ifdef IKBENCH_HAVE_HARNESS
 
+#include <signal.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <filesystem>
@@ -19,7 +23,12 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "harness/harness.h"
+#include "harness/merge.h"
+#include "harness/results_format.h"
+#include "harness/results_reader.h"
+#include "harness/run_directory.h"
+#include "harness/run_engine.h"
+#include "harness/verify.h"
 #include "ikbench/kinematics/forward_kinematics.h"
 #include "ikbench/scenarios/generators.h"
 #include "ikbench/solvers/registry.h"
@@ -30,7 +39,8 @@ namespace {
 namespace fs = std::filesystem;
 using harness::HarnessError;
 using harness::RunConfig;
-using harness::RunResult;
+using harness::OutputMode;
+using harness::RunOutcome;
 
 // A tiny suite: 5-DOF random chains, position goals (independent problems)
 // and pose goals solved in sequence from the previous answer.
@@ -134,30 +144,52 @@ std::vector<std::string> withoutColumns(const std::vector<std::vector<std::strin
   return out;
 }
 
+
+// Column index by name in a CSV read with readCsv.
+std::map<std::string, size_t> columns(const std::vector<std::vector<std::string>>& rows) {
+  std::map<std::string, size_t> col;
+  for (size_t i = 0; i < rows.at(0).size(); ++i) col[rows[0][i]] = i;
+  return col;
+}
+
+// Every file of a run but the time columns, for comparing two runs.
+void expectSameResults(const std::string& a, const std::string& b) {
+  const auto sa = withoutColumns(readCsv(a + "/solves.csv"), harness::kTimeColumns);
+  const auto sb = withoutColumns(readCsv(b + "/solves.csv"), harness::kTimeColumns);
+  ASSERT_EQ(sa.size(), sb.size());
+  for (size_t i = 0; i < sa.size(); ++i) EXPECT_EQ(sa[i], sb[i]) << "solves.csv row " << i;
+  EXPECT_EQ(withoutColumns(readCsv(a + "/traces.csv"), {"elapsed_us", "time_us"}),
+            withoutColumns(readCsv(b + "/traces.csv"), {"elapsed_us", "time_us"}));
+  for (const char* f : {"solutions.csv", "models.json", "problems.jsonl"})
+    EXPECT_EQ(readFile(a + "/" + f), readFile(b + "/" + f)) << f;
+}
+
 TEST(Harness, WritesEveryFileWithTheDocumentedColumns) {
   const Suite suite = tinySuite();
   const std::string dir = tempDir("files");
-  const RunResult result = harness::runSuite(suite, quietConfig(dir, 2));
+  const RunOutcome result = harness::runSuite(suite, quietConfig(dir, 2));
   EXPECT_EQ(result.out_dir, dir);
-  for (const char* f : {"solves.csv", "traces.csv", "summary.csv", "run.json"})
+  EXPECT_TRUE(result.complete);
+  for (const char* f : {"solves.csv", "traces.csv", "solutions.csv", "run.json", "models.json", "problems.jsonl"})
     EXPECT_TRUE(fs::is_regular_file(fs::path(dir) / f)) << f;
-  // No temporary files left behind.
-  for (const auto& e : fs::directory_iterator(dir))
+  // No temporary or partial files left behind.
+  for (const auto& e : fs::directory_iterator(dir)) {
     EXPECT_EQ(e.path().filename().string().find(".tmp"), std::string::npos) << e.path();
+    EXPECT_EQ(e.path().filename().string().find("partial"), std::string::npos) << e.path();
+  }
 
   // The documented columns, spelled out here so that renaming one fails.
   const std::vector<std::string> documented = {
       "suite",          "family",   "problem",        "dof",           "effectors",         "goal",
       "solver",         "status",   "converged",      "iterations",    "restarts",          "position_error",
-      "orientation_error", "time_us", "fk_evals",     "jacobian_evals", "within_limits"};
+      "orientation_error", "time_us", "fk_evals",     "jacobian_evals", "within_limits", "time_per_iteration_us",
+      "seed", "problem_name", "message", "q", "seed_distance", "solutions"};
   const auto solves = readCsv((fs::path(dir) / "solves.csv").string());
   ASSERT_GE(solves.size(), 1u);
-  ASSERT_GE(solves[0].size(), documented.size());
-  EXPECT_EQ(std::vector<std::string>(solves[0].begin(), solves[0].begin() + documented.size()), documented);
+  EXPECT_EQ(solves[0], documented);
   ASSERT_EQ(solves.size(), 1u + (12 + 8) * 2);  // header + problems x solvers
 
-  std::map<std::string, int> col;
-  for (size_t i = 0; i < solves[0].size(); ++i) col[solves[0][i]] = static_cast<int>(i);
+  auto col = columns(solves);
   int converged = 0;
   for (size_t r = 1; r < solves.size(); ++r) {
     const auto& row = solves[r];
@@ -169,6 +201,9 @@ TEST(Harness, WritesEveryFileWithTheDocumentedColumns) {
     EXPECT_TRUE(row[col["within_limits"]] == "0" || row[col["within_limits"]] == "1");
     EXPECT_EQ(row[col["dof"]], "5");
     EXPECT_EQ(row[col["effectors"]], "1");
+    EXPECT_EQ(row[col["solutions"]], "1");
+    EXPECT_EQ(harness::parseConfigText(row[col["q"]], "q").size(), 5);
+    EXPECT_GE(std::stod(row[col["seed_distance"]]), 0.0);
     if (st == Status::kConverged) {
       ++converged;
       EXPECT_LE(std::stod(row[col["position_error"]]), suite.options.position_tolerance);
@@ -185,30 +220,76 @@ TEST(Harness, WritesEveryFileWithTheDocumentedColumns) {
   EXPECT_EQ(solves[2][col["solver"]], "dls:lambda=0.2:restarts=2");
   EXPECT_EQ(solves[3][col["problem"]], "1");
 
-  const std::vector<std::string> trace_cols = {"family",    "problem",        "solver",
-                                               "iteration", "position_error", "orientation_error",
-                                               "step_norm", "damping",        "elapsed_us"};
+  const std::vector<std::string> trace_cols = {"family",         "problem",           "solver",    "iteration",
+                                               "position_error", "orientation_error", "step_norm", "damping",
+                                               "elapsed_us",     "time_us",           "q"};
   const auto traces = readCsv((fs::path(dir) / "traces.csv").string());
   ASSERT_GE(traces.size(), 2u);
   EXPECT_EQ(traces[0], trace_cols);
-  // Only the first 3 problems of each family are traced; iteration 0 first.
+  // Only the first 3 problems of each family are traced; iteration 0 first,
+  // from the problem's start configuration.
   for (size_t r = 1; r < traces.size(); ++r) EXPECT_LT(std::stoi(traces[r][1]), 3);
   EXPECT_EQ(traces[1][3], "0");
+  EXPECT_EQ(harness::parseConfigText(traces[1][10], "q"), suite.families[0].problems[0].q0);
+  // The honest time axis ends at the timed solve's duration.
+  const double timed = std::stod(solves[1][col["time_us"]]);
+  size_t last = 1;
+  while (last + 1 < traces.size() && traces[last + 1][1] == "0" && traces[last + 1][2] == "dls") ++last;
+  EXPECT_LE(std::stod(traces[last][9]), timed * (1 + 1e-9) + 1e-3);
+  // ... and the last traced configuration is the answer (9 digits).
+  EXPECT_TRUE(harness::parseConfigText(traces[last][10], "q")
+                  .isApprox(harness::parseConfigText(solves[1][col["q"]], "q"), 1e-8));
 
   const auto run = nlohmann::json::parse(readFile((fs::path(dir) / "run.json").string()));
+  EXPECT_EQ(run["format_version"], harness::kFormatVersion);
+  EXPECT_EQ(run["complete"], true);
   EXPECT_EQ(run["suite"]["name"], "tiny");
   EXPECT_EQ(run["suite"]["seed"], 42);
   EXPECT_EQ(run["threads"], 2);
   ASSERT_EQ(run["solvers"].size(), 2u);
   EXPECT_EQ(run["solvers"][1]["spec"], "dls:lambda=0.2:restarts=2");
-  EXPECT_EQ(run["solvers"][1]["parameters"]["lambda"], "0.2");
-  EXPECT_EQ(run["solvers"][0]["parameters"]["lambda"], "0.05");  // the default, filled in
+  EXPECT_EQ(run["solvers"][1]["parameters"]["lambda"], 0.2);  // typed, from the option binding
+  EXPECT_EQ(run["solvers"][1]["parameters"]["restarts"], 2);
+  EXPECT_EQ(run["solvers"][0]["parameters"]["lambda"], 0.05);  // the default, filled in
+  EXPECT_EQ(run["solvers"][0]["parameters"]["limits"], "clamp");
   for (const char* key : {"git_revision", "start_time", "end_time"}) EXPECT_TRUE(run[key].is_string()) << key;
   EXPECT_FALSE(run["build"]["compiler"].get<std::string>().empty());
   EXPECT_TRUE(run["build"]["flags"].is_string());
   EXPECT_FALSE(run["machine"]["cpu"].get<std::string>().empty());
   EXPECT_EQ(run["throughput"]["solves"], 40);
   EXPECT_GT(run["throughput"]["solves_per_s"].get<double>(), 0.0);
+  // The manifest names every file with its rows, and a reader accepts it.
+  EXPECT_EQ(run["files"]["solves.csv"]["rows"], 40);
+  EXPECT_EQ(run["files"]["problems.jsonl"]["rows"], 20);
+  EXPECT_NO_THROW(harness::readResults(dir, true, true));
+}
+
+TEST(Harness, ModelsAndProblemsRoundTripThroughTheirJson) {
+  const Suite suite = tinySuite();
+  const std::string dir = tempDir("roundtrip");
+  harness::runSuite(suite, quietConfig(dir, 1));
+  const auto r = harness::readResults(dir, true, false);
+  const auto models = harness::readModels(r);
+  const auto problems = harness::readProblems(r, models);
+  ASSERT_EQ(problems.size(), 20u);
+  for (int f = 0; f < 2; ++f)
+    for (int p = 0; p < static_cast<int>(suite.families[f].problems.size()); ++p) {
+      const Problem& a = suite.families[f].problems[p];
+      const Problem& b = problems.at({f, p});
+      ASSERT_EQ(a.goals.size(), b.goals.size());
+      EXPECT_EQ(a.q0, b.q0);
+      // FK of the same q through both models agrees to rounding.
+      Data da(*a.model), db(*b.model);
+      const Eigen::VectorXd q = Eigen::VectorXd::LinSpaced(a.model->nq(), -0.7, 0.9);
+      forwardKinematics(*a.model, q, da);
+      forwardKinematics(*b.model, q, db);
+      for (int i = 0; i < a.model->numJoints(); ++i) {
+        EXPECT_LT((da.world_T_body[i].p - db.world_T_body[i].p).norm(), 1e-12);
+        EXPECT_LT((da.world_T_body[i].R - db.world_T_body[i].R).norm(), 1e-12);
+      }
+      EXPECT_LT((a.goals[0].target_position - b.goals[0].target_position).norm(), 1e-15);
+      EXPECT_LT((a.goals[0].target_orientation - b.goals[0].target_orientation).norm(), 1e-12);
+    }
 }
 
 TEST(Harness, SolvesAreIdenticalApartFromTimesAtOneAndTwoThreads) {
@@ -216,21 +297,17 @@ TEST(Harness, SolvesAreIdenticalApartFromTimesAtOneAndTwoThreads) {
   const std::string d1 = tempDir("t1"), d2 = tempDir("t2");
   harness::runSuite(suite, quietConfig(d1, 1));
   harness::runSuite(suite, quietConfig(d2, 2));
-  const auto a = withoutColumns(readCsv(d1 + "/solves.csv"), harness::kTimeColumns);
-  const auto b = withoutColumns(readCsv(d2 + "/solves.csv"), harness::kTimeColumns);
-  ASSERT_EQ(a.size(), b.size());
-  for (size_t i = 0; i < a.size(); ++i) EXPECT_EQ(a[i], b[i]) << "row " << i;
-  const auto ta = withoutColumns(readCsv(d1 + "/traces.csv"), {"elapsed_us"});
-  const auto tb = withoutColumns(readCsv(d2 + "/traces.csv"), {"elapsed_us"});
-  EXPECT_EQ(ta, tb);
+  expectSameResults(d1, d2);
 }
 
 TEST(Harness, SequentialFamilyStartsEachSolveFromThePreviousAnswer) {
   const Suite suite = tinySuite();
-  RunConfig c = quietConfig("", 2);
+  RunConfig c = quietConfig(tempDir("seq"), 2);
   c.solvers = {"dls"};
   c.trace = false;
-  const RunResult r = harness::runSuiteInMemory(suite, c);
+  harness::runSuite(suite, c);
+  const auto rows = readCsv(c.out_dir + "/solves.csv");
+  auto col = columns(rows);
   // Replay the tracking family by hand, chaining the answers.
   const Family& fam = suite.families[1];
   auto solver = Registry::global().create("dls");
@@ -238,17 +315,21 @@ TEST(Harness, SequentialFamilyStartsEachSolveFromThePreviousAnswer) {
   for (int p = 0; p < static_cast<int>(fam.problems.size()); ++p) {
     SolverOptions o = suite.options;
     o.seed = harness::solveSeed(suite.seed, fam.name, p, "dls");
+    const Eigen::VectorXd start = q;
     const Summary s = solver->solve(fam.problems[p], q, o);
-    const Summary& h = r.rows[12 + p].summary;
-    ASSERT_EQ(r.rows[12 + p].family, 1);
-    ASSERT_EQ(r.rows[12 + p].problem, p);
-    EXPECT_EQ(h.status, s.status) << "problem " << p;
-    EXPECT_EQ(h.iterations, s.iterations) << "problem " << p;
-    EXPECT_EQ(h.position_error, s.position_error) << "problem " << p;
+    const auto& row = rows[1 + 12 + p];
+    ASSERT_EQ(row[col["family"]], fam.name);
+    ASSERT_EQ(row[col["problem"]], std::to_string(p));
+    EXPECT_EQ(row[col["status"]], toString(s.status)) << "problem " << p;
+    EXPECT_EQ(row[col["iterations"]], std::to_string(s.iterations)) << "problem " << p;
+    EXPECT_EQ(harness::parseConfigText(row[col["q"]], "q"), q) << "problem " << p;  // exact text
+    // The continuity figure: distance from the previous answer.
+    EXPECT_DOUBLE_EQ(std::stod(row[col["seed_distance"]]), (q - start).norm()) << "problem " << p;
   }
 }
 
 // A backend that supports nothing, to check unsupported pairs are rows, not errors.
+struct NoOptions {};
 class NothingSolver final : public Solver {
  public:
   bool supports(const Problem&, std::string* why) const override {
@@ -262,51 +343,23 @@ class NothingSolver final : public Solver {
 
 TEST(Harness, UnsupportedPairsAreRecordedNotErrors) {
   if (!Registry::global().contains("test-nothing"))
-    Registry::global().add({"test-nothing", "supports nothing (test)", {},
-                            [](const Params&) { return std::make_unique<NothingSolver>(); }});
+    Registry::global().add(solverInfo("test-nothing", "supports nothing (test)", OptionsBinding<NoOptions>{},
+                                      [](const NoOptions&) { return std::make_unique<NothingSolver>(); }));
   const Suite suite = tinySuite();
-  RunConfig c = quietConfig("", 2);
+  RunConfig c = quietConfig(tempDir("unsupported"), 2);
   c.solvers = {"dls", "test-nothing"};
-  const RunResult r = harness::runSuiteInMemory(suite, c);
+  harness::runSuite(suite, c);
+  const auto rows = readCsv(c.out_dir + "/solves.csv");
+  auto col = columns(rows);
   int unsupported = 0;
-  for (const auto& row : r.rows)
-    if (row.solver == 1) {
-      EXPECT_EQ(row.summary.status, Status::kUnsupported);
-      EXPECT_NE(row.summary.message.find("supports no problem"), std::string::npos);
+  for (size_t r = 1; r < rows.size(); ++r)
+    if (rows[r][col["solver"]] == "test-nothing") {
+      EXPECT_EQ(rows[r][col["status"]], "unsupported");
+      EXPECT_NE(rows[r][col["message"]].find("supports no problem"), std::string::npos);
+      EXPECT_EQ(rows[r][col["solutions"]], "0");
       ++unsupported;
     }
   EXPECT_EQ(unsupported, 20);
-  const auto summary = harness::summarize(suite, r);
-  ASSERT_EQ(summary.size(), 4u);
-  EXPECT_EQ(summary[1].solver, "test-nothing");
-  EXPECT_EQ(summary[1].supported, 0);
-  EXPECT_NE(harness::formatSummary(suite, r).find("unsupp."), std::string::npos);
-}
-
-TEST(Harness, SummaryPercentilesInterpolateLikeNumpy) {
-  Suite suite;
-  suite.name = "s";
-  suite.families.resize(1);
-  suite.families[0].name = "f";
-  RunResult r;
-  r.solvers = {"x"};
-  for (int i = 1; i <= 10; ++i) {
-    harness::SolveRow row;
-    row.problem = i - 1;
-    row.summary.status = i <= 7 ? Status::kConverged : Status::kStalled;
-    row.summary.iterations = i;
-    row.summary.time_us = 10.0 * i;
-    row.summary.fk_evals = 2 * i;
-    r.rows.push_back(row);
-  }
-  const auto s = harness::summarize(suite, r);
-  ASSERT_EQ(s.size(), 1u);
-  EXPECT_DOUBLE_EQ(s[0].success_rate, 0.7);
-  EXPECT_DOUBLE_EQ(s[0].iterations_median, 5.5);  // numpy.percentile(1..10, 50)
-  EXPECT_DOUBLE_EQ(s[0].iterations_p90, 9.1);     // numpy.percentile(1..10, 90)
-  EXPECT_DOUBLE_EQ(s[0].time_us_p90, 91.0);
-  EXPECT_DOUBLE_EQ(s[0].time_us_mean, 55.0);
-  EXPECT_DOUBLE_EQ(s[0].fk_evals_mean, 11.0);
 }
 
 TEST(Harness, BadSolverSpecsAndOutputDirectoriesAreClearErrors) {
@@ -323,11 +376,16 @@ TEST(Harness, BadSolverSpecsAndOutputDirectoriesAreClearErrors) {
   EXPECT_THROW(harness::runSuite(suite, c), HarnessError);
   c.solvers = {"dls", "dls"};
   EXPECT_THROW(harness::runSuite(suite, c), HarnessError);
+  c.solvers = {"dls:lambda={0.1,}"};  // an empty grid value
+  EXPECT_THROW(harness::runSuite(suite, c), HarnessError);
+  c.solvers = {"dls"};
+  c.threads = 5000;
+  EXPECT_THROW(harness::runSuite(suite, c), HarnessError);
+  c.threads = 1;
 
   // A directory below a regular file cannot be created, even by root.
   const std::string file = tempDir("plainfile");
   std::ofstream(file) << "x";
-  c.solvers = {"dls"};
   c.out_dir = file + "/results";
   try {
     harness::runSuite(suite, c);
@@ -337,7 +395,194 @@ TEST(Harness, BadSolverSpecsAndOutputDirectoriesAreClearErrors) {
   }
   Suite empty;
   empty.name = "empty";
-  EXPECT_THROW(harness::runSuiteInMemory(empty, quietConfig("", 1)), HarnessError);
+  EXPECT_THROW(harness::runSuite(empty, quietConfig(tempDir("empty"), 1)), HarnessError);
+}
+
+TEST(Harness, ARunOwnsItsDirectory) {
+  const Suite suite = tinySuite();
+  RunConfig c = quietConfig(tempDir("own"), 1);
+  c.trace = false;
+  harness::runSuite(suite, c);
+  // A second run into a non-empty directory needs --force or --resume.
+  try {
+    harness::runSuite(suite, c);
+    FAIL() << "expected HarnessError";
+  } catch (const HarnessError& e) {
+    EXPECT_NE(std::string(e.what()).find("--force"), std::string::npos) << e.what();
+  }
+  // --resume of a complete run: nothing to resume.
+  c.output = OutputMode::kResume;
+  EXPECT_THROW(harness::runSuite(suite, c), HarnessError);
+  c.output = OutputMode::kForce;
+  EXPECT_TRUE(harness::runSuite(suite, c).complete);
+  // A run in progress (the directory locked by a RunDirectory here) keeps out
+  // every other run, --force included, and says who holds it.
+  {
+    harness::RunDirectory holder(c.out_dir, OutputMode::kForce);
+    try {
+      harness::runSuite(suite, c);
+      FAIL() << "expected HarnessError";
+    } catch (const HarnessError& e) {
+      EXPECT_NE(std::string(e.what()).find(std::to_string(getpid())), std::string::npos) << e.what();
+    }
+    // run.json was removed first by the holder: the directory reads as incomplete.
+    EXPECT_THROW(harness::readResults(c.out_dir, true, false), harness::ResultsError);
+  }
+  EXPECT_TRUE(harness::runSuite(suite, c).complete);  // free again
+}
+
+TEST(Harness, SuiteNamesCannotLeaveTheResultsRoot) {
+  Suite suite = tinySuite();
+  suite.name = "x/../../escaped";
+  RunConfig c = quietConfig("", 1);
+  c.results_root = tempDir("root");
+  const std::string dir = harness::outputDirectory(suite, c);
+  EXPECT_EQ(fs::path(dir).parent_path(), fs::path(c.results_root));
+  EXPECT_NE(fs::path(dir).filename().string(), "..");
+  EXPECT_EQ(fs::weakly_canonical(dir).parent_path(), fs::weakly_canonical(c.results_root)) << dir;
+  suite.name = "..";
+  EXPECT_THROW(harness::outputDirectory(suite, c), HarnessError);
+}
+
+// A backend that stops the run (as a SIGINT would) at its n-th solve, once.
+std::atomic<bool> g_stop_flag{false};
+std::atomic<int> g_stop_countdown{-1};
+struct StopperOptions {};
+class StopperSolver final : public Solver {
+ protected:
+  void solveImpl(const Problem& problem, Eigen::VectorXd& q, SolveContext& ctx) override {
+    if (g_stop_countdown.fetch_sub(1) == 1) g_stop_flag = true;
+    if (ctx.begin(q, ctx.evaluate(q))) return;
+    (void)problem;
+    ctx.stop(Status::kStalled, "test-stopper does not move");
+  }
+};
+
+TEST(Harness, AnInterruptedRunKeepsItsSolvesAndResumesToTheSameFiles) {
+  if (!Registry::global().contains("test-stopper"))
+    Registry::global().add(solverInfo("test-stopper", "stops the run at its n-th solve (test)",
+                                      OptionsBinding<StopperOptions>{},
+                                      [](const StopperOptions&) { return std::make_unique<StopperSolver>(); }));
+  const Suite suite = tinySuite();
+  RunConfig c = quietConfig(tempDir("interrupted"), 2);
+  c.solvers = {"dls", "test-stopper", "dls:lambda=0.2:restarts=2"};
+  c.stop = &g_stop_flag;
+  g_stop_flag = false;
+  g_stop_countdown = 9;
+  const RunOutcome first = harness::runSuite(suite, c);
+  EXPECT_FALSE(first.complete);
+  EXPECT_TRUE(first.interrupted);
+  EXPECT_LT(first.solves_done, first.solves_total);
+  EXPECT_GT(first.solves_done, 0);
+  auto run = nlohmann::json::parse(readFile(c.out_dir + "/run.json"));
+  EXPECT_EQ(run["complete"], false);
+  EXPECT_EQ(run["interrupted"], true);
+  EXPECT_EQ(run["progress"]["done"], first.solves_done);
+  // Every finished solve is in the partial file; no final file yet.
+  EXPECT_EQ(readCsv(c.out_dir + "/solves.partial.csv").size(), 1u + first.solves_done);
+  EXPECT_FALSE(fs::exists(c.out_dir + "/solves.csv"));
+  EXPECT_THROW(harness::readResults(c.out_dir, true, false), harness::ResultsError);
+
+  g_stop_flag = false;
+  c.output = OutputMode::kResume;
+  const RunOutcome second = harness::runSuite(suite, c);
+  EXPECT_TRUE(second.complete);
+  EXPECT_EQ(second.solves_resumed, first.solves_done);
+  EXPECT_FALSE(fs::exists(c.out_dir + "/solves.partial.csv"));
+
+  RunConfig u = c;
+  u.out_dir = tempDir("uninterrupted");
+  u.output = OutputMode::kFresh;
+  EXPECT_TRUE(harness::runSuite(suite, u).complete);
+  expectSameResults(c.out_dir, u.out_dir);
+
+  // --resume with other solvers is refused, naming what differs.
+  RunConfig other = quietConfig(tempDir("interrupted2"), 1);
+  other.solvers = {"dls", "test-stopper"};
+  other.stop = &g_stop_flag;
+  g_stop_countdown = 3;
+  EXPECT_FALSE(harness::runSuite(suite, other).complete);
+  g_stop_flag = false;
+  other.output = OutputMode::kResume;
+  other.solvers = {"dls"};
+  try {
+    harness::runSuite(suite, other);
+    FAIL() << "expected HarnessError";
+  } catch (const HarnessError& e) {
+    EXPECT_NE(std::string(e.what()).find("solvers"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Harness, ShardsMergeIntoTheUnshardedRun) {
+  const Suite suite = tinySuite();
+  RunConfig whole = quietConfig(tempDir("whole"), 2);
+  harness::runSuite(suite, whole);
+  std::vector<std::string> dirs;
+  long total = 0;
+  for (int k = 1; k <= 3; ++k) {
+    RunConfig c = quietConfig(tempDir("shard" + std::to_string(k)), 1);
+    c.shard = harness::Shard{k, 3};
+    const RunOutcome o = harness::runSuite(suite, c);
+    EXPECT_TRUE(o.complete);
+    EXPECT_GT(o.solves_total, 0);
+    total += o.solves_total;
+    dirs.push_back(c.out_dir);
+  }
+  EXPECT_EQ(total, 40);
+  // A missing or duplicated shard is refused.
+  EXPECT_THROW(harness::mergeShards({dirs[0], dirs[2]}, tempDir("merged_bad"), OutputMode::kFresh), HarnessError);
+  EXPECT_THROW(harness::mergeShards({dirs[0], dirs[1], dirs[1]}, tempDir("merged_bad2"), OutputMode::kFresh),
+               HarnessError);
+  const std::string merged = tempDir("merged");
+  const auto rep = harness::mergeShards(dirs, merged, OutputMode::kFresh);
+  EXPECT_EQ(rep.solves, 40);
+  expectSameResults(whole.out_dir, merged);
+  EXPECT_NO_THROW(harness::readResults(merged, true, true));
+  // Shards of another seed are not merged.
+  Suite other = suite;
+  other.seed = 43;
+  RunConfig c = quietConfig(tempDir("shard_other"), 1);
+  c.shard = harness::Shard{2, 3};
+  harness::runSuite(other, c);
+  EXPECT_THROW(harness::mergeShards({dirs[0], c.out_dir, dirs[2]}, tempDir("merged_bad3"), OutputMode::kFresh),
+               HarnessError);
+}
+
+// Rewrites a run's manifest entry of one file after the test changed it.
+void refreshManifest(const std::string& dir, const std::string& file) {
+  auto run = nlohmann::json::parse(readFile(dir + "/run.json"));
+  run["files"][file] = harness::manifestEntry(dir + "/" + file);
+  std::ofstream(dir + "/run.json") << run.dump(2);
+}
+
+TEST(Harness, VerifyRecomputesEverySuccessAndFindsAFalseOne) {
+  const Suite suite = tinySuite();
+  RunConfig c = quietConfig(tempDir("verify"), 2);
+  harness::runSuite(suite, c);
+  std::ostringstream log;
+  auto rep = harness::verifyRun(c.out_dir, log);
+  EXPECT_EQ(rep.rows, 40);
+  EXPECT_EQ(rep.disagreements, 0) << log.str();
+
+  // A row that claims convergence with another q: a false success.
+  auto rows = readCsv(c.out_dir + "/solves.csv");
+  auto col = columns(rows);
+  size_t victim = 0;
+  for (size_t r = 1; r < rows.size() && !victim; ++r)
+    if (rows[r][col["converged"]] == "1") victim = r;
+  ASSERT_GT(victim, 0u);
+  std::string text = readFile(c.out_dir + "/solves.csv");
+  const std::string q = rows[victim][col["q"]];
+  text.replace(text.find(q), q.size(), "0 0 0 0 0");
+  std::ofstream(c.out_dir + "/solves.csv") << text;
+  // Changed behind the manifest's back: refused as a mixed directory.
+  EXPECT_THROW(harness::verifyRun(c.out_dir, log), harness::ResultsError);
+  refreshManifest(c.out_dir, "solves.csv");
+  log.str("");
+  rep = harness::verifyRun(c.out_dir, log);
+  EXPECT_EQ(rep.disagreements, 1);
+  EXPECT_EQ(rep.false_successes, 1);
+  EXPECT_NE(log.str().find("converged=1 disagrees"), std::string::npos) << log.str();
 }
 
 // Runs the built `ikbench` binary; returns its exit status and output.
@@ -370,6 +615,23 @@ TEST(HarnessCli, BadCommandsExitNonZeroWithAClearMessage) {
   EXPECT_EQ(runCli("run --progress none", &out), 2);  // nothing to run
   EXPECT_NE(out.find("--suite"), std::string::npos) << out;
   EXPECT_EQ(runCli("frobnicate", &out), 2);
+  // Values that used to be taken silently.
+  EXPECT_EQ(runCli("run --chain 3 --seed -1 --progress none --out " + tempDir("cli_seed"), &out), 2);
+  EXPECT_NE(out.find("--seed"), std::string::npos) << out;
+  EXPECT_EQ(runCli("run --chain 3 --solvers '' --progress none --out " + tempDir("cli_empty"), &out), 2);
+  EXPECT_NE(out.find("empty"), std::string::npos) << out;
+  EXPECT_EQ(runCli("run --chain 2000000000 --progress none --out " + tempDir("cli_chain"), &out), 2);
+  EXPECT_NE(out.find("--chain"), std::string::npos) << out;
+  EXPECT_EQ(runCli("run --chain 3 --solvers dls:lambda=1e-320 --samples 2 --no-summary --progress none --out " +
+                       tempDir("cli_subnormal"),
+                   &out),
+            0)
+      << out;  // a subnormal number is finite, and accepted
+  EXPECT_EQ(runCli("run --chain 3 --solvers dls:restarts=2147483647 --progress none --out " + tempDir("cli_r"), &out),
+            2);
+  EXPECT_NE(out.find("restarts"), std::string::npos) << out;
+  EXPECT_EQ(runCli("throughput --solver two-bone --solves 100 --threads 1", &out), 2);  // converges on nothing
+  EXPECT_NE(out.find("converged on none"), std::string::npos) << out;
 }
 
 TEST(HarnessCli, ChainRunWritesResultsAndListsSolvers) {
@@ -380,12 +642,120 @@ TEST(HarnessCli, ChainRunWritesResultsAndListsSolvers) {
                    &out),
             0)
       << out;
-  EXPECT_NE(out.find("chain4-track"), std::string::npos) << out;  // the summary table
   EXPECT_TRUE(fs::is_regular_file(fs::path(dir) / "solves.csv"));
   EXPECT_EQ(readCsv(dir + "/solves.csv").size(), 1u + 3 * 6);
+  EXPECT_EQ(runCli("verify " + dir, &out), 0) << out;
   ASSERT_EQ(runCli("list solvers", &out), 0);
   EXPECT_NE(out.find("lambda=0.05"), std::string::npos) << out;  // parameters with defaults
   EXPECT_NE(out.find("restarts=0"), std::string::npos) << out;
+  ASSERT_EQ(runCli("list solvers --format json", &out), 0);
+  const auto j = nlohmann::json::parse(out);
+  bool found = false;
+  for (const auto& s : j["solvers"])
+    if (s["name"] == "dls")
+      for (const auto& p : s["parameters"]) found |= p["name"] == "lambda" && p["default"] == "0.05" && p["unit"] == "m";
+  EXPECT_TRUE(found) << out;
+  EXPECT_FALSE(j["presets"].empty());
+}
+
+TEST(HarnessCli, SigintKeepsFinishedSolvesAndResumeCompletesTheRun) {
+  const std::string dir = tempDir("cli_sigint");
+#if defined(__SANITIZE_ADDRESS__)
+  const int samples = 300;  // the sanitizers make every solve about 10x slower
+#else
+  const int samples = 3000;
+#endif
+  const std::string args = fmt::format(
+      "run --chain 12 --samples {} --solvers ccd,sdls,dls --threads 2 --no-trace --no-summary --progress none --out {}",
+      samples, dir);
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    const std::string cmd = std::string("exec '") + IKBENCH_CLI + "' " + args + " >/dev/null 2>&1";
+    execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  // Interrupt once some solves are in the partial file.
+  const std::string partial = dir + "/solves.partial.csv";
+  for (int i = 0; i < 600; ++i) {
+    if (fs::exists(partial) && fs::file_size(partial) > 5000) break;
+    usleep(10000);
+  }
+  kill(pid, SIGINT);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status));
+  if (WEXITSTATUS(status) == 0) GTEST_SKIP() << "the run ended before the interrupt arrived (a very fast machine)";
+  EXPECT_EQ(WEXITSTATUS(status), 130);
+  const auto run = nlohmann::json::parse(readFile(dir + "/run.json"));
+  EXPECT_EQ(run["complete"], false);
+  EXPECT_EQ(run["interrupted"], true);
+  const long kept = run["progress"]["done"].get<long>();
+  EXPECT_GT(kept, 0);
+  EXPECT_EQ(static_cast<long>(readCsv(partial).size()) - 1, kept);
+  std::string out;
+  ASSERT_EQ(runCli(args + " --resume", &out), 0) << out;
+  const auto done = nlohmann::json::parse(readFile(dir + "/run.json"));
+  EXPECT_EQ(done["complete"], true);
+  EXPECT_EQ(done["progress"]["resumed"], kept);
+  EXPECT_EQ(readCsv(dir + "/solves.csv").size(), 1u + 3u * samples * 3u);
+}
+
+TEST(HarnessCli, ThreadsThatCannotStartLeaveTheRunToTheOthers) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "AddressSanitizer reserves more address space than the limit this test sets";
+#else
+  // 1 GB of address space holds about a hundred 8 MB thread stacks: most of
+  // the 1000 threads asked for cannot start.
+  const std::string dir = tempDir("cli_threads");
+  const std::string cmd = std::string("ulimit -v 1000000; '") + IKBENCH_CLI +
+                          "' run --chain 4 --samples 400 --solvers dls --threads 1000 --no-trace --no-summary "
+                          "--progress none --out " + dir + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  ASSERT_NE(p, nullptr);
+  std::string out;
+  char buf[512];
+  while (fgets(buf, sizeof buf, p)) out += buf;
+  const int status = pclose(p);
+  ASSERT_TRUE(WIFEXITED(status)) << out;
+  EXPECT_EQ(WEXITSTATUS(status), 0) << out;
+  EXPECT_NE(out.find("worker threads could start"), std::string::npos) << out;
+  const auto run = nlohmann::json::parse(readFile(dir + "/run.json"));
+  EXPECT_EQ(run["complete"], true);
+  EXPECT_LT(run["threads"].get<int>(), 1000);
+  EXPECT_EQ(readCsv(dir + "/solves.csv").size(), 1u + 3 * 400);
+#endif
+}
+
+// A full disk: a small tmpfs (mounting needs root; skipped otherwise).
+TEST(HarnessCli, AFullDiskLeavesTheRunVisiblyIncomplete) {
+  const std::string mnt = tempDir("cli_full");
+  fs::create_directories(mnt);
+  if (std::system(("mount -t tmpfs -o size=2m tmpfs '" + mnt + "' 2>/dev/null").c_str()) != 0)
+    GTEST_SKIP() << "cannot mount a 2 MB tmpfs at " << mnt << " (needs root): the full-disk case is not exercised";
+  struct Unmount {
+    std::string dir;
+    ~Unmount() { (void)std::system(("umount '" + dir + "'").c_str()); }
+  } unmount{mnt};
+  std::string out;
+  const int rc = runCli("run --chain 6 --samples 200 --solvers dls,ccd --threads 2 --no-summary --progress none --out " +
+                            mnt + "/run",
+                        &out);
+  EXPECT_EQ(rc, 2) << out;
+  EXPECT_NE(out.find("No space left on device"), std::string::npos) << out;
+  ASSERT_TRUE(fs::exists(mnt + "/run/run.json")) << out;
+  const auto run = nlohmann::json::parse(readFile(mnt + "/run/run.json"));
+  EXPECT_EQ(run["complete"], false);
+  EXPECT_THROW(harness::readResults(mnt + "/run", true, false), harness::ResultsError);
+}
+
+TEST(HarnessCli, NonUtf8OutputPathsKeepRunJson) {
+  const std::string dir = tempDir("cli_\xff\xfe_bytes");
+  std::string out;
+  ASSERT_EQ(runCli("run --chain 3 --samples 2 --solvers dls --no-summary --progress none --out '" + dir + "'", &out), 0)
+      << out;
+  const auto run = nlohmann::json::parse(readFile(dir + "/run.json"));
+  EXPECT_EQ(run["complete"], true);
 }
 
 }  // namespace

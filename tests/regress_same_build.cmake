@@ -38,7 +38,8 @@ run(${ikb_run} --solvers dls:max_step=0.05:budget_us=0 --threads 2 --out ${WORK_
 file(READ ${WORK_DIR}/weak/solves.csv csv)
 string(REPLACE ",dls:max_step=0.05:budget_us=0," ",dls:budget_us=0," csv "${csv}")
 file(WRITE ${WORK_DIR}/weak/solves.csv "${csv}")
-execute_process(COMMAND ${gate} compare ${WORK_DIR}/baseline ${WORK_DIR}/weak --no-time --allow-missing
+# The relabelled file no longer matches the run's manifest: read it anyway.
+execute_process(COMMAND ${gate} compare ${WORK_DIR}/baseline ${WORK_DIR}/weak --no-time --allow-missing --allow-incomplete
   RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
 message(STATUS "weakened dls:\n${out}")
 if(NOT rc EQUAL 1)

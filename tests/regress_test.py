@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Tests of the regression gate (scripts/regress.py) on synthetic results.
+"""Tests of the regression gate (scripts/regress.py, python/ikbench/gate.py) on synthetic results.
 
 Each test writes solves.csv / run.json files shaped like `ikbench run`'s into
 a temporary directory, runs the gate as the user would (a subprocess of
@@ -27,8 +27,8 @@ ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "scripts" / "regress.py"
 CONFIG = ROOT / "scripts" / "regress_thresholds.json"
 PYTHON = sys.executable or "/usr/bin/python3"
-sys.path.insert(0, str(ROOT / "scripts"))
-import regress  # noqa: E402
+sys.path.insert(0, str(ROOT / "python"))
+from ikbench import gate as regress  # noqa: E402
 
 COLUMNS = ["suite", "family", "problem", "dof", "effectors", "goal", "solver", "status", "converged",
            "iterations", "restarts", "position_error", "orientation_error", "time_us", "fk_evals",

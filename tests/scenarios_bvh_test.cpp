@@ -14,13 +14,14 @@
 #include "ikbench/kinematics/forward_kinematics.h"
 #include "ikbench/scenarios/bvh.h"
 #include "ikbench/solvers/registry.h"
+#include "test_util.h"
 
 namespace ikbench {
 namespace {
 
 constexpr double kDeg = std::numbers::pi / 180.0;
 const std::string kShipped = std::string(IKBENCH_SOURCE_DIR) + "/scenarios/data/skeletons/humanoid_walk_wave.bvh";
-const std::string kShared = std::string(IKBENCH_SHARED_DATA_DIR) + "/skeletons/";
+const std::string kShared = test::corpusFile("skeletons/");
 
 // Largest distance between the model's FK and the file's own FK over every
 // joint and End Site of every `stride`-th frame; also the largest rotation
@@ -163,6 +164,7 @@ const std::vector<SharedClip> kSharedClips = {
 };
 
 TEST(BvhShared, EveryFileLoadsWithReadmeCountsAndRoundTrips) {
+  IKBENCH_REQUIRE_CORPUS("skeletons");
   for (const SharedClip& s : kSharedClips) {
     SCOPED_TRACE(s.file);
     const BvhClip& c = sharedClip(s.file);
@@ -184,6 +186,7 @@ TEST(BvhShared, EveryFileLoadsWithReadmeCountsAndRoundTrips) {
 }
 
 TEST(BvhShared, RootAndPerJointTranslationHandling) {
+  IKBENCH_REQUIRE_CORPUS("skeletons");
   const BvhClip& cmu = sharedClip("cmu_131_01_walk.bvh");
   EXPECT_EQ(cmu.model->type(0), JointType::kFree);  // root with 6 channels
   EXPECT_EQ(cmu.model->nv(), 6 + 30 * 3);
@@ -199,6 +202,7 @@ TEST(BvhShared, RootAndPerJointTranslationHandling) {
 }
 
 TEST(BvhShared, TrackingSubsetsSolveFromPreviousAnswer) {
+  IKBENCH_REQUIRE_CORPUS("skeletons");
   for (const char* f : {"cmu_131_01_walk.bvh", "bandai_namco_kick_normal_001.bvh"}) {
     SCOPED_TRACE(f);
     BvhTrackingSpec spec;

@@ -340,17 +340,17 @@ TEST(GoalSets, NamedEffectorsAndOrientationScale) {
 
 TEST(GoalSets, EnumNamesRoundTrip) {
   for (auto s : {StartPolicy::kNominal, StartPolicy::kZero, StartPolicy::kRandom, StartPolicy::kPrevious})
-    EXPECT_EQ(parseStartPolicy(toString(s)), s);
+    EXPECT_EQ(kStartPolicyNames.parse(toString(s)), s);
   for (auto t :
        {GoalSetType::kReachable, GoalSetType::kUnreachable, GoalSetType::kNearSingular, GoalSetType::kTrajectory})
-    EXPECT_EQ(parseGoalSetType(toString(t)), t);
+    EXPECT_EQ(kGoalSetTypeNames.parse(toString(t)), t);
   for (auto a : {AxisStyle::kRandom, AxisStyle::kAlternating, AxisStyle::kPlanar})
-    EXPECT_EQ(parseAxisStyle(toString(a)), a);
+    EXPECT_EQ(kAxisStyleNames.parse(toString(a)), a);
   for (auto l : {LimitStyle::kNone, LimitStyle::kSymmetric, LimitStyle::kRealistic})
-    EXPECT_EQ(parseLimitStyle(toString(l)), l);
-  EXPECT_EQ(parseGoalKind("pose"), GoalKind::kPose);
+    EXPECT_EQ(kLimitStyleNames.parse(toString(l)), l);
+  EXPECT_EQ(kGoalKindNames.parse("pose"), GoalKind::kPose);
   try {
-    parseGoalKind("posture");
+    kGoalKindNames.parse("posture");
     FAIL();
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("position, orientation, pose"), std::string::npos) << e.what();

@@ -14,13 +14,14 @@
 #include "ikbench/scenarios/suite.h"
 #include "ikbench/scenarios/urdf.h"
 #include "ikbench/solvers/registry.h"
+#include "test_util.h"
 
 namespace ikbench {
 namespace {
 
 constexpr double kPi = std::numbers::pi;
 const std::string kShipped = std::string(IKBENCH_SOURCE_DIR) + "/scenarios/data/robots/";
-const std::string kShared = std::string(IKBENCH_SHARED_DATA_DIR) + "/robots/";
+const std::string kShared = test::corpusFile("robots/");
 
 Eigen::Matrix4d rotX(double a) {
   Eigen::Matrix4d T = Eigen::Matrix4d::Identity();
@@ -142,6 +143,7 @@ TEST(UrdfShipped, Iiwa14PublishedDimensions) {
 // URDFs in ../shared/data come from the vendors' ROS packages. They must
 // agree on the tool positions at any configuration.
 TEST(UrdfShipped, AgreeWithPublicVendorUrdfs) {
+  IKBENCH_REQUIRE_CORPUS("robots");
   Rng rng(13);
   {
     // ROS-Industrial's base_link is the DH base turned by pi about z.
@@ -207,6 +209,7 @@ const std::vector<SharedRobot> kSharedRobots = {
 };
 
 TEST(UrdfShared, EveryFileLoadsWithReadmeCounts) {
+  IKBENCH_REQUIRE_CORPUS("robots");
   for (const SharedRobot& r : kSharedRobots) {
     SCOPED_TRACE(r.file);
     const UrdfModel u = loadUrdf(kShared + r.file);
@@ -227,6 +230,7 @@ TEST(UrdfShared, EveryFileLoadsWithReadmeCounts) {
 }
 
 TEST(UrdfShared, ContinuousJointsAreUnlimitedAndFloatingBaseAddsSixDof) {
+  IKBENCH_REQUIRE_CORPUS("robots");
   const UrdfModel k = loadUrdf(kShared + std::string("kinova_gen3_7dof.urdf"));
   int unlimited = 0;
   for (int d = 0; d < k.model->nv(); ++d) unlimited += k.model->hasFiniteLimits(d) ? 0 : 1;
@@ -237,6 +241,7 @@ TEST(UrdfShared, ContinuousJointsAreUnlimitedAndFloatingBaseAddsSixDof) {
 }
 
 TEST(UrdfShared, PosesOnSharedArmsSolveWithDls) {
+  IKBENCH_REQUIRE_CORPUS("robots");
   // The loaded chains are solvable by a backend: pose targets from FK of
   // random configurations within limits, DLS with restarts, checked by FK.
   auto dls = Registry::global().create("dls:restarts=20");

@@ -2,6 +2,8 @@
 #pragma once
 
 #include <Eigen/Core>
+#include <cstdlib>
+#include <filesystem>
 #include <gtest/gtest.h>
 #include <memory>
 #include <string>
@@ -12,10 +14,29 @@
 #include "ikbench/kinematics/goal.h"
 #include "ikbench/kinematics/model.h"
 #include "ikbench/scenarios/generators.h"
-#include "ikbench/solvers/options.h"
+#include "ikbench/core/solver_options.h"
 #include "ikbench/solvers/solver.h"
 
 namespace ikbench::test {
+
+// The external corpus of public robot URDFs and mocap BVH files (robots/,
+// skeletons/): $IKBENCH_CORPUS_DIR if set, else ../shared/data beside the
+// source tree. Tests that read it skip, naming what is missing, when it is
+// absent (a fresh clone); CI, which has it, runs them.
+inline std::string corpusDir() {
+  const char* env = std::getenv("IKBENCH_CORPUS_DIR");
+  return env != nullptr && *env != '\0' ? std::string(env) : std::string(IKBENCH_SHARED_DATA_DIR);
+}
+inline std::string corpusFile(const std::string& relative) { return corpusDir() + "/" + relative; }
+
+// Skips the current test when the corpus directory `sub` (e.g. "robots") is absent.
+#define IKBENCH_REQUIRE_CORPUS(sub)                                                                        \
+  do {                                                                                                     \
+    const std::string ikbench_corpus_dir_ = ::ikbench::test::corpusFile(sub);                             \
+    if (!std::filesystem::is_directory(ikbench_corpus_dir_))                                               \
+      GTEST_SKIP() << "the external corpus directory " << ikbench_corpus_dir_                              \
+                   << " is absent (set IKBENCH_CORPUS_DIR to the directory holding robots/ and skeletons/)"; \
+  } while (0)
 
 inline JointSpec revolute(const std::string& name, int parent, const Eigen::Vector3d& offset,
                           const Eigen::Vector3d& axis) {

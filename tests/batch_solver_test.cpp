@@ -1,0 +1,467 @@
+// The batch path (ikbench/solvers/batch.h) against the scalar Solver on the
+// same problems: statuses and answers agree, every converged batch answer
+// holds by the scalar forward kinematics, results do not depend on threads,
+// lanes or the kernel's instruction set, a slow problem does not hold the
+// others, and unsupported problems are answered by the scalar path.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <map>
+
+#include "ikbench/kinematics/config.h"
+#include "ikbench/kinematics/forward_kinematics.h"
+#include "ikbench/scenarios/generators.h"
+#include "ikbench/scenarios/urdf.h"
+#include "ikbench/solvers/batch.h"
+#include "ikbench/solvers/registry.h"
+
+namespace ikbench {
+namespace {
+
+constexpr const char* kAuto =
+    "dls-adaptive:restarts=200:budget_us=5000:mode=error:err_gain=0.03:limits=freeze:max_step=1:max_iters=20";
+// The same without the time budget: results that cannot depend on the machine.
+constexpr const char* kAutoNoBudget =
+    "dls-adaptive:restarts=200:mode=error:err_gain=0.03:limits=freeze:max_step=1:max_iters=20";
+
+// The throughput problems: reachable pose (or position) targets on random
+// 7-DOF chains with +-2.5 rad limits, nominal start.
+std::vector<Problem> chainProblems(int chains, int per_chain, GoalKind kind = GoalKind::kPose, int dof = 7,
+                                   std::uint64_t seed = 1) {
+  std::vector<Problem> out;
+  for (int c = 0; c < chains; ++c) {
+    ChainSpec cs;
+    cs.joints = dof;
+    cs.limit = 2.5;
+    const std::uint64_t s = Rng::mix(seed, static_cast<std::uint64_t>(c));
+    GoalSetSpec gs;
+    gs.count = per_chain;
+    gs.kind = kind;
+    for (Problem& p : reachableGoals(randomChain(cs, s), gs, s, "bt" + std::to_string(c))) out.push_back(std::move(p));
+  }
+  return out;
+}
+
+// Errors of q by the scalar forward kinematics.
+GoalErrors scalarErrors(const Problem& p, const Eigen::VectorXd& q) {
+  Data d(*p.model);
+  forwardKinematics(*p.model, q, d);
+  return evaluateGoals(*p.model, p.goals, d);
+}
+
+struct Scalar {
+  std::vector<Summary> summaries;
+  std::vector<Eigen::VectorXd> q;
+};
+Scalar solveScalar(const std::vector<Problem>& problems, const std::string& spec, const SolverOptions& o) {
+  auto solver = Registry::global().create(spec);
+  Scalar out;
+  for (const Problem& p : problems) {
+    Eigen::VectorXd q = p.q0;
+    out.summaries.push_back(solver->solve(p, q, o));
+    out.q.push_back(q);
+  }
+  return out;
+}
+
+void expectConvergedByScalarFk(const std::vector<Problem>& problems, const std::vector<BatchResult>& r,
+                               const SolverOptions& o) {
+  for (size_t i = 0; i < problems.size(); ++i) {
+    if (!r[i].summary.converged()) continue;
+    const GoalErrors e = scalarErrors(problems[i], r[i].q);
+    EXPECT_LE(e.position, o.position_tolerance) << "problem " << i;
+    EXPECT_LE(e.orientation, o.orientation_tolerance) << "problem " << i;
+    EXPECT_TRUE(withinLimits(*problems[i].model, r[i].q)) << "problem " << i;
+    EXPECT_NEAR(e.position, r[i].summary.position_error, 1e-12) << "problem " << i;
+    EXPECT_NEAR(e.orientation, r[i].summary.orientation_error, 1e-12) << "problem " << i;
+  }
+}
+
+TEST(BatchSolver, AgreesWithTheScalarPath) {
+  const std::vector<Problem> problems = chainProblems(6, 40);
+  SolverOptions o;
+  for (const std::string spec : {std::string(kAutoNoBudget), std::string("dls"), std::string("dls:limits=freeze:max_step=0.3"),
+                                 std::string("dls-adaptive:mode=error:restarts=3")}) {
+    const Scalar sc = solveScalar(problems, spec, o);
+    BatchOptions bo;
+    bo.solve = o;
+    BatchStats stats;
+    const std::vector<BatchResult> r = solveBatch(problems, spec, bo, &stats);
+    ASSERT_EQ(r.size(), problems.size());
+    EXPECT_EQ(stats.batched, static_cast<long>(problems.size())) << spec;
+    int same_status = 0, same_iterations = 0, converged_batch = 0, converged_scalar = 0;
+    double max_dq = 0.0;
+    for (size_t i = 0; i < problems.size(); ++i) {
+      EXPECT_TRUE(r[i].batched);
+      same_status += r[i].summary.status == sc.summaries[i].status;
+      same_iterations += r[i].summary.iterations == sc.summaries[i].iterations;
+      converged_batch += r[i].summary.converged();
+      converged_scalar += sc.summaries[i].converged();
+      if (r[i].summary.iterations == sc.summaries[i].iterations)
+        max_dq = std::max(max_dq, (r[i].q - sc.q[i]).cwiseAbs().maxCoeff());
+    }
+    expectConvergedByScalarFk(problems, r, o);
+    const int n = static_cast<int>(problems.size());
+    std::printf("%s: status agree %d/%d, iterations agree %d/%d, converged batch %d scalar %d, max |dq| %.3g\n",
+                spec.c_str(), same_status, n, same_iterations, n, converged_batch, converged_scalar, max_dq);
+    EXPECT_GE(same_status, n * 95 / 100) << spec;
+    EXPECT_GE(same_iterations, n * 90 / 100) << spec;
+    // Where both paths took the same iterations, the answers agree to
+    // rounding (far below the 1e-5 tolerance).
+    EXPECT_LT(max_dq, 1e-6) << spec;
+    EXPECT_GE(converged_batch, converged_scalar - n / 50) << spec;
+  }
+}
+
+// Results depend only on the problem: identical at any thread count, lane
+// count, and with the problems in another order.
+TEST(BatchSolver, DeterministicAcrossThreadsLanesAndOrder) {
+  std::vector<Problem> problems = chainProblems(5, 30);
+  BatchOptions bo;
+  const std::vector<BatchResult> ref = solveBatch(problems, kAutoNoBudget, bo);
+  auto same = [&](const std::vector<BatchResult>& r, const std::vector<size_t>& order, const std::string& what) {
+    ASSERT_EQ(r.size(), order.size());
+    for (size_t k = 0; k < r.size(); ++k) {
+      const BatchResult& a = ref[order[k]];
+      const BatchResult& b = r[k];
+      EXPECT_EQ(a.summary.status, b.summary.status) << what << " problem " << order[k];
+      EXPECT_EQ(a.summary.iterations, b.summary.iterations) << what << " problem " << order[k];
+      EXPECT_EQ(a.summary.restarts, b.summary.restarts) << what << " problem " << order[k];
+      EXPECT_TRUE(a.q == b.q) << what << " problem " << order[k] << ": answers differ (bitwise)";
+      EXPECT_EQ(a.summary.position_error, b.summary.position_error) << what;
+      EXPECT_EQ(a.summary.orientation_error, b.summary.orientation_error) << what;
+    }
+  };
+  std::vector<size_t> identity(problems.size());
+  for (size_t i = 0; i < identity.size(); ++i) identity[i] = i;
+  for (int threads : {2, 3}) {
+    BatchOptions o = bo;
+    o.threads = threads;
+    same(solveBatch(problems, kAutoNoBudget, o), identity, "threads=" + std::to_string(threads));
+  }
+  for (int lanes : {4, 8, 12, 64}) {
+    BatchOptions o = bo;
+    o.lanes = lanes;
+    same(solveBatch(problems, kAutoNoBudget, o), identity, "lanes=" + std::to_string(lanes));
+  }
+  // Reversed, and interleaved across models: each problem keeps its answer.
+  std::vector<size_t> reversed(identity.rbegin(), identity.rend());
+  std::vector<Problem> shuffled;
+  for (size_t i : reversed) shuffled.push_back(problems[i]);
+  same(solveBatch(shuffled, kAutoNoBudget, bo), reversed, "reversed");
+  // One problem alone.
+  same(solveBatch({problems[7]}, kAutoNoBudget, bo), {7}, "alone");
+}
+
+// Per-problem seeds are the scalar path's SolverOptions::seed: a restarted
+// solve draws the same restart configurations.
+TEST(BatchSolver, SeedsPerProblemMatchTheScalarSeeds) {
+  const std::vector<Problem> problems = chainProblems(3, 20);
+  const std::string spec = "dls-adaptive:restarts=50:mode=error:err_gain=0.03:limits=freeze:max_step=1:max_iters=8";
+  BatchOptions bo;
+  for (size_t i = 0; i < problems.size(); ++i) bo.seeds.push_back(1000 + 7 * i);
+  const std::vector<BatchResult> r = solveBatch(problems, spec, bo);
+  auto solver = Registry::global().create(spec);
+  int same_restarts = 0, restarted = 0;
+  for (size_t i = 0; i < problems.size(); ++i) {
+    SolverOptions o;
+    o.seed = bo.seeds[i];
+    Eigen::VectorXd q = problems[i].q0;
+    const Summary s = solver->solve(problems[i], q, o);
+    restarted += s.restarts > 0;
+    same_restarts += s.restarts == r[i].summary.restarts && s.status == r[i].summary.status;
+  }
+  EXPECT_GT(restarted, 3);  // the test exercises restarts
+  EXPECT_GE(same_restarts, static_cast<int>(problems.size()) - 1);
+  // Another seed gives other restarts for some problem.
+  BatchOptions other = bo;
+  for (auto& s : other.seeds) s += 1;
+  const std::vector<BatchResult> r2 = solveBatch(problems, spec, other);
+  int differ = 0;
+  for (size_t i = 0; i < problems.size(); ++i) differ += r2[i].summary.restarts != r[i].summary.restarts || !(r2[i].q == r[i].q);
+  EXPECT_GT(differ, 0);
+}
+
+// A problem that never converges (target out of reach, many restarts) does
+// not hold its lane group: the others finish in about the kernel steps they
+// need, and a lane is refilled as soon as its problem is answered.
+TEST(BatchSolver, LaneRefillSlowProblemDoesNotHoldTheOthers) {
+  std::vector<Problem> problems = chainProblems(1, 64);
+  Problem slow = problems[0];
+  slow.goals[0].target_position = Eigen::Vector3d(10, 10, 10);  // out of reach
+  slow.name = "slow";
+  problems.insert(problems.begin(), slow);
+  const std::string spec = "dls-adaptive:restarts=100:mode=error:err_gain=0.03:limits=freeze:max_step=1:max_iters=20";
+  BatchOptions bo;
+  bo.lanes = 4;
+  BatchStats stats;
+  const std::vector<BatchResult> r = solveBatch(problems, spec, bo, &stats);
+  EXPECT_FALSE(r[0].summary.converged());
+  EXPECT_EQ(r[0].summary.restarts, 100);
+  EXPECT_EQ(r[0].summary.iterations, 101 * 20);
+  long others = 0;
+  int converged = 0;
+  for (size_t i = 1; i < r.size(); ++i) {
+    others += r[i].summary.iterations + r[i].summary.restarts + 1;  // each attempt's start is one kernel step too
+    converged += r[i].summary.converged();
+  }
+  EXPECT_GE(converged, 60);
+  // The slow problem runs 101 * 21 steps in one lane; the other three lanes
+  // share the rest. Without refill the group would wait for the slowest of
+  // every four problems.
+  const long slow_steps = 101 * 21;
+  EXPECT_LE(stats.kernel_steps, slow_steps + 5) << "the other problems ran alongside the slow one";
+  EXPECT_GE(stats.kernel_steps, slow_steps);
+  EXPECT_GE(stats.busy_lane_steps, slow_steps + others);
+  std::printf("slow problem: %ld kernel steps, others %ld lane-steps, fill %.3f\n", stats.kernel_steps, others,
+              stats.fill());
+}
+
+// A budget stops a problem's restarts once its share of the rounds reaches
+// budget_us (time_us reports that share), as the scalar path stops on its
+// wall time; the answer then has the status of its best attempt
+// (max-iterations here, or time-limit if the budget ended that attempt). The reachable
+// problems beside them still converge.
+TEST(BatchSolver, BudgetStopsRestarts) {
+  std::vector<Problem> problems = chainProblems(1, 8);
+  for (int i = 0; i < 3; ++i) problems[i].goals[0].target_position = Eigen::Vector3d(10, 10, 10);  // out of reach
+  const std::vector<BatchResult> r = solveBatch(problems, "dls:restarts=1000000:budget_us=20000:max_iters=20", BatchOptions());
+  for (int i = 0; i < 3; ++i) {
+    const Status st = r[i].summary.status;
+    EXPECT_TRUE(st == Status::kMaxIterations || st == Status::kStalled || st == Status::kTimeLimit)
+        << i << ": " << toString(st);
+    EXPECT_GE(r[i].summary.time_us, 20000.0) << i;
+    EXPECT_GT(r[i].summary.restarts, 0) << i;
+    EXPECT_LT(r[i].summary.restarts, 1000000) << i;
+  }
+  int converged = 0;
+  for (size_t i = 3; i < problems.size(); ++i) converged += r[i].summary.converged();
+  EXPECT_GE(converged, 3);
+}
+
+// The portable (SSE2) kernel gives the AVX2 kernel's answers to rounding:
+// the same statuses, iterations and restarts for (nearly) every problem and
+// configurations equal to well below the tolerance.
+TEST(BatchSolver, PortableKernelAgreesWithAvx2) {
+  const std::vector<Problem> problems = chainProblems(6, 40);
+  BatchOptions a, p;
+  a.isa = BatchIsa::kAvx2;
+  p.isa = BatchIsa::kPortable;
+  BatchStats sa, sp;
+  const std::vector<BatchResult> ra = solveBatch(problems, kAutoNoBudget, a, &sa);
+  const std::vector<BatchResult> rp = solveBatch(problems, kAutoNoBudget, p, &sp);
+  EXPECT_EQ(sp.isa, "portable");
+  if (sa.isa != "avx2") GTEST_SKIP() << "no AVX2 + FMA on this CPU: both runs used the portable kernel";
+  int same = 0, bitwise = 0;
+  double max_dq = 0.0;
+  for (size_t i = 0; i < problems.size(); ++i) {
+    const bool s = ra[i].summary.status == rp[i].summary.status && ra[i].summary.iterations == rp[i].summary.iterations;
+    same += s;
+    bitwise += ra[i].q == rp[i].q;
+    if (s) max_dq = std::max(max_dq, (ra[i].q - rp[i].q).cwiseAbs().maxCoeff());
+  }
+  std::printf("portable vs avx2: %d/%zu same status and iterations, %d bitwise equal, max |dq| %.3g\n", same,
+              problems.size(), bitwise, max_dq);
+  EXPECT_GE(same, static_cast<int>(problems.size()) * 95 / 100);
+  EXPECT_LT(max_dq, 1e-6);
+  expectConvergedByScalarFk(problems, rp, SolverOptions());
+  // The environment variable forces the portable kernel for kAuto.
+  setenv("IKBENCH_BATCH_ISA", "portable", 1);
+  EXPECT_EQ(batchIsaName(BatchIsa::kAuto), "portable");
+  BatchStats se;
+  const std::vector<BatchResult> re = solveBatch(problems, kAutoNoBudget, BatchOptions(), &se);
+  unsetenv("IKBENCH_BATCH_ISA");
+  EXPECT_EQ(se.isa, "portable");
+  for (size_t i = 0; i < problems.size(); ++i) EXPECT_TRUE(re[i].q == rp[i].q) << i;
+}
+
+// Position goals, and chains with prismatic joints and principal axes, run
+// batched too; every converged answer holds by the scalar FK.
+TEST(BatchSolver, PositionGoalsPrismaticJointsAndArms) {
+  SolverOptions o;
+  {
+    const std::vector<Problem> problems = chainProblems(3, 30, GoalKind::kPosition);
+    BatchStats stats;
+    const std::vector<BatchResult> r = solveBatch(problems, "dls", BatchOptions(), &stats);
+    EXPECT_EQ(stats.batched, static_cast<long>(problems.size()));
+    const Scalar sc = solveScalar(problems, "dls", o);
+    int same = 0;
+    for (size_t i = 0; i < problems.size(); ++i) same += r[i].summary.status == sc.summaries[i].status;
+    EXPECT_GE(same, static_cast<int>(problems.size()) - 1);
+    expectConvergedByScalarFk(problems, r, o);
+  }
+  {
+    ChainSpec cs;
+    cs.joints = 8;
+    cs.prismatic = 0.3;
+    cs.axes = AxisStyle::kAlternating;  // principal axes: parallel and perpendicular neighbours
+    cs.limit = 2.5;
+    GoalSetSpec gs;
+    gs.count = 40;
+    gs.kind = GoalKind::kPose;
+    const std::vector<Problem> problems = reachableGoals(randomChain(cs, 17), gs, 18, "pr");
+    ASSERT_TRUE(problems[0].model->hasJointType(JointType::kPrismatic));
+    BatchStats stats;
+    const std::vector<BatchResult> r = solveBatch(problems, kAutoNoBudget, BatchOptions(), &stats);
+    EXPECT_EQ(stats.batched, static_cast<long>(problems.size()));
+    const Scalar sc = solveScalar(problems, kAutoNoBudget, o);
+    int same = 0, converged = 0;
+    for (size_t i = 0; i < problems.size(); ++i) {
+      same += r[i].summary.status == sc.summaries[i].status;
+      converged += r[i].summary.converged();
+    }
+    EXPECT_GE(same, static_cast<int>(problems.size()) - 2);
+    EXPECT_GE(converged, 30);
+    expectConvergedByScalarFk(problems, r, o);
+  }
+}
+
+// The shipped arms (UR5: three parallel axes; Panda, iiwa14: rest
+// rotations, fixed flanges): every problem runs batched and agrees with the
+// scalar path.
+TEST(BatchSolver, ShippedArmsAgreeWithTheScalarPath) {
+  SolverOptions o;
+  for (const char* arm : {"ur5", "panda", "iiwa14"}) {
+    const UrdfModel um = loadUrdf(std::string(IKBENCH_SOURCE_DIR) + "/scenarios/data/robots/" + arm + ".urdf");
+    GoalSetSpec gs;
+    gs.count = 40;
+    gs.kind = GoalKind::kPose;
+    const std::vector<Problem> problems = reachableGoals(um.model, gs, 71, arm);
+    BatchStats stats;
+    const std::vector<BatchResult> r = solveBatch(problems, kAutoNoBudget, BatchOptions(), &stats);
+    EXPECT_EQ(stats.batched, static_cast<long>(problems.size())) << arm << ": "
+                                                                 << batchFallbackReason(problems[0], Registry::global().parse(kAutoNoBudget), o);
+    const Scalar sc = solveScalar(problems, kAutoNoBudget, o);
+    int same = 0, converged = 0;
+    for (size_t i = 0; i < problems.size(); ++i) {
+      same += r[i].summary.status == sc.summaries[i].status && r[i].summary.restarts == sc.summaries[i].restarts;
+      converged += r[i].summary.converged();
+    }
+    EXPECT_GE(same, static_cast<int>(problems.size()) - 1) << arm;
+    EXPECT_GE(converged, static_cast<int>(problems.size()) - 1) << arm;
+    expectConvergedByScalarFk(problems, r, o);
+  }
+}
+
+// The canonical frames reproduce the model's forward kinematics: a solve
+// that starts at its target's configuration converges at once, with errors
+// at rounding level, on chains with nearly parallel axes too.
+TEST(BatchSolver, StartAtTheTargetConvergesWithoutIterating) {
+  ChainSpec cs;
+  cs.joints = 7;
+  cs.limit = 2.5;
+  auto model = randomChain(cs, 33);
+  GoalSetSpec gs;
+  gs.count = 20;
+  gs.kind = GoalKind::kPose;
+  std::vector<Problem> problems = reachableGoals(model, gs, 34, "at");
+  Rng rng(5);
+  for (Problem& p : problems) {
+    p.q0 = randomConfiguration(*model, rng);
+    Data d(*model);
+    forwardKinematics(*model, p.q0, d);
+    p.goals[0].target_position = effectorPosition(p.goals[0], d);
+    p.goals[0].target_orientation = d.world_T_body[p.goals[0].body].R;
+  }
+  const std::vector<BatchResult> r = solveBatch(problems, "dls", BatchOptions());
+  for (size_t i = 0; i < problems.size(); ++i) {
+    EXPECT_EQ(r[i].summary.status, Status::kConverged);
+    EXPECT_EQ(r[i].summary.iterations, 0);
+    EXPECT_LT(r[i].summary.position_error, 1e-14);
+    EXPECT_LT(r[i].summary.orientation_error, 1e-14);
+    EXPECT_TRUE(r[i].q == problems[i].q0);
+  }
+}
+
+// What the kernel does not take goes to the scalar Solver, whose answer is
+// then exactly the scalar one; invalid problems get invalid-input.
+TEST(BatchSolver, UnsupportedProblemsAndSpecsFallBackToTheScalarPath) {
+  std::vector<Problem> problems = chainProblems(1, 6);
+  // A ball-joint chain, two goals, an orientation-only goal, too few DOF.
+  ChainSpec ball;
+  ball.joints = 4;
+  ball.revolute = 0.0;
+  ball.ball = 1.0;
+  GoalSetSpec gs;
+  gs.count = 1;
+  gs.kind = GoalKind::kPose;
+  problems.push_back(reachableGoals(randomChain(ball, 3), gs, 4, "ball")[0]);
+  Problem two = problems[0];
+  two.goals.push_back(two.goals[0]);
+  problems.push_back(two);
+  Problem ori = problems[1];
+  ori.goals[0].kind = GoalKind::kOrientation;
+  problems.push_back(ori);
+  ChainSpec short_chain;
+  short_chain.joints = 5;
+  short_chain.limit = 2.5;
+  problems.push_back(reachableGoals(randomChain(short_chain, 9), gs, 10, "short")[0]);
+  Problem bad = problems[2];
+  bad.q0[0] = std::nan("");
+  problems.push_back(bad);
+  const size_t first_fallback = 6;
+
+  SolverOptions o;
+  BatchStats stats;
+  const std::vector<BatchResult> r = solveBatch(problems, kAutoNoBudget, BatchOptions(), &stats);
+  EXPECT_EQ(stats.batched, static_cast<long>(first_fallback));
+  auto solver = Registry::global().create(kAutoNoBudget);
+  for (size_t i = first_fallback; i < problems.size(); ++i) {
+    EXPECT_FALSE(r[i].batched) << i;
+    EXPECT_FALSE(batchFallbackReason(problems[i], Registry::global().parse(kAutoNoBudget), o).empty()) << i;
+    Eigen::VectorXd q = problems[i].q0;
+    const Summary s = solver->solve(problems[i], q, o);
+    EXPECT_EQ(s.status, r[i].summary.status) << i;
+    EXPECT_EQ(s.iterations, r[i].summary.iterations) << i;
+    EXPECT_EQ(s.message, r[i].summary.message) << i;
+    if (s.status != Status::kInvalidInput) {
+      EXPECT_TRUE(q == r[i].q) << i;
+    }
+  }
+  EXPECT_EQ(r.back().summary.status, Status::kInvalidInput);
+  // Specs the kernel does not run: every problem goes to the scalar path.
+  for (const char* spec : {"lm", "dls-adaptive", "dls:null_gain=0.1", "dls:jacobian=exact", "sdls"}) {
+    const std::vector<Problem> few(problems.begin(), problems.begin() + 3);
+    BatchStats s;
+    const std::vector<BatchResult> rr = solveBatch(few, spec, BatchOptions(), &s);
+    EXPECT_EQ(s.batched, 0) << spec;
+    const Scalar sc = solveScalar(few, spec, o);
+    for (size_t i = 0; i < few.size(); ++i) {
+      EXPECT_EQ(rr[i].summary.status, sc.summaries[i].status) << spec;
+      EXPECT_TRUE(rr[i].q == sc.q[i]) << spec;
+    }
+  }
+  // Options the batch refuses.
+  BatchOptions wrong;
+  wrong.lanes = 6;
+  EXPECT_THROW(solveBatch(problems, "dls", wrong), std::invalid_argument);
+  wrong = BatchOptions();
+  wrong.seeds = {1, 2};
+  EXPECT_THROW(solveBatch(problems, "dls", wrong), std::invalid_argument);
+  EXPECT_THROW(solveBatch(problems, "no-such-solver", BatchOptions()), SpecError);
+}
+
+// The model + targets overload builds the same problems.
+TEST(BatchSolver, TargetsOverloadMatchesProblems) {
+  const std::vector<Problem> problems = chainProblems(1, 12);
+  std::vector<Pose3d> targets;
+  for (const Problem& p : problems) {
+    Pose3d t;
+    t.p = p.goals[0].target_position;
+    t.R = p.goals[0].target_orientation;
+    targets.push_back(t);
+  }
+  const std::vector<BatchResult> a = solveBatch(problems, "dls", BatchOptions());
+  const std::vector<BatchResult> b =
+      solveBatch(problems[0].model, problems[0].goals[0], targets, {problems[0].q0}, "dls", BatchOptions());
+  for (size_t i = 0; i < problems.size(); ++i) {
+    EXPECT_EQ(a[i].summary.status, b[i].summary.status);
+    EXPECT_TRUE(a[i].q == b[i].q);
+  }
+  EXPECT_THROW(solveBatch(problems[0].model, problems[0].goals[0], targets, {problems[0].q0, problems[0].q0}, "dls"),
+               std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace ikbench

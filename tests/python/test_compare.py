@@ -1,0 +1,118 @@
+"""ikbench.compare: verdicts with tests, time units, one run's two specs, output files."""
+import json
+
+import pytest
+import synth
+from conftest import cli
+
+from ikbench import compare, results
+
+BASE = {"dls": (0.8, 1.0, (5, 30)), "ccd": (0.6, 3.0, (20, 80))}
+# dls solves (almost) everything and needs fewer iterations per solve: a real difference
+BETTER = {"dls": (1.0, 1.0, (3, 8)), "ccd": (0.6, 3.0, (20, 80))}
+
+
+def _cell(result, family, solver):
+    r = result.rows
+    return r[(r.family == family) & (r.solver == solver)].iloc[0]
+
+
+def test_a_real_difference_is_found(tmp_path):
+    a = results.load(synth.make_run(tmp_path / "a", seed=1, problems=80, solvers=BASE))
+    b = results.load(synth.make_run(tmp_path / "b", seed=2, problems=80, solvers=BETTER))
+    res = compare.compare_runs(a, b)
+    for fam in ("planar-position", "planar-pose"):
+        c = _cell(res, fam, "dls")
+        assert c["success_verdict"] == "better" and c["success_p"] < 0.05
+        assert c["time_verdict"] == "better" and c["time_p"] < 0.05
+        assert c["verdict"] == "better: success, time"
+        assert c["success_b"] == 1.0 and c["success_diff_pp"] > 0
+    # the other way round it is worse
+    rev = compare.compare_runs(b, a)
+    assert _cell(rev, "planar-pose", "dls")["verdict"] == "worse: success, time"
+    assert res.time_unit == "us"
+
+
+def test_no_difference_between_samples_of_one_solver(tmp_path):
+    a = results.load(synth.make_run(tmp_path / "a", seed=1, problems=80, solvers=BASE))
+    b = results.load(synth.make_run(tmp_path / "b", seed=2, problems=80, solvers=BASE))
+    res = compare.compare_runs(a, b)
+    assert set(res.rows["verdict"]) == {compare.VERDICT_SAME}
+    assert (res.rows["success_p"] >= 0.05).all() and (res.rows["time_p"] >= 0.05).all()
+    assert any("different seeds" in n for n in res.notes)
+
+
+def test_other_machine_is_compared_in_time_units(tmp_path):
+    a = results.load(synth.make_run(tmp_path / "a", seed=1, problems=80, solvers=BASE))
+    # the same solvers on a machine 2.5x slower: equal in time units
+    slow = results.load(synth.make_run(tmp_path / "s", seed=2, problems=80, solvers=BASE, time_scale=2.5,
+                                       cpu="Slow CPU"))
+    res = compare.compare_runs(a, slow)
+    assert res.time_unit == "time units"
+    assert set(res.rows["time_verdict"]) == {compare.VERDICT_SAME}
+    note = next(n for n in res.notes if "machines differ" in n)
+    assert "time unit" in note
+    ratio = float(note.split("B at x")[1].split(" ")[0])
+    assert ratio == pytest.approx(2.5, rel=0.15)
+    # the same 2.5x on the same machine is a real slowdown
+    same = results.load(synth.make_run(tmp_path / "t", seed=2, problems=80, solvers=BASE, time_scale=2.5))
+    res = compare.compare_runs(a, same)
+    assert res.time_unit == "us"
+    assert set(res.rows["time_verdict"]) == {"worse"}
+    # another thread count alone also switches to time units
+    thr = results.load(synth.make_run(tmp_path / "u", seed=2, problems=80, solvers=BASE, time_scale=2.5, threads=1))
+    res = compare.compare_runs(a, thr)
+    assert res.time_unit == "time units" and any("thread counts differ" in n for n in res.notes)
+    assert set(res.rows["time_verdict"]) == {compare.VERDICT_SAME}
+
+
+def test_specs_of_one_run(tmp_path):
+    run = results.load(synth.make_run(tmp_path / "a", problems=80, solvers={
+        "ccd": BASE["ccd"], "dls:lambda=0.1": BASE["dls"], "dls:lambda=0.2": BASE["dls"]}))
+    res = compare.compare_specs(run, "ccd", "dls:lambda=0.2")
+    assert list(res.rows["solver"]) == ["ccd vs dls:lambda=0.2"] * 2
+    assert set(res.rows["time_verdict"]) == {"better"}
+    with pytest.raises(results.ResultsError, match="names several"):
+        compare.compare_specs(run, "ccd", "dls")
+    with pytest.raises(results.ResultsError, match="not in the run"):
+        compare.compare_specs(run, "ccd", "nosuch")
+
+
+def test_unsupported_cells_and_cells_of_one_run_only(tmp_path):
+    a = results.load(synth.make_run(tmp_path / "a", problems=30))
+    b = results.load(synth.make_run(tmp_path / "b", seed=2, problems=30,
+                                    solvers={"dls": (0.9, 1.0, (5, 30)), "two-bone": (1.0, 0.5, (1, 1))}))
+    res = compare.compare_runs(a, b)
+    assert _cell(res, "planar-pose", "two-bone")["verdict"] == "n/a (A and B unsupported)"
+    assert _cell(res, "planar-pose", "ccd")["verdict"] == "only in A"
+    text = compare.format_text(res)
+    assert "only in A" in text
+
+
+def test_cli_outputs(tmp_path):
+    a = synth.make_run(tmp_path / "a", seed=1, problems=40, solvers=BASE)
+    b = synth.make_run(tmp_path / "b", seed=2, problems=40, solvers=BETTER)
+    p = cli("compare", a, b, "--out", tmp_path / "cmp.md", check=0)
+    assert "better" in p.stdout
+    md = (tmp_path / "cmp.md").read_text()
+    assert md.startswith("# ikbench compare") and "| family | solver |" in md and "**better" in md
+    cli("compare", a, b, "--out", tmp_path / "cmp.html", check=0)
+    h = (tmp_path / "cmp.html").read_text()
+    assert h.startswith("<!DOCTYPE html>") and "<style>" in h and "src=" not in h and "class='better'" in h
+    p = cli("compare", a, "--specs", "dls", "ccd", check=0)
+    assert "dls vs ccd" in p.stdout
+    p = cli("compare", a, tmp_path / "missing", check=2)
+    assert "missing" in p.stderr and len(p.stderr.strip().splitlines()) == 1
+    p = cli("compare", a, b, "--out", tmp_path / "cmp.txt", check=2)
+    assert ".md or .html" in p.stderr
+
+
+def test_incomplete_run_is_bad_input(tmp_path):
+    a = synth.make_run(tmp_path / "a")
+    b = synth.make_run(tmp_path / "b", complete=False)
+    p = cli("compare", a, b, check=2)
+    assert "incomplete run" in p.stderr
+    meta = json.loads((b / "run.json").read_text())
+    assert meta["complete"] is False
+    p = cli("compare", a, b, "--allow-incomplete", check=0)
+    assert "INCOMPLETE" in p.stdout

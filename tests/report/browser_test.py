@@ -1,0 +1,373 @@
+#!/usr/bin/env python3
+"""report.html in a real browser: writes the report of a small run of the harness, opens it in
+headless Chromium through selenium and checks what the page does.
+
+    IKBENCH_CLI=build/release/benchmarks/ikbench /usr/bin/python3 tests/report/browser_test.py [WORK_DIR]
+
+Checks: the page reaches data-ikbench-ready="1" with no error in the browser's console log; the
+solve viewer draws every joint of the model (joint markers = the model's joints, for a URDF arm,
+a random chain, a tree and the BVH skeleton's clip); moving the slider changes the drawn
+configuration; on converged solves the last frame's drawn effector is at the target of
+problems.jsonl within 1e-6 m (a URDF arm, a chain, a tree, a clip frame of the BVH skeleton);
+sorting the summary table by a column reorders it; the filter and the n/a switch work. A
+screenshot of the page and one of the viewer are saved in WORK_DIR (default: a directory beside
+this file's build, see tests/report/report_tests.cmake).
+
+Exit status: 0 passed, 1 failed (each failure printed), 77 skipped (ctest SKIP_RETURN_CODE) with
+a line saying why: no harness binary, no selenium, no Chromium or chromedriver, or Chromium cannot
+start here.
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent.parent
+sys.path.insert(0, str(REPO / "python"))
+
+SKIP = 77
+CHROMIUM = "/usr/bin/chromium"
+CHROMEDRIVER = "/usr/bin/chromedriver"
+CHROME_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+               "--disable-background-networking", "--disable-component-update", "--disable-sync",
+               # WebGL (plotly's scatter3d) on the software rasteriser without the deprecation warning
+               "--enable-unsafe-swiftshader", "--window-size=1400,1000"]
+SOLVERS = "dls,sdls,lm,ccd,fabrik,kdl-lma"
+TRACE_PROBLEMS = 3
+EFFECTOR_TOL = 1e-6      # m: drawn effector vs target on a converged solve
+CONVERGED_BELOW = 1e-7   # m: solves picked for that check have a position error below this
+TIMEOUT = 300          # s: the page's first drawing
+STEP_TIMEOUT = 90      # s: one redraw of the viewer
+
+failures = []
+
+
+def check(ok, what):
+    print(("ok   " if ok else "FAIL ") + what, flush=True)
+    if not ok:
+        failures.append(what)
+    return ok
+
+
+def skip(why):
+    print(f"SKIP: {why}", flush=True)
+    sys.exit(SKIP)
+
+
+def make_report(cli, work):
+    run_dir = work / "run"
+    cmd = [cli, "run", "--suite", "quick", "--solvers", SOLVERS, "--threads", "2", "--trace-problems",
+           str(TRACE_PROBLEMS), "--out", str(run_dir), "--force", "--progress", "none", "--no-summary"]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=1800)
+    if p.returncode != 0:
+        print(p.stdout + p.stderr)
+        raise SystemExit(f"FAIL: {' '.join(cmd)} exited with {p.returncode}")
+    page = work / "report.html"
+    t0 = time.monotonic()
+    p = subprocess.run([cli, "report", str(run_dir), "--out", str(page)], capture_output=True, text=True,
+                       timeout=1800)
+    if p.returncode != 0 or not page.exists():
+        print(p.stdout + p.stderr)
+        raise SystemExit(f"FAIL: ikbench report exited with {p.returncode}")
+    print(f"report: {page} ({page.stat().st_size / 1e6:.1f} MB in {time.monotonic() - t0:.1f} s)", flush=True)
+    return run_dir, page
+
+
+def start_browser(profile):
+    try:
+        from selenium import webdriver
+        from selenium.common.exceptions import WebDriverException
+        from selenium.webdriver.chrome.service import Service
+    except ImportError as e:
+        skip(f"selenium is not installed ({e}); apt-get install python3-selenium")
+    for exe in (CHROMIUM, CHROMEDRIVER):
+        if not os.access(exe, os.X_OK):
+            skip(f"{exe} not found; apt-get install chromium chromium-driver")
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = CHROMIUM
+    for a in CHROME_ARGS + [f"--user-data-dir={profile}"]:
+        opts.add_argument(a)
+    opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    try:
+        return webdriver.Chrome(service=Service(CHROMEDRIVER), options=opts)
+    except WebDriverException as e:
+        first = (getattr(e, "msg", None) or str(e)).strip().splitlines()[0]
+        skip(f"Chromium cannot start here: {first[:300]}")
+
+
+def severe(entries):
+    return [e for e in entries if e.get("level") == "SEVERE"]
+
+
+def wait(d, cond, what, timeout=TIMEOUT):
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < timeout:
+        try:
+            v = cond()
+            if v:
+                return v
+        except Exception:  # noqa: BLE001 (the page may be between states)
+            pass
+        time.sleep(0.2)
+    check(False, f"timed out after {timeout} s waiting for {what}")
+    return None
+
+
+class Page:
+    def __init__(self, d, data, models, problems):
+        self.d, self.data, self.models, self.problems = d, data, models, problems
+
+    def js(self, script, *args):
+        return self.d.execute_script(script, *args)
+
+    def drawn(self):
+        return self.js("return document.getElementById('solve-viewer').getAttribute('data-drawn')")
+
+    def plot_traces(self):
+        """The 3D plot's traces as drawn (plotly's gd.data): name, scene, x, y, z."""
+        return self.js("""return document.getElementById('viewer-3d').data.map(function (t) {
+            return {name: t.name, scene: t.scene, x: t.x, y: t.y, z: t.z}; });""")
+
+    def select(self, element_id, value):
+        from selenium.webdriver.support.ui import Select
+
+        Select(self.d.find_element("id", element_id)).select_by_value(str(value))
+
+    def state(self):
+        return self.js("return window.ikbench.viewer.state()")
+
+    def wait_drawn(self, family, problem, solvers, frame=None):
+        key = f"{family}|{'' if problem is None else problem}|{','.join(solvers)}|"
+        return wait(self.d, lambda: (self.drawn() or "").startswith(key) and
+                    (frame is None or self.drawn() == key + str(frame)), f"the viewer to draw {key}{frame}",
+                    timeout=STEP_TIMEOUT)
+
+    def pick(self, family, problem, solvers):
+        """Through the controls: the family, the problem (trace families), then exactly `solvers`."""
+        self.select("viewer-family", family)
+        if problem is not None:
+            self.select("viewer-problem", problem)
+        def boxes():  # the picker is rebuilt after each click: find the boxes again every time
+            return {b.get_attribute("value"): b for b in
+                    self.d.find_elements("css selector", "#viewer-solvers input[type=checkbox]")}
+
+        for _ in range(8):
+            extra = [v for v, b in boxes().items() if v not in solvers and b.is_selected()]
+            if not extra:
+                break
+            boxes()[extra[0]].click()
+        for s in solvers:
+            b = boxes().get(s)
+            if not check(b is not None, f"viewer offers solver {s} on {family}"):
+                return False
+            if not b.is_selected():
+                b.click()
+        st = self.state()
+        return self.wait_drawn(family, problem, st["solvers"])
+
+    def slider_key(self, key, times=1):
+        s = self.d.find_element("id", "viewer-slider")
+        for _ in range(times):
+            s.send_keys(key)
+
+
+def viewer_model(page, family, problem):
+    rec = page.problems[(family, 0 if problem is None else problem)]
+    return page.models[rec["model"]], rec
+
+
+def check_joints(page, family, problem):
+    st = page.state()
+    model, _ = viewer_model(page, family, problem)
+    joints = [t for t in page.plot_traces() if t["name"] == "joints"]
+    check(len(joints) == len(st["solvers"]) and all(len(t["x"]) == len(model["joints"]) for t in joints),
+          f"{family}: {len(joints)} views draw {[len(t['x']) for t in joints]} joint markers, the model has "
+          f"{len(model['joints'])} joints ({len(st['solvers'])} views)")
+
+
+def check_slider_moves(page, family):
+    from selenium.webdriver.common.keys import Keys
+
+    st = page.state()
+    page.slider_key(Keys.HOME)
+    page.wait_drawn(family, st["problem"], st["solvers"], 0)
+    first = [t for t in page.plot_traces() if t["name"] == "joints"]
+    page.slider_key(Keys.END)
+    last_frame = len(st["frames"]) - 1
+    page.wait_drawn(family, st["problem"], st["solvers"], last_frame)
+    last = [t for t in page.plot_traces() if t["name"] == "joints"]
+    moved = any(a["x"] != b["x"] or a["y"] != b["y"] or a["z"] != b["z"] for a, b in zip(first, last))
+    check(last_frame > 0 and moved,
+          f"{family}: moving the slider from frame 0 to {last_frame} changes the drawn joints")
+
+
+def check_effector_at_target(page, family, problem, solver, frame_keys):
+    """Drawn effectors of the only view vs problems.jsonl's targets."""
+    _, rec = viewer_model(page, family, problem)
+    eff = [t for t in page.plot_traces() if t["name"] == "effector"]
+    if not check(len(eff) == 1, f"{family}/{problem} {solver}: one effector trace drawn"):
+        return
+    e = eff[0]
+    worst = 0.0
+    for i, g in enumerate(rec["goals"]):
+        if g["kind"] == "orientation":
+            continue
+        for k, axis in enumerate("xyz"):
+            worst = max(worst, abs(e[axis][i] - g["target_position"][k]))
+    check(worst <= EFFECTOR_TOL, f"{family}/{problem} {solver} ({frame_keys}): drawn effector within "
+                                 f"{worst:.2e} m of the target (<= {EFFECTOR_TOL:g})")
+
+
+def converged_solve(run, family, embedded, traced_only=True):
+    """A converged solve of `family` among its embedded problems whose error is far below the
+    tolerance in solves.csv and at the trace's last record."""
+    s = run.solves
+    c = s[(s["family"] == family) & (s["problem"] < embedded) & s["converged"] & s["within_limits"] &
+          (s["position_error"] <= CONVERGED_BELOW)]
+    tr = run.traces
+    for r in c.itertuples():
+        if r.solver not in SOLVERS.split(","):
+            continue
+        t = tr[(tr["family"] == family) & (tr["problem"] == r.problem) & (tr["solver"] == r.solver)]
+        if traced_only and (t.empty or t["position_error"].iloc[-1] > CONVERGED_BELOW):
+            continue
+        return int(r.problem), r.solver
+    return None
+
+
+def main():
+    cli = os.environ.get("IKBENCH_CLI")
+    if not cli or not os.access(cli, os.X_OK):
+        skip("IKBENCH_CLI does not name the built harness (ctest sets it when the ikbench target is built)")
+    work = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(tempfile.mkdtemp(prefix="ikbench-report-"))
+    work.mkdir(parents=True, exist_ok=True)
+    profile = Path(tempfile.mkdtemp(prefix="chromium-profile-"))
+    d = start_browser(profile)  # skips (77) when Chromium cannot run, before the run is made
+    try:
+        run_dir, page_path = make_report(cli, work)
+        return browse(d, run_dir, page_path, work)
+    finally:
+        d.quit()
+        shutil.rmtree(profile, ignore_errors=True)
+
+
+def browse(d, run_dir, page_path, work):
+    from selenium.webdriver.common.keys import Keys
+
+    from ikbench import report, results
+
+    run = results.load(run_dir)
+    data = report.extract_data(page_path.read_text(encoding="utf-8"))
+    models = json.loads((run_dir / "models.json").read_text())["models"]
+    models = {m["id"]: m for m in models}
+    problems = {}
+    for line in (run_dir / "problems.jsonl").read_text().splitlines():
+        r = json.loads(line)
+        problems[(r["family"], r["problem"])] = r
+
+    t0 = time.monotonic()
+    d.get(page_path.resolve().as_uri())
+    ready = wait(d, lambda: d.find_element("tag name", "body").get_attribute("data-ikbench-ready") != "0",
+                 "data-ikbench-ready")
+    state = d.find_element("tag name", "body").get_attribute("data-ikbench-ready")
+    check(state == "1", f"page ready (data-ikbench-ready={state!r}) after {time.monotonic() - t0:.1f} s")
+    if not ready:
+        return 1
+    log = d.get_log("browser")
+    check(not severe(log), f"no errors in the browser console ({[e['message'][:200] for e in severe(log)]})")
+    check(d.execute_script("return window.ikbenchErrors.length") == 0, "no script errors caught by the page")
+    page = Page(d, data, models, problems)
+    d.execute_script("document.getElementById('solve-viewer').scrollIntoView()")
+
+    # the viewer on each kind of model: URDF arm, random chain, tree (trace mode), BVH skeleton (clip)
+    fams = {f["name"]: f for f in data["families"]}
+    embedded = data["embedding"]["trace_problems"]
+    for family in ("ur5-pose", "chain6-position", "chain7-pose", "tree3-position", "humanoid-tracking"):
+        if not check(family in fams and family in data["viewer"]["families"], f"viewer has family {family}"):
+            continue
+        clip = data["viewer"]["families"][family]["mode"] == "clip"
+        page.select("viewer-family", family)
+        st = wait(d, lambda: page.state() if page.state()["family"] == family else None, f"family {family}",
+                  timeout=STEP_TIMEOUT)
+        page.wait_drawn(family, st["problem"], st["solvers"])
+        check_joints(page, family, None if clip else st["problem"])
+        check_slider_moves(page, family)
+        if clip:
+            s = run.solves
+            c = s[(s["family"] == family) & s["converged"] & (s["position_error"] <= CONVERGED_BELOW) &
+                  (s["problem"] > 0) & (s["problem"] < data["embedding"]["clip_frames"])]
+            if not check(not c.empty, f"{family}: a clip frame converged below {CONVERGED_BELOW:g} m"):
+                continue
+            r = c.iloc[0]
+            page.pick(family, None, [r["solver"]])
+            page.slider_key(Keys.HOME)
+            page.wait_drawn(family, None, [r["solver"]], 0)
+            frame = int(r["problem"])  # frames are the problems in order
+            page.slider_key(Keys.ARROW_RIGHT, frame)
+            page.wait_drawn(family, None, [r["solver"]], frame)
+            check_effector_at_target(page, family, frame, r["solver"], f"clip frame {frame}")
+            continue
+        pick = converged_solve(run, family, embedded)
+        if not check(pick is not None, f"{family}: a traced solve converged below {CONVERGED_BELOW:g} m"):
+            continue
+        problem, solver = pick
+        page.pick(family, problem, [solver])
+        check_joints(page, family, problem)
+        page.slider_key(Keys.END)
+        st = page.state()
+        page.wait_drawn(family, problem, [solver], len(st["frames"]) - 1)
+        check_effector_at_target(page, family, problem, solver, f"last frame, iteration {st['frames'][-1]}")
+    d.find_element("id", "viewer").screenshot(str(work / "report-viewer.png"))
+
+    # the summary table: sort, filter, n/a switch
+    d.execute_script("document.getElementById('summary').scrollIntoView()")
+    def table_rows():
+        return d.execute_script("""return Array.prototype.map.call(
+            document.querySelectorAll('#summary-table tbody tr'), function (tr) {
+              var td = tr.querySelector("td[data-key='time_us_mean']");
+              return {family: tr.dataset.family, solver: tr.dataset.solver, hidden: tr.hidden,
+                      available: tr.dataset.available, mean: td ? td.getAttribute('data-value') : null}; });""")
+
+    header = d.find_element("css selector", "#summary-table th[data-key='time_us_mean']")
+    before = [(r["family"], r["solver"]) for r in table_rows() if not r["hidden"]]
+    header.click()
+    after = [r for r in table_rows() if not r["hidden"]]
+    means = [float(r["mean"]) for r in after if r["mean"]]
+    check(means == sorted(means) and len(means) > 10, f"sorted by mean time, ascending ({len(means)} rows)")
+    check([(r["family"], r["solver"]) for r in after] != before, "sorting reordered the table")
+    check(header.get_attribute("aria-sort") == "ascending", "the header shows the sort direction")
+    header.click()
+    means = [float(r["mean"]) for r in table_rows() if not r["hidden"] and r["mean"]]
+    check(means == sorted(means, reverse=True), "a second click sorts descending")
+    hidden_na = [r for r in table_rows() if r["available"] == "0"]
+    check(hidden_na and all(r["hidden"] for r in hidden_na), f"{len(hidden_na)} n/a cells hidden by default")
+    d.find_element("id", "summary-show-na").click()
+    check(all(not r["hidden"] for r in table_rows() if r["available"] == "0"), "the switch shows the n/a cells")
+    d.find_element("id", "summary-filter").send_keys("ur5 kdl")
+    shown = [r for r in table_rows() if not r["hidden"]]
+    check(len(shown) >= 1 and all("ur5" in r["family"] and "kdl" in r["solver"] for r in shown),
+          f"the filter 'ur5 kdl' keeps {[(r['family'], r['solver']) for r in shown]}")
+
+    log = d.get_log("browser")
+    check(not severe(log), f"no errors in the browser console after the interactions "
+                           f"({[e['message'][:200] for e in severe(log)]})")
+    height = d.execute_script("return document.body.scrollHeight")
+    d.set_window_size(1400, min(int(height), 14000))
+    time.sleep(1)
+    d.save_screenshot(str(work / "report.png"))
+    print(f"screenshots: {work / 'report.png'}, {work / 'report-viewer.png'}")
+    if failures:
+        print(f"{len(failures)} check(s) failed")
+        return 1
+    print("all checks passed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
