@@ -11,6 +11,7 @@ PACKAGES=(
   python3-matplotlib python3-pandas python3-scipy
   slurm-wlm munge
   pybind11-dev python3-dev python3-numpy python3-pytest
+  clang libfuzzer-14-dev libclang-rt-14-dev
   python3-plotly chromium chromium-driver python3-selenium
 )
 

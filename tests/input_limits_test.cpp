@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "ikbench/kinematics/config.h"
 #include "ikbench/kinematics/model.h"
 #include "ikbench/scenarios/bvh.h"
 #include "ikbench/scenarios/input_limits.h"
@@ -188,6 +189,27 @@ TEST(ModelInput, HugeApiAxisIsNormalisedNotZeroed) {
   j.lower[0] = -1e300;  // wide but representable: accepted
   j.upper[0] = 1e300;
   EXPECT_NO_THROW(Model({j}, "wide but finite"));
+}
+
+TEST(ModelInput, RotationLimitsMustHoldTheRestOrientation) {
+  // A ball joint limited to rotation-vector x in [3.67, 3.81] has no orientation
+  // within its limits (|log R| <= pi): solvers clamped into the box and returned
+  // configurations outside it. Such limits are refused; limits around 0 are kept.
+  JointSpec j;
+  j.name = "ball";
+  j.type = JointType::kBall;
+  j.lower = Eigen::Vector3d(3.67, -1.0, -1.0);
+  j.upper = Eigen::Vector3d(3.81, 1.0, 1.0);
+  try {
+    Model({j}, "ball");
+    ADD_FAILURE() << "no ModelError";
+  } catch (const ModelError& e) {
+    EXPECT_NE(std::string(e.what()).find("do not contain 0"), std::string::npos) << e.what();
+  }
+  j.lower = Eigen::Vector3d(0.0, -1.0, -0.5);
+  j.upper = Eigen::Vector3d(1.5, 1.0, 0.0);
+  const Model m({j}, "ball");
+  EXPECT_TRUE(withinLimits(m, m.neutralConfiguration(), 0.0));
 }
 
 // ---- BVH ------------------------------------------------------------------

@@ -90,6 +90,15 @@ Model::Model(std::vector<JointSpec> joints, std::string name)
         throw ModelError(fmt::format("{}: limit of DOF {} is NaN", who, k));
       if (j.lower[k] > j.upper[k])
         throw ModelError(fmt::format("{}: lower limit {} > upper limit {} for DOF {}", who, j.lower[k], j.upper[k], k));
+      // A rotation's limits bound the components of its rotation vector relative to the rest
+      // orientation: the box must hold the rest orientation (0), so that the neutral
+      // configuration is within the limits and clamping a rotation vector into the box never
+      // lengthens it past pi (where the exponential map would wrap it out of the box again).
+      const bool rotation = j.type == JointType::kBall || (j.type == JointType::kFree && k >= 3);
+      if (rotation && !(j.lower[k] <= 0.0 && 0.0 <= j.upper[k]))
+        throw ModelError(fmt::format("{}: rotation limits [{}, {}] of DOF {} do not contain 0 (the rest orientation; "
+                                     "a ball or free joint's limits bound its rotation vector around it)",
+                                     who, j.lower[k], j.upper[k], k));
       if (std::isfinite(j.lower[k]) && std::isfinite(j.upper[k]) && !std::isfinite(j.upper[k] - j.lower[k]))
         throw ModelError(fmt::format("{}: limits [{}, {}] of DOF {} are too far apart (upper - lower overflows; use "
                                      "infinite limits for an unlimited DOF)",

@@ -125,7 +125,9 @@ SolverSpec Registry::parse(std::string_view text) const {
   }
   std::map<std::string, std::string> common;
   for (auto& [k, v] : given) {
-    const bool own = std::any_of(info.params.begin(), info.params.end(), [&](const ParamInfo& p) { return p.name == k; });
+    const std::string& key = k;  // a structured binding cannot be captured by a lambda before C++20 in clang 14
+    const bool own =
+        std::any_of(info.params.begin(), info.params.end(), [&key](const ParamInfo& p) { return p.name == key; });
     if (!own && !isCommonKey(k)) {
       std::string keys;
       for (const ParamInfo& p : info.params) keys += (keys.empty() ? "" : ", ") + p.name;

@@ -20,7 +20,8 @@
 //   joint frame. Functions say whether they take an nq- or an nv-sized vector.
 // * Limits and weights are per tangent DOF (nv-sized). For a ball joint (and
 //   the rotation of a free root) the limits bound the components of the
-//   rotation vector log(R) of the joint rotation. Infinite limits are allowed.
+//   rotation vector log(R) of the joint rotation, and must contain 0 (the rest
+//   orientation). Infinite limits are allowed; finite ones must have a finite span.
 // * The DOF weight is a motion cost ("stiffness"): weighted solvers minimise
 //   dv^T W dv, so a DOF with weight 4 moves half as far as one with weight 1.
 #pragma once
