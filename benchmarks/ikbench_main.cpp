@@ -188,8 +188,8 @@ int realMain(int argc, char** argv) {
   bool no_trace = false, force = false, resume = false, no_summary = false;
   auto* o_suite = run->add_option("--suite", suite_arg, "shipped suite name (quick, default, ...) or suite file");
   auto* o_urdf = run->add_option("--urdf", urdf, "benchmark a URDF robot: random reachable pose targets");
-  run->add_option("--base", base, "URDF base link (with --tip; default: the whole model)");
-  run->add_option("--tip", tip, "URDF tip link");
+  run->add_option("--base", base, "URDF base link (default: the root link)");
+  run->add_option("--tip", tip, "URDF tip link: the pose goal's body (needed when several leaf links move)");
   run->add_option("--samples", samples, "targets for --urdf / --chain (default 200)")->check(CLI::Range(1, 1000000));
   auto* o_bvh = run->add_option("--bvh", bvh, "benchmark a BVH skeleton on its own motion frames");
   auto* o_chain = run->add_option("--chain", chain, "benchmark random revolute chains of this many DOF")
@@ -322,11 +322,11 @@ int realMain(int argc, char** argv) {
   if (!suite_arg.empty()) {
     suite = loadSuite(suite_arg, seed_override);
   } else if (!urdf.empty()) {
-    if (base.empty() != tip.empty()) throw HarnessError("--base and --tip go together");
     suite.name = fs::path(urdf).stem().string();
     suite.source = urdf;
     suite.seed = seed_override.value_or(1);
     suite.families.push_back(urdfFamily(urdf, base, tip, samples, suite.seed));
+    fmt::print("urdf: {}\n", suite.families.back().description);
     suite.solvers = {"auto"};  // the default solver of a robot: the general-purpose recipe
   } else if (!bvh.empty()) {
     suite.name = fs::path(bvh).stem().string();

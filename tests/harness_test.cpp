@@ -23,6 +23,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "harness/chain_suite.h"
 #include "harness/merge.h"
 #include "harness/results_format.h"
 #include "harness/results_reader.h"
@@ -340,6 +341,33 @@ class NothingSolver final : public Solver {
  protected:
   void solveImpl(const Problem&, Eigen::VectorXd&, SolveContext& ctx) override { ctx.stop(Status::kStalled); }
 };
+
+TEST(Harness, ChainTrackingStartsOnItsPathSoMoreSamplesDoNotHurt) {
+  // Problem 0 starts where the path starts; each later problem from the
+  // previous answer. Finer sampling (smaller steps) must not lower success.
+  auto dls = Registry::global().create("dls");
+  SolverOptions o;
+  double rate[2] = {0, 0};
+  const int samples[2] = {100, 800};
+  for (int k = 0; k < 2; ++k) {
+    const Suite suite = harness::chainSuite(7, samples[k], 5);
+    const Family& track = suite.families.back();
+    ASSERT_TRUE(track.sequential);
+    ASSERT_EQ(static_cast<int>(track.problems.size()), samples[k]);
+    Eigen::VectorXd q = track.problems[0].q0;
+    int converged = 0;
+    for (const Problem& p : track.problems) {
+      const Summary s = dls->solve(p, q, o);
+      converged += s.converged();
+      Data d(*p.model);
+      forwardKinematics(*p.model, q, d);
+      if (s.converged()) EXPECT_LE(evaluateGoals(*p.model, p.goals, d).position, o.position_tolerance);
+    }
+    rate[k] = static_cast<double>(converged) / samples[k];
+  }
+  EXPECT_GE(rate[0], 0.7) << rate[0];
+  EXPECT_GE(rate[1], rate[0] - 0.01) << rate[0] << " at " << samples[0] << " samples, " << rate[1] << " at " << samples[1];
+}
 
 TEST(Harness, UnsupportedPairsAreRecordedNotErrors) {
   if (!Registry::global().contains("test-nothing"))

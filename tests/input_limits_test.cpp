@@ -86,6 +86,16 @@ TEST(SuiteInput, DuplicateKeysAreRefused) {
   EXPECT_EQ(loadSuite(ok).families.size(), 2u);
 }
 
+TEST(SuiteInput, AFamilyOfTooManyJointsIsRefusedBeforeItIsBuilt) {
+  // 1000 distinct models of 10,000 joints each: 1e7 joints, refused at the first model.
+  const std::string path = writeTemp(
+      "big_family.json",
+      "{\"name\": \"x\", \"seed\": 1, \"families\": [\n {\"name\": \"a\", \"type\": \"random_chain\", "
+      "\"count\": 1000, \"models\": 1000, \"chain\": {\"joints\": 10000}}]}");
+  expectFragments(errorOf([&] { loadSuite(path); }),
+                  {path + ":2:", "families[0].models", "more than 1000000 joints in one family"});
+}
+
 TEST(SuiteInput, DirectoryAndMissingFilesAreClearErrors) {
   const fs::path dir = fs::temp_directory_path() / "ikbench_input_limits_test" / "a_dir.json";
   fs::create_directories(dir);

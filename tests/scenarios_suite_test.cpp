@@ -267,6 +267,38 @@ TEST(SuiteFunctions, UrdfFamilyAndBvhFamily) {
   const Family u2 = urdfFamily(dataDirectory() + "/robots/panda.urdf", "panda_link0", "panda_hand_tcp", 12, 3);
   for (size_t k = 0; k < u.problems.size(); ++k) EXPECT_TRUE(sameProblem(u.problems[k], u2.problems[k]));
   EXPECT_THROW(urdfFamily(dataDirectory() + "/robots/panda.urdf", "panda_link0", "no_link", 3, 1), SuiteError);
+}
+
+TEST(Suite, UrdfFamilyWithoutATipNeedsOneLeafAndUnknownLinksAreListed) {
+  // One leaf moved by a joint: it is the tip, and the description says so.
+  const Family ur5 = urdfFamily(dataDirectory() + "/robots/ur5.urdf", "", "", 4, 1);
+  EXPECT_NE(ur5.description.find("on 'tool0'"), std::string::npos) << ur5.description;
+  EXPECT_EQ(ur5.problems.front().goals.size(), 1u);
+  // Two leaves (two fingers): the user must choose; the error lists both.
+  const std::string two = writeTemp("two_leaves.urdf", R"(<robot name="two">
+  <link name="base"/><link name="left"/><link name="right"/>
+  <joint name="a" type="continuous"><parent link="base"/><child link="left"/><origin xyz="0 0.1 0"/><axis xyz="0 0 1"/></joint>
+  <joint name="b" type="continuous"><parent link="base"/><child link="right"/><origin xyz="0 -0.1 0"/><axis xyz="0 0 1"/></joint>
+</robot>
+)");
+  try {
+    urdfFamily(two, "", "", 3, 1);
+    ADD_FAILURE() << "no SuiteError";
+  } catch (const SuiteError& e) {
+    const std::string what = e.what();
+    for (const char* f : {"2 leaf links could be the tip", "--tip LINK", "left", "right"})
+      EXPECT_NE(what.find(f), std::string::npos) << f << " in " << what;
+  }
+  EXPECT_EQ(urdfFamily(two, "", "left", 3, 1).problems.size(), 3u);
+  // An unknown link: the error lists the model's links.
+  try {
+    urdfFamily(two, "", "lefft", 3, 1);
+    ADD_FAILURE() << "no SuiteError";
+  } catch (const SuiteError& e) {
+    EXPECT_NE(std::string(e.what()).find("tip link 'lefft' is not defined (links: base, left, right)"),
+              std::string::npos)
+        << e.what();
+  }
 
   const Family b = bvhFamily(dataDirectory() + "/skeletons/humanoid_walk_wave.bvh", 0);
   EXPECT_EQ(b.problems.size(), 48u);

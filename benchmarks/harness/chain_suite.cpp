@@ -53,7 +53,7 @@ Suite chainSuite(int dof, int samples, std::uint64_t seed) {
     Family fam;
     fam.name = fmt::format("chain{}-track", dof);
     fam.description = fmt::format("random {}-DOF chain following a smooth joint-space path with pose goals, "
-                                  "each solve starting from the previous answer",
+                                  "starting on the path, each solve from the previous answer",
                                   dof);
     fam.goal = "pose";
     fam.dof = dof;
@@ -70,10 +70,18 @@ Suite chainSuite(int dof, int samples, std::uint64_t seed) {
     }
     Data data(*model);
     const int tip = model->leaves().front();
-    for (int i = 0; i < samples; ++i) {
-      const double t = static_cast<double>(i) / samples;
+    auto path = [&](double t) {
       Eigen::VectorXd q(model->nq());
       for (int j = 0; j < model->nq(); ++j) q[j] = 0.8 * cs.limit * std::sin(w[j] * t + phi[j]);
+      return q;
+    };
+    // The tracker starts where the path starts: problem i's start is the path
+    // at t_{i-1} (the harness replaces it by the previous answer when the
+    // family runs in sequence; problem 0 starts at t_0).
+    Eigen::VectorXd q_prev = path(0.0);
+    for (int i = 0; i < samples; ++i) {
+      const double t = static_cast<double>(i) / samples;
+      const Eigen::VectorXd q = path(t);
       forwardKinematics(*model, q, data);
       Problem p;
       p.model = model;
@@ -84,7 +92,8 @@ Suite chainSuite(int dof, int samples, std::uint64_t seed) {
       g.target_position = data.world_T_body[tip].p;
       g.target_orientation = data.world_T_body[tip].R;
       p.goals.push_back(g);
-      p.q0 = model->middleConfiguration();
+      p.q0 = q_prev;
+      q_prev = q;
       fam.problems.push_back(std::move(p));
     }
     suite.families.push_back(std::move(fam));

@@ -402,7 +402,12 @@ void randomModelFamily(const Ctx& c, const json& f, const Path& fp, Family& fam,
       GoalSetSpec gm = g;
       gm.count = count / models + (m < count % models ? 1 : 0);
       if (gm.count == 0) continue;
-      auto problems = makeGoals(make(model_seed), gm, Rng::mix(model_seed, 1), "");
+      auto model = make(model_seed);
+      if (static_cast<long>(model->numJoints()) * std::min(models, count) > kMaxFamilyJoints)
+        c.fail(fp / "models",
+               fmt::format("{} models of {} joints is more than {} joints in one family (the limit)",
+                           std::min(models, count), model->numJoints(), kMaxFamilyJoints));
+      auto problems = makeGoals(std::move(model), gm, Rng::mix(model_seed, 1), "");
       for (auto& p : problems) fam.problems.push_back(std::move(p));
     }
   } catch (const std::invalid_argument& e) {  // also ModelError
@@ -683,6 +688,25 @@ Family urdfFamily(const std::string& path, const std::string& base, const std::s
   UrdfOptions uo;
   uo.base = base;
   uo.tip = tip;
+  if (tip.empty()) {
+    // Without a tip the chain must be unambiguous: one leaf link moved by a
+    // joint. Otherwise (cameras, grippers, two arms) the user chooses.
+    const UrdfModel whole = loadUrdf(path, uo);
+    std::vector<std::string> tips;
+    for (int leaf : whole.model->leaves())
+      if (!whole.model->supportingJoints(leaf).empty()) tips.push_back(whole.model->bodyName(leaf));
+    if (tips.empty())
+      throw SuiteError(fmt::format("{}: no link below '{}' is moved by a joint (nothing to solve)", path,
+                                   base.empty() ? whole.model->bodyName(0) : base));
+    if (tips.size() > 1) {
+      std::string list;
+      for (const auto& t : tips) list += (list.empty() ? "" : ", ") + t;
+      throw SuiteError(fmt::format("{}: {} leaf links could be the tip; choose the chain with --tip LINK (and "
+                                   "--base LINK if not the root): {}",
+                                   path, tips.size(), list));
+    }
+    uo.tip = tips.front();
+  }
   const UrdfModel um = loadUrdf(path, uo);
   GoalSetSpec g;
   g.count = samples;
@@ -690,8 +714,10 @@ Family urdfFamily(const std::string& path, const std::string& base, const std::s
   g.start = StartPolicy::kNominal;
   Family fam;
   fam.name = fs::path(path).stem().string() + (tip.empty() ? "" : "-" + tip) + "-pose";
-  fam.description = fmt::format("{}: {} random reachable pose targets within limits ({} -> {})", path, samples,
-                                base.empty() ? "root" : base, tip.empty() ? "every leaf" : tip);
+  fam.description = fmt::format("{}: {} random reachable pose targets within limits on '{}' (chain {} -> {}, "
+                                "{} DOF{})",
+                                path, samples, uo.tip, um.model->bodyName(0), uo.tip, um.model->nv(),
+                                tip.empty() ? "; the only leaf moved by a joint" : "");
   try {
     fam.problems = makeGoals(um.model, g, seed, "");
   } catch (const std::invalid_argument& e) {

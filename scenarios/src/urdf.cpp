@@ -289,14 +289,29 @@ UrdfModel parseUrdf(const std::string& xml, const std::string& source, const Urd
   // ---- 3. conversion ----
   UrdfModel out;
   out.robot_name = urdf->getName();
+  // An unknown link name gets the model's links (the first 60) in the error.
+  auto knownLinks = [&] {
+    std::string out;
+    int n = 0;
+    for (const auto& [name, row] : link_row) {
+      if (n++ == 60) {
+        out += fmt::format(", ... ({} links in all)", link_row.size());
+        break;
+      }
+      out += (out.empty() ? "" : ", ") + name;
+    }
+    return out;
+  };
   const std::string base = options.base.empty() ? urdf->getRoot()->name : options.base;
-  if (!urdf->getLink(base)) throw SuiteError(fmt::format("{}: base link '{}' is not defined", source, base));
+  if (!urdf->getLink(base))
+    throw SuiteError(fmt::format("{}: base link '{}' is not defined (links: {})", source, base, knownLinks()));
 
   // URDF joints to keep, parents first.
   std::vector<urdf::JointConstSharedPtr> order;
   if (!options.tip.empty()) {
     urdf::LinkConstSharedPtr l = urdf->getLink(options.tip);
-    if (!l) throw SuiteError(fmt::format("{}: tip link '{}' is not defined", source, options.tip));
+    if (!l)
+      throw SuiteError(fmt::format("{}: tip link '{}' is not defined (links: {})", source, options.tip, knownLinks()));
     while (l->name != base) {
       if (!l->parent_joint)
         throw SuiteError(fmt::format("{}: tip link '{}' is not below base link '{}'", source, options.tip, base));

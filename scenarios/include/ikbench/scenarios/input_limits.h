@@ -19,6 +19,8 @@ inline constexpr int kMaxXmlNesting = 64;
 inline constexpr int kMaxBvhNesting = 256;
 // Most joints in a URDF or BVH file.
 inline constexpr int kMaxJoints = 100000;
+// Most joints over the distinct models of one random family (models x joints).
+inline constexpr long kMaxFamilyJoints = 1000000;
 // Most frames in a BVH clip, and most motion values (frames x channels).
 inline constexpr long kMaxBvhFrames = 10000000;
 inline constexpr long kMaxBvhValues = 100000000;
