@@ -1,19 +1,45 @@
 #!/usr/bin/env bash
-# The README's test command: installs what is missing, builds (release by
-# default; IKBENCH_TEST_PRESET=debug for AddressSanitizer + UBSan), runs every
-# test through ctest, then (release only) the regression gate: the `quick`
-# suite compared with the committed baseline in results/baseline/quick.
-# IKBENCH_GATE=0 skips the gate.
+# The README's test command (and CI's, through .ci/run). Installs what is
+# missing, then runs four stages, each failing the script on its first error:
+#   1. release build (-O3) and every test through ctest;
+#   2. the regression gate: the `quick` suite against results/baseline/quick;
+#   3. the unit and harness tests again under AddressSanitizer + UBSan (the
+#      `debug` preset; the Python, browser, Slurm and gate tests stay in stage 1);
+#   4. every fuzz target (fuzz/) for IKBENCH_FUZZ_SECONDS seconds each (60).
+# IKBENCH_GATE=0, IKBENCH_SANITIZERS=0 and IKBENCH_FUZZ_SECONDS=0 skip a stage;
+# IKBENCH_TEST_PRESET=debug runs stage 1 under the sanitizers only.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/setup.sh
 preset="${IKBENCH_TEST_PRESET:-release}"
 jobs="${IKBENCH_JOBS:-$(nproc)}"
+start=$SECONDS
+stage() { echo; echo "== $1 ($(( SECONDS - start )) s so far)"; }
+
+stage "build and test: $preset preset"
 cmake --preset "$preset" -G "Unix Makefiles" >/dev/null
 cmake --build --preset "$preset" -j "$jobs"
 ctest --preset "$preset" -j "$jobs"
-if [ "$preset" = release ] && [ "${IKBENCH_GATE:-1}" != 0 ]; then
-  echo
-  echo "== regression gate: quick suite vs results/baseline/quick"
+[ "$preset" = release ] || exit 0
+
+if [ "${IKBENCH_GATE:-1}" != 0 ]; then
+  stage "regression gate: quick suite vs results/baseline/quick"
   IKBENCH_BUILD_DIR=build/release ./scripts/ci_gate.sh
 fi
+
+if [ "${IKBENCH_SANITIZERS:-1}" != 0 ]; then
+  stage "AddressSanitizer + UndefinedBehaviorSanitizer: debug preset"
+  cmake --preset debug -G "Unix Makefiles" >/dev/null
+  cmake --build --preset debug -j "$jobs"
+  # Stage 1 ran these: the Python packages cannot load an ASan build, the
+  # browser and Slurm tests exercise other programs, the gate compares release runs.
+  ctest --preset debug -j "$jobs" -E '^(python_|report_|tune$|slurm_|regress_|docs_|example_)'
+fi
+
+fuzz_seconds="${IKBENCH_FUZZ_SECONDS:-60}"
+if [ "$fuzz_seconds" != 0 ]; then
+  stage "fuzzing: every target for $fuzz_seconds s"
+  IKBENCH_FUZZ_OUT="${IKBENCH_FUZZ_OUT:-$(mktemp -d /tmp/ikbench-fuzz.XXXXXX)}" ./scripts/fuzz.sh "$fuzz_seconds"
+fi
+echo
+echo "== all stages passed in $(( SECONDS - start )) s"
