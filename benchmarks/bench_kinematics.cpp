@@ -13,6 +13,7 @@
 #include "ikbench/kinematics/forward_kinematics.h"
 #include "ikbench/kinematics/goal.h"
 #include "ikbench/scenarios/generators.h"
+#include "bench_main.h"
 
 namespace ikbench {
 namespace {
@@ -80,11 +81,4 @@ void registerAll() {
 }  // namespace
 }  // namespace ikbench
 
-int main(int argc, char** argv) {
-  ikbench::registerAll();
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
-  return 0;
-}
+IKBENCH_BENCHMARK_MAIN()

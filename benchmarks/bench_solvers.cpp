@@ -46,6 +46,7 @@
 #include "ikbench/scenarios/generators.h"
 #include "ikbench/scenarios/suite.h"
 #include "ikbench/solvers/registry.h"
+#include "bench_main.h"
 
 namespace ikbench {
 namespace {
@@ -241,11 +242,4 @@ void registerAll() {
 }  // namespace
 }  // namespace ikbench
 
-int main(int argc, char** argv) {
-  ikbench::registerAll();
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
-  return 0;
-}
+IKBENCH_BENCHMARK_MAIN()
