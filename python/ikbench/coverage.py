@@ -40,36 +40,60 @@ def wrap_angle(a):
     return np.where(w == -math.pi, math.pi, w)
 
 
-def configuration_distance(model, qa, qb):
-    """Joint-space distance between configurations qa and qb (nq each) of a models.json model:
-    the Euclidean norm over joints of revolute angle differences wrapped to (-pi, pi], prismatic
-    differences, the relative rotation angle of ball joints and, for free joints, the position
-    difference and the relative rotation angle."""
-    qa = np.asarray(qa, dtype=float)
-    qb = np.asarray(qb, dtype=float)
-    sq = 0.0
+def _distance_plan(model):
+    """Index arrays of a models.json model's q: revolute angles, prismatic (and free-joint
+    position) coordinates, and the first index of each ball or free rotation quaternion."""
+    rev, lin, rot = [], [], []
     for j in model["joints"]:
         t, i = j["type"], j["idx_q"]
         if t == "revolute":
-            sq += float(wrap_angle(qa[i] - qb[i])) ** 2
+            rev.append(i)
         elif t == "prismatic":
-            sq += (qa[i] - qb[i]) ** 2
-        elif t in ("ball", "free"):
-            k = i + (3 if t == "free" else 0)
-            if t == "free":
-                sq += float(np.sum((qa[i:i + 3] - qb[i:i + 3]) ** 2))
-            Ra, Rb = quat_to_matrix(qa[k:k + 4]), quat_to_matrix(qb[k:k + 4])
-            sq += float(rotation_angle(Ra.T @ Rb)) ** 2
-    return math.sqrt(sq)
+            lin.append(i)
+        elif t == "free":
+            lin.extend((i, i + 1, i + 2))
+            rot.append(i + 3)
+        elif t == "ball":
+            rot.append(i)
+    return np.array(rev, dtype=int), np.array(lin, dtype=int), np.array(rot, dtype=int)
+
+
+def configuration_distances(model, q, others, plan=None):
+    """Joint-space distances from configuration q (nq) to each row of `others` (k x nq) of a
+    models.json model: the Euclidean norm over joints of revolute angle differences wrapped to
+    (-pi, pi], prismatic differences, the relative rotation angle of ball joints and, for free
+    joints, the position difference and the relative rotation angle. Vectorised over `others`."""
+    rev, lin, rot = plan if plan is not None else _distance_plan(model)
+    q = np.asarray(q, dtype=float)
+    others = np.atleast_2d(np.asarray(others, dtype=float))
+    sq = np.zeros(len(others))
+    if rev.size:
+        sq += np.sum(wrap_angle(q[rev] - others[:, rev]) ** 2, axis=1)
+    if lin.size:
+        sq += np.sum((q[lin] - others[:, lin]) ** 2, axis=1)
+    for k in rot:
+        Ra = quat_to_matrix(q[k:k + 4])
+        Rb = quat_to_matrix(others[:, k:k + 4])
+        sq += rotation_angle(Ra.T @ Rb) ** 2
+    return np.sqrt(sq)
+
+
+def configuration_distance(model, qa, qb):
+    """Joint-space distance between configurations qa and qb (nq each): configuration_distances
+    for one pair."""
+    return float(configuration_distances(model, qa, [qb])[0])
 
 
 def distinct(model, qs, tol=DISTINCT_TOL):
     """The configurations of `qs` that are more than `tol` from every earlier kept one (greedy,
     in order)."""
-    kept = []
+    plan = _distance_plan(model)
+    kept, rows = [], []
     for q in qs:
-        if all(configuration_distance(model, q, k) > tol for k in kept):
+        row = np.asarray(q, dtype=float)
+        if not rows or bool(np.all(configuration_distances(model, row, np.array(rows), plan) > tol)):
             kept.append(q)
+            rows.append(row)
     return kept
 
 

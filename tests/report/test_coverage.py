@@ -64,6 +64,32 @@ def test_distance_wraps_revolute_angles_and_uses_rotation_angles():
     assert coverage.configuration_distance(ball, qb, qc) < 1e-7
 
 
+def test_vectorised_distances_equal_the_per_joint_sum():
+    """configuration_distances (one q against many) against the definition written out joint by
+    joint, on a free root, a ball, a hinge and a slider."""
+    m = {"joints": [{"type": "free", "idx_q": 0}, {"type": "ball", "idx_q": 7},
+                    {"type": "revolute", "idx_q": 11}, {"type": "prismatic", "idx_q": 12}]}
+    rng = np.random.default_rng(5)
+
+    def random_q():
+        q = rng.normal(size=13)
+        q[11] *= 4  # angles beyond pi: the wrap matters
+        return q
+
+    def angle_between(a, b):  # quaternions x, y, z, w: the relative rotation's angle
+        d = abs(float(np.dot(a / np.linalg.norm(a), b / np.linalg.norm(b))))
+        return 2 * math.acos(min(1.0, d))
+
+    q, others = random_q(), [random_q() for _ in range(6)]
+    got = coverage.configuration_distances(m, q, np.array(others))
+    for o, g in zip(others, got):
+        w = (q[11] - o[11] + math.pi) % TWO_PI - math.pi
+        want = math.sqrt(np.sum((q[0:3] - o[0:3]) ** 2) + angle_between(q[3:7], o[3:7]) ** 2
+                         + angle_between(q[7:11], o[7:11]) ** 2 + w ** 2 + (q[12] - o[12]) ** 2)
+        assert g == pytest.approx(want, rel=1e-9, abs=1e-9)
+        assert coverage.configuration_distance(m, q, o) == pytest.approx(g, rel=1e-12, abs=1e-12)
+
+
 def test_distinct_uses_the_threshold():
     m = synth.planar_model()
     qs = [np.array([0.0, 0.0]), np.array([5e-4, 0.0]), np.array([2e-3, 0.0]), np.array([TWO_PI, 0.0])]
