@@ -42,46 +42,32 @@ std::string optionalString(const py::object& o, const std::string& arg) {
   return o.cast<std::string>();
 }
 
-// Names of the tangent DOFs (nv) and of the configuration entries (nq).
-std::vector<std::string> dofNames(const Model& m) {
+// Names of the tangent DOFs (nv: a ball joint's rotation vector rx ry rz) or of the
+// configuration entries (nq: its quaternion qx qy qz qw), one per coordinate.
+std::vector<std::string> coordinateNames(const Model& m, bool configuration) {
+  static const std::vector<const char*> kBallTangent{"rx", "ry", "rz"}, kBallConfig{"qx", "qy", "qz", "qw"};
+  static const std::vector<const char*> kFreeTangent{"x", "y", "z", "rx", "ry", "rz"},
+      kFreeConfig{"x", "y", "z", "qx", "qy", "qz", "qw"};
   std::vector<std::string> out;
   for (int j = 0; j < m.numJoints(); ++j) {
     const std::string& n = m.joint(j).name;
+    const std::vector<const char*>* parts = nullptr;
     switch (m.type(j)) {
       case JointType::kRevolute:
       case JointType::kPrismatic:
         out.push_back(n);
         break;
       case JointType::kBall:
-        for (const char* s : {"rx", "ry", "rz"}) out.push_back(n + ":" + s);
+        parts = configuration ? &kBallConfig : &kBallTangent;
         break;
       case JointType::kFree:
-        for (const char* s : {"x", "y", "z", "rx", "ry", "rz"}) out.push_back(n + ":" + s);
+        parts = configuration ? &kFreeConfig : &kFreeTangent;
         break;
       case JointType::kFixed:
         break;
     }
-  }
-  return out;
-}
-std::vector<std::string> configurationNames(const Model& m) {
-  std::vector<std::string> out;
-  for (int j = 0; j < m.numJoints(); ++j) {
-    const std::string& n = m.joint(j).name;
-    switch (m.type(j)) {
-      case JointType::kRevolute:
-      case JointType::kPrismatic:
-        out.push_back(n);
-        break;
-      case JointType::kBall:
-        for (const char* s : {"qx", "qy", "qz", "qw"}) out.push_back(n + ":" + s);
-        break;
-      case JointType::kFree:
-        for (const char* s : {"x", "y", "z", "qx", "qy", "qz", "qw"}) out.push_back(n + ":" + s);
-        break;
-      case JointType::kFixed:
-        break;
-    }
+    if (parts)
+      for (const char* s : *parts) out.push_back(n + ":" + s);
   }
   return out;
 }
@@ -277,11 +263,11 @@ file and line.)doc")
           },
           "Parent body of each body, -1 for a root.")
       .def_property_readonly(
-          "dof_names", [](const PyModel& s) { return dofNames(*s.model); },
+          "dof_names", [](const PyModel& s) { return coordinateNames(*s.model, false); },
           "Names of the nv tangent DOFs (the entries of limits): the joint name, or "
           "'<joint>:rx' etc. for ball and free joints.")
       .def_property_readonly(
-          "configuration_names", [](const PyModel& s) { return configurationNames(*s.model); },
+          "configuration_names", [](const PyModel& s) { return coordinateNames(*s.model, true); },
           "Names of the nq configuration entries ('<joint>:qx' etc. for quaternions).")
       .def_property_readonly(
           "limits",

@@ -214,3 +214,18 @@ def test_corpus_robots(corpus):
     cmu = ik.Model.from_bvh(corpus / "skeletons" / "cmu_131_01_walk.bvh")
     assert cmu.joint_types[0] == "free"
     assert cmu.frames.shape[1] == cmu.nq and cmu.frames.shape[0] > 100
+
+
+def test_coordinate_names_of_a_free_root_and_ball_joints():
+    """dof_names has one entry per tangent coordinate (nv: a ball joint's rotation vector), and
+    configuration_names one per configuration entry (nq: its quaternion), a free root first."""
+    model = ik.Model.from_bvh(SKELETONS / "humanoid_walk_wave.bvh")
+    assert len(model.dof_names) == model.nv and len(model.configuration_names) == model.nq
+    root = model.joint_names[0]
+    assert model.joint_types[0] == "free"
+    assert model.dof_names[:6] == [f"{root}:{s}" for s in ("x", "y", "z", "rx", "ry", "rz")]
+    assert model.configuration_names[:7] == [f"{root}:{s}" for s in ("x", "y", "z", "qx", "qy", "qz", "qw")]
+    ball = model.joint_types.index("ball")
+    name = model.joint_names[ball]
+    assert [n for n in model.dof_names if n.startswith(name + ":")] == [f"{name}:r{a}" for a in "xyz"]
+    assert [n for n in model.configuration_names if n.startswith(name + ":")] == [f"{name}:q{a}" for a in "xyzw"]
