@@ -1,4 +1,4 @@
-// The Jacobian family of backends (issue 3): jt, gd-momentum, pinv, gn, dls,
+// The Jacobian family of backends: jt, gd-momentum, pinv, gn, dls,
 // dls-adaptive, dls-marquardt, lm, sdls. Every converged result is checked by
 // an independent forward kinematics of the returned q and by the limits.
 #include <gtest/gtest.h>
