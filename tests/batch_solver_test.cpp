@@ -1,6 +1,7 @@
-// The batch path (ikbench/solvers/batch.h) against the scalar Solver on the
-// same problems: statuses and answers agree, every converged batch answer
-// holds by the scalar forward kinematics, results do not depend on threads,
+// The batch path (ikbench/solvers/batch.h) against the scalar Solver's
+// generic model code (the spec with kernel=generic) on the same problems:
+// statuses and answers agree, every converged batch answer holds by the
+// scalar forward kinematics, results do not depend on threads,
 // lanes or the kernel's instruction set, a slow problem does not hold the
 // others, and unsupported problems are answered by the scalar path.
 #include <gtest/gtest.h>
@@ -50,12 +51,19 @@ GoalErrors scalarErrors(const Problem& p, const Eigen::VectorXd& q) {
   return evaluateGoals(*p.model, p.goals, d);
 }
 
+// The same backend on the generic model code: dls and dls-adaptive run the
+// compiled chain kernel inside Solver::solve too, unless kernel=generic.
+std::string genericSpec(const std::string& spec) {
+  const SolverSpec s = Registry::global().parse(spec);
+  return s.name == "dls" || s.name == "dls-adaptive" ? spec + ":kernel=generic" : spec;
+}
+
 struct Scalar {
   std::vector<Summary> summaries;
   std::vector<Eigen::VectorXd> q;
 };
 Scalar solveScalar(const std::vector<Problem>& problems, const std::string& spec, const SolverOptions& o) {
-  auto solver = Registry::global().create(spec);
+  auto solver = Registry::global().create(genericSpec(spec));
   Scalar out;
   for (const Problem& p : problems) {
     Eigen::VectorXd q = p.q0;
@@ -162,7 +170,7 @@ TEST(BatchSolver, SeedsPerProblemMatchTheScalarSeeds) {
   BatchOptions bo;
   for (size_t i = 0; i < problems.size(); ++i) bo.seeds.push_back(1000 + 7 * i);
   const std::vector<BatchResult> r = solveBatch(problems, spec, bo);
-  auto solver = Registry::global().create(spec);
+  auto solver = Registry::global().create(genericSpec(spec));
   int same_restarts = 0, restarted = 0;
   for (size_t i = 0; i < problems.size(); ++i) {
     SolverOptions o;

@@ -323,8 +323,8 @@ inline void normalMatrix(const double (*J)[6][kWidth], int n, V (&A)[M][M]) {
 }
 
 template <int M, int kN>
-void dlsStep(const KernelParams& P, const LaneGroup& g, const Mk& stepping, V* qn, V& step, V& fail_reason,
-             Mk& failed_out) {
+void dlsStep(const KernelParams& P, const LaneGroup& g, const Mk& stepping, V* qn, V& step, V& damping2,
+             V& fail_reason, Mk& failed_out) {
   const Chain& ch = *P.chain;
   const int n = kN > 0 ? kN : ch.n;
   V q[kMaxDof], dq[kMaxDof];
@@ -354,6 +354,7 @@ void dlsStep(const KernelParams& P, const LaneGroup& g, const Mk& stepping, V* q
     } else {
       l2 = splat(P.lambda2);
     }
+    damping2 = l2;
     IKBENCH_BATCH_UNROLL
     for (int i = 0; i < M; ++i) A[i][i] = A[i][i] + l2;
     // L D L^T, right-looking; the diagonal keeps 1 / d_j (normal_system.cpp).
@@ -490,10 +491,10 @@ std::uint8_t stepGroup(const KernelParams& P, LaneGroup& g) {
   const Mk fresh = loadMask(g.fresh) & active;
   const Mk stepping = active & ~fresh;
   V qn[kMaxDof];
-  V step = splat(0.0), fail_reason = splat(0.0);
+  V step = splat(0.0), damping2 = splat(0.0), fail_reason = splat(0.0);
   Mk failed = splatMask(0);
   if (movemask(stepping)) {
-    dlsStep<M, kN>(P, g, stepping, qn, step, fail_reason, failed);
+    dlsStep<M, kN>(P, g, stepping, qn, step, damping2, fail_reason, failed);
   } else {
     for (int v = 0; v < n; ++v) qn[v] = load(g.q[v]);
   }
@@ -539,6 +540,7 @@ std::uint8_t stepGroup(const KernelParams& P, LaneGroup& g) {
   reason = select(fresh & ~fin, splat(kNonFiniteStart), reason);
   reason = select(failed, fail_reason, reason);
   store(g.step, select(moved, step, splat(0.0)));
+  store(g.lambda2, select(moved, damping2, splat(0.0)));
   const Mk ended = active & ~(reason == splat(kRunning));
   IKBENCH_BATCH_UNROLL
   for (int l = 0; l < 4; ++l) g.reason[l] = static_cast<std::int64_t>(reason[l]);

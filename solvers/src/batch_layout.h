@@ -92,6 +92,7 @@ struct alignas(64) LaneGroup {
   double J[kMaxDof][6][kWidth];  // weighted geometric Jacobian, column by column
   double pe[kWidth], oe[kWidth], wn[kWidth];  // position / orientation error, |r|
   double step[kWidth];          // |dq| of the last step
+  double lambda2[kWidth];       // lambda^2 of the last step (its last freeze pass)
   // Solve-context bookkeeping (SolveContext::begin / endIteration).
   double iteration[kWidth];
   double best_norm[kWidth], best_iteration[kWidth];

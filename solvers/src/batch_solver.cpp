@@ -22,6 +22,7 @@
 #include <tuple>
 
 #include "batch_layout.h"
+#include "kernel_solve.h"
 #include "ikbench/core/numeric.h"
 #include "ikbench/kinematics/config.h"
 #include "ikbench/kinematics/forward_kinematics.h"
@@ -91,6 +92,10 @@ SpecPlan planSpec(const SolverSpec& spec) {
   }
   if (spec.name == "dls-adaptive" && value("mode") != "error") {
     plan.why = "dls-adaptive in the batch kernel needs mode=error (the sv term needs eigenvalues)";
+    return plan;
+  }
+  if (value("kernel") == "generic") {
+    plan.why = "kernel=generic asks for the generic model code";
     return plan;
   }
   if (value("jacobian") != "geometric") {
@@ -290,7 +295,7 @@ struct LaneState {
 };
 
 struct Shared {
-  const std::vector<Problem>* problems = nullptr;
+  const Problem* problems = nullptr;  // [0, number of problems)
   const BatchOptions* options = nullptr;
   SolverOptions solve;  // effective options (spec's budget_us / max_iters applied)
   const SolverSpec* spec = nullptr;
@@ -303,6 +308,14 @@ struct Shared {
   std::vector<int> fallback;                // problems for the scalar path
   std::atomic<size_t> fallback_cursor{0};
   std::vector<BatchResult>* results = nullptr;
+  // One solve through Solver::solve (KernelSolve): its start configuration
+  // (instead of Problem::q0), where its trace goes (null: none) and when the
+  // solve began (the trace's elapsed time, the budget).
+  const Eigen::VectorXd* start = nullptr;
+  Summary* trace = nullptr;
+  Clock::time_point t0{};
+  std::int32_t best_reason = batch::kRunning;  // the best attempt's end (KernelSolve)
+  long best_reason_iteration = 0;
   explicit Shared(size_t plans) : cursor(plans) {}
 };
 
@@ -316,6 +329,15 @@ class Engine {
       for (int l = 0; l < kWidth; ++l)
         for (int k : {0, 4, 8}) G.target_R[k][l] = 1.0;
     ended_.resize(groups_.size());
+  }
+
+  // Ready for another run (KernelSolve reuses one engine for every solve).
+  void reset() {
+    std::fill(group_plan_.begin(), group_plan_.end(), -1);
+    std::fill(occupied_.begin(), occupied_.end(), 0);
+    std::fill(expired_.begin(), expired_.end(), 0);
+    share_sum_ = 0.0;
+    next_deadline_ = std::numeric_limits<double>::infinity();
   }
 
   // Rounds: refill free lanes, take the time of the last round, end the
@@ -341,8 +363,11 @@ class Engine {
       for (int g = 0; g < num_groups_; ++g) {
         const std::uint8_t stepping = occupied_[g] & static_cast<std::uint8_t>(~expired_[g]);
         std::uint8_t ended = 0;
+        std::uint8_t fresh = 0;
+        for (int l = 0; l < kWidth; ++l) fresh |= static_cast<std::uint8_t>((groups_[g].fresh[l] != 0) << l);
         if (stepping != 0) s_.step(s_.params[group_plan_[g]], &groups_[g], 1, &ended);
         ended_[g] = ended | expired_[g];
+        if (s_.trace != nullptr) recordTrace(g, stepping, fresh);
       }
       // A problem is charged its share of each round it spends in a lane
       // (the round's wall time over the lanes occupied in it): what its own
@@ -363,6 +388,38 @@ class Engine {
 
  private:
   double chargedUs(const LaneState& st) const { return share_sum_ - st.share_at_entry; }
+
+  // SolveContext::begin / endIteration's trace records of the lanes just
+  // stepped: the start of a fresh attempt, or the iterate after a step taken
+  // (a step that failed records nothing, as in the generic path).
+  void recordTrace(int g, std::uint8_t stepped, std::uint8_t fresh) {
+    const LaneGroup& G = groups_[g];
+    const ChainPlan& plan = s_.plans[group_plan_[g]];
+    std::vector<IterationRecord>& t = s_.trace->trace;
+    for (unsigned m = stepped; m != 0; m &= m - 1) {
+      const int l = __builtin_ctz(m);
+      const bool start = (fresh >> l) & 1u;
+      const std::int64_t reason = G.reason[l];
+      if (!start && (reason == batch::kNotPositiveDefinite || reason == batch::kNonFiniteStep ||
+                     reason == batch::kNonFiniteConfig))
+        continue;
+      const LaneState& st = state(g, l);
+      IterationRecord r;
+      r.iteration = static_cast<int>(st.iterations + (start ? 0 : static_cast<long>(G.iteration[l])));
+      r.position_error = G.pe[l];
+      r.orientation_error = G.oe[l];
+      r.step_norm = start ? 0.0 : G.step[l];
+      r.damping = start ? 0.0 : std::sqrt(G.lambda2[l]);
+      r.elapsed_us = std::chrono::duration<double, std::micro>(Clock::now() - s_.t0).count();
+      r.q = *s_.start;
+      for (int k = 0; k < plan.chain.n; ++k) r.q[plan.q_index[k]] = G.q[k][l];
+      if (t.size() < Summary::kMaxTraceRecords) {
+        t.push_back(std::move(r));
+      } else {
+        t.back() = std::move(r);  // the trace ends where the solve ended (SolveContext::record)
+      }
+    }
+  }
 
   // Lane compaction: once a plan has no problems left to hand out, its
   // groups can only drain, and a slow problem would keep three lanes of its
@@ -436,7 +493,7 @@ class Engine {
   LaneState& state(int g, int l) { return lane_state_[g * kWidth + l]; }
 
   void fill(int g, int l, int i) {
-    const Problem& pr = (*s_.problems)[i];
+    const Problem& pr = s_.problems[i];
     const ChainPlan& plan = s_.plans[group_plan_[g]];
     LaneGroup& G = groups_[g];
     LaneState& st = state(g, l);
@@ -445,6 +502,8 @@ class Engine {
     const std::uint64_t seed = s_.options->seeds.empty() ? s_.solve.seed : s_.options->seeds[i];
     st.rng = Rng(Rng::mix(seed, kRestartStreamSalt));
     st.share_at_entry = share_sum_;
+    // One solve of Solver::solve is charged from its beginning.
+    if (s_.start != nullptr) st.share_at_entry -= std::chrono::duration<double, std::micro>(Clock::now() - s_.t0).count();
     st.deadline_us = s_.solve.time_budget_us;
     occupied_[g] |= static_cast<std::uint8_t>(1u << l);
     if (st.deadline_us > 0.0) next_deadline_ = std::min(next_deadline_, share_sum_ + st.deadline_us);
@@ -455,8 +514,9 @@ class Engine {
     for (int r = 0; r < 3; ++r)
       for (int c = 0; c < 3; ++c) G.target_R[3 * r + c][l] = Rt(r, c);
     // The start clamped into the limits (Solver::solve).
+    const Eigen::VectorXd& q0 = s_.start != nullptr ? *s_.start : pr.q0;
     for (int k = 0; k < plan.chain.n; ++k)
-      G.q[k][l] = std::clamp(pr.q0[plan.q_index[k]], plan.chain.joint[k].lo, plan.chain.joint[k].hi);
+      G.q[k][l] = std::clamp(q0[plan.q_index[k]], plan.chain.joint[k].lo, plan.chain.joint[k].hi);
     startAttempt(g, l);
   }
 
@@ -556,9 +616,9 @@ class Engine {
     LaneState& st = state(g, l);
     const ChainPlan& plan = s_.plans[group_plan_[g]];
     BatchResult& out = (*s_.results)[st.problem];
-    const Problem& pr = (*s_.problems)[st.problem];
+    const Problem& pr = s_.problems[st.problem];
     out.batched = true;
-    out.q = pr.q0;
+    out.q = s_.start != nullptr ? *s_.start : pr.q0;
     for (int k = 0; k < plan.chain.n; ++k) out.q[plan.q_index[k]] = st.best_q[k];
     Summary& sum = out.summary;
     sum.iterations = static_cast<int>(st.iterations);
@@ -588,12 +648,16 @@ class Engine {
       sum.message = message;
     }
     sum.time_us = chargedUs(st);
+    s_.best_reason = st.best_reason;
+    s_.best_reason_iteration = st.best_reason_iteration;
     G.active[l] = 0;
     occupied_[g] &= static_cast<std::uint8_t>(~(1u << l));
     G.fresh[l] = 0;
     st.problem = -1;
   }
 
+
+ public:
   // The status and message SolveContext / the backend give for an end reason.
   std::string reasonMessage(std::int32_t reason, long iteration, Status* status) const {
     const std::string& name = s_.spec_plan.backend;
@@ -625,6 +689,7 @@ class Engine {
     }
   }
 
+ private:
   Shared& s_;
   std::vector<LaneGroup> groups_;
   int lanes_;
@@ -639,10 +704,29 @@ class Engine {
   double next_deadline_ = std::numeric_limits<double>::infinity();  // earliest share_sum_ at which a budget ends
 };
 
+// What the kernel runs for one plan: the spec's part, the chain's, and the
+// stopping rules of the (effective) solve options.
+KernelParams kernelParams(const SpecPlan& spec_plan, const ChainPlan& plan, const SolverOptions& solve) {
+  KernelParams p = spec_plan.params;
+  p.chain = &plan.chain;
+  p.pose = plan.pose;
+  // limits=auto: the freeze loop on a redundant chain (fewer goal rows than DOFs).
+  if (spec_plan.auto_limits) p.freeze = (plan.pose ? 6 : 3) < static_cast<int>(plan.q_index.size());
+  p.w_pos = plan.w_pos;
+  p.w_ori = plan.w_ori;
+  p.tol_p = solve.position_tolerance;
+  p.tol_o = solve.orientation_tolerance;
+  p.max_iterations = solve.max_iterations;
+  p.stall_iterations = solve.stall_iterations;
+  p.stall_relative_improvement = solve.stall_relative_improvement;
+  p.vanishing_step = kVanishingStep;
+  return p;
+}
+
 void runScalar(Shared& s, std::unique_ptr<Solver>& solver) {
   for (size_t k; (k = s.fallback_cursor.fetch_add(1)) < s.fallback.size();) {
     const int i = s.fallback[k];
-    const Problem& pr = (*s.problems)[i];
+    const Problem& pr = s.problems[i];
     if (!solver) solver = Registry::global().create(*s.spec);
     SolverOptions o = s.options->solve;
     if (!s.options->seeds.empty()) o.seed = s.options->seeds[i];
@@ -654,6 +738,82 @@ void runScalar(Shared& s, std::unique_ptr<Solver>& solver) {
 }
 
 }  // namespace
+
+// ------------------------------------------------------- KernelSolve --
+
+struct KernelSolve::Impl {
+  SpecPlan spec_plan;
+  batch::StepFn step = nullptr;
+  BatchOptions options;  // no per-problem seeds: the solve's own seed
+  // The plan of the last problem's model and goal structure (the model kept
+  // alive, so that its address cannot be reused by another).
+  std::shared_ptr<const Model> model;
+  PlanKey key{};
+  bool have_key = false;
+  Shared shared{1};
+  std::vector<BatchResult> results = std::vector<BatchResult>(1);
+  std::unique_ptr<Engine> engine;
+};
+
+KernelSolve::KernelSolve() : impl_(std::make_unique<Impl>()) {}
+KernelSolve::~KernelSolve() = default;
+
+std::unique_ptr<KernelSolve> KernelSolve::make(const SolverSpec& spec) {
+  SpecPlan plan = planSpec(spec);
+  if (!plan.why.empty()) return nullptr;
+  std::unique_ptr<KernelSolve> k(new KernelSolve());
+  k->impl_->spec_plan = std::move(plan);
+  k->impl_->step = selectKernel(BatchIsa::kAuto).first;
+  Shared& s = k->impl_->shared;
+  s.options = &k->impl_->options;
+  s.spec_plan = k->impl_->spec_plan;
+  s.step = k->impl_->step;
+  s.results = &k->impl_->results;
+  s.plan_problems = {{0}};
+  s.cursor = std::vector<std::atomic<size_t>>(1);
+  k->impl_->engine = std::make_unique<Engine>(s, kWidth);
+  return k;
+}
+
+bool KernelSolve::solve(const Problem& problem, const Eigen::VectorXd& start, const SolverOptions& options,
+                        std::chrono::steady_clock::time_point t0, Summary* summary, Eigen::VectorXd* q,
+                        Status* status, std::string* message) {
+  Impl& m = *impl_;
+  if (problem.goals.size() != 1) return false;
+  const Goal& g = problem.goals.front();
+  const PlanKey key{problem.model.get(), g.body, g.point.x(), g.point.y(), g.point.z(), g.kind, g.weight,
+                    g.orientation_scale};
+  Shared& s = m.shared;
+  if (!m.have_key || key < m.key || m.key < key) {
+    ChainPlan plan = planChain(problem);
+    m.model = problem.model;
+    m.key = key;
+    m.have_key = true;
+    s.plans.clear();
+    if (plan.why.empty()) s.plans.push_back(std::move(plan));
+  }
+  if (s.plans.empty()) return false;
+  s.solve = options;
+  s.params.assign(1, kernelParams(s.spec_plan, s.plans.front(), options));
+  s.problems = &problem;
+  s.start = &start;
+  s.trace = options.record_trace ? summary : nullptr;
+  s.t0 = t0;
+  s.cursor[0].store(0, std::memory_order_relaxed);
+  m.engine->reset();
+  BatchStats stats;
+  m.engine->run(stats);
+  BatchResult& r = m.results.front();
+  summary->iterations = r.summary.iterations;
+  summary->restarts = r.summary.restarts;
+  summary->fk_evals = r.summary.fk_evals;
+  summary->jacobian_evals = r.summary.jacobian_evals;
+  // The best attempt's own end (Solver::verdict recomputes the errors by
+  // the model's FK and decides the status from them).
+  *message = m.engine->reasonMessage(s.best_reason, s.best_reason_iteration, status);
+  q->swap(r.q);
+  return true;
+}
 
 std::string batchIsaName(BatchIsa isa) { return selectKernel(isa).second; }
 
@@ -686,7 +846,7 @@ std::vector<BatchResult> solveBatch(const std::vector<Problem>& problems, const 
 
   std::vector<BatchResult> results(problems.size());
   Shared s(0);
-  s.problems = &problems;
+  s.problems = problems.data();
   s.options = &options;
   s.spec = &spec;
   s.results = &results;
@@ -726,22 +886,7 @@ std::vector<BatchResult> solveBatch(const std::vector<Problem>& problems, const 
   }
   s.plan_problems = std::move(plan_problems);
   s.cursor = std::vector<std::atomic<size_t>>(s.plans.size());
-  for (const ChainPlan& plan : s.plans) {
-    KernelParams p = s.spec_plan.params;
-    p.chain = &plan.chain;
-    p.pose = plan.pose;
-    // limits=auto: the freeze loop on a redundant chain (fewer goal rows than DOFs).
-    if (s.spec_plan.auto_limits) p.freeze = (plan.pose ? 6 : 3) < static_cast<int>(plan.q_index.size());
-    p.w_pos = plan.w_pos;
-    p.w_ori = plan.w_ori;
-    p.tol_p = s.solve.position_tolerance;
-    p.tol_o = s.solve.orientation_tolerance;
-    p.max_iterations = s.solve.max_iterations;
-    p.stall_iterations = s.solve.stall_iterations;
-    p.stall_relative_improvement = s.solve.stall_relative_improvement;
-    p.vanishing_step = kVanishingStep;
-    s.params.push_back(p);
-  }
+  for (const ChainPlan& plan : s.plans) s.params.push_back(kernelParams(s.spec_plan, plan, s.solve));
 
   const int threads = std::max(1, std::min<int>(options.threads, static_cast<int>(problems.size())));
   std::vector<BatchStats> per_thread(static_cast<size_t>(threads));

@@ -9,6 +9,7 @@
 #include "ikbench/core/numeric.h"
 #include "ikbench/kinematics/config.h"
 #include "ikbench/kinematics/forward_kinematics.h"
+#include "kernel_solve.h"
 
 namespace ikbench {
 
@@ -131,6 +132,11 @@ void SolveContext::stop(Status status, std::string message) {
 
 // ----------------------------------------------------------------- solver --
 
+Solver::Solver() = default;
+Solver::~Solver() = default;
+
+void Solver::useKernel(std::unique_ptr<KernelSolve> kernel) { kernel_ = std::move(kernel); }
+
 void Solver::configure(std::string spec, const CommonSpecOptions& common) {
   std::string why;
   if (!common.isValid(&why)) throw SpecError(fmt::format("solver '{}': {}", spec, why));
@@ -191,6 +197,11 @@ Summary Solver::solve(const Problem& problem, Eigen::VectorXd& q, const SolverOp
   Eigen::VectorXd start = q;
   clampToLimits(model, start);
   AttemptResult best;
+  if (kernel_ && kernel_->solve(problem, start, options, t0, &summary, &best.q, &best.status, &best.message)) {
+    verdict(model, best, ctx, &summary);
+    q = best.q;
+    return finish(summary);
+  }
   if (!runAttempts(problem, start, options, ctx, &summary, &best)) return finish(summary);
   if (candidate_count_ > 0) {
     collectSolutions(model, start, ctx, &summary);

@@ -44,6 +44,21 @@ enum class NullTarget { kMid, kRest };
 inline constexpr EnumTable<NullTarget, 2> kNullTargetNames{
     {{{NullTarget::kMid, "mid"}, {NullTarget::kRest, "rest"}}}, "null-space target"};
 
+// Which code runs the iteration of dls and dls-adaptive:mode=error.
+enum class KernelChoice {
+  // The compiled chain kernel (solvers/src/kernel_solve.h: the batch path's
+  // SIMD kernel, one problem in one lane) for the problems it takes: one
+  // pose or position goal on a chain of hinges and sliders, every DOF on the
+  // goal's path, unit DOF weights, at most 16 DOF; the generic model code
+  // for the others.
+  kAuto,
+  // The generic model code always (forward_kinematics.h, goal.h,
+  // jacobian_dls.cpp).
+  kGeneric,
+};
+inline constexpr EnumTable<KernelChoice, 2> kKernelChoiceNames{
+    {{{KernelChoice::kAuto, "auto"}, {KernelChoice::kGeneric, "generic"}}}, "kernel"};
+
 // Keys every Jacobian backend accepts.
 struct JacobianOptions {
   // Largest joint change per iteration, dq <- dq * min(1, max_step / max|dq_i|)
@@ -91,6 +106,7 @@ struct GnOptions : JacobianOptions {
 // dls: damped least squares, dq = J^T (J J^T + lambda^2 I)^-1 e (Buss 2004, eq. 11).
 struct DlsOptions : JacobianOptions, NullSpaceOptions {
   double lambda = 0.05;  // [m], >= 0
+  KernelChoice kernel = KernelChoice::kAuto;
 };
 
 // dls-adaptive: lambda^2 = lambda_max^2 (1 - (s_min/epsilon)^2) near
@@ -106,6 +122,7 @@ struct DlsAdaptiveOptions : JacobianOptions, NullSpaceOptions {
   double epsilon = 0.1;     // singular region: s_min < epsilon [m], > 0
   double err_gain = 0.5;    // error term err_gain |e|^2 [1] (Sugihara's E = 1/2 |e|^2)
   double lambda_min = 1e-3;  // damping floor [m] (Sugihara's w_bar)
+  KernelChoice kernel = KernelChoice::kAuto;  // the compiled chain kernel runs mode=error only
 };
 
 // dls-marquardt: (J^T J + lambda diag(J^T J)) d = J^T e, q += relax d (Marquardt 1963).

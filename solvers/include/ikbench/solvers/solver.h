@@ -121,9 +121,12 @@ class SolveContext {
   std::string message_;
 };
 
+class KernelSolve;
+
 class Solver {
  public:
-  virtual ~Solver() = default;
+  Solver();
+  virtual ~Solver();
 
   // Solves problem starting from q (nq), writing the result into q.
   // Never throws for bad input; see the class comment for what it does.
@@ -146,6 +149,10 @@ class Solver {
   // Called by the registry after construction with the spec and its common
   // keys. User solvers built without the registry may call it too.
   void configure(std::string spec, const CommonSpecOptions& common);
+  // The registry hands the `dls` / `dls-adaptive:mode=error` backends the
+  // compiled chain kernel (solvers/src/kernel_solve.h): problems it takes
+  // are solved by it, the others by solveImpl. Null: solveImpl always.
+  void useKernel(std::unique_ptr<KernelSolve> kernel);
 
  protected:
   // One attempt from q. On return q holds the attempt's best configuration and
@@ -184,6 +191,7 @@ class Solver {
   std::vector<Eigen::VectorXd> candidates_;  // SolveContext::addSolution, reused between solves
   size_t candidate_count_ = 0;
   std::vector<std::pair<double, size_t>> kept_;  // collectSolutions: distance to the start, candidate
+  std::unique_ptr<KernelSolve> kernel_;
 };
 
 }  // namespace ikbench

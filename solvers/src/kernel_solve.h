@@ -1,0 +1,48 @@
+// One Solver::solve through the compiled chain kernel of the batch path
+// (batch_kernel_*.cpp): the same iteration, attempts and restarts as the
+// generic code of `dls` / `dls-adaptive:mode=error` (jacobian_dls.cpp,
+// Solver::runAttempts), run by the kernel that solveBatch uses, one problem
+// in one lane. The kernel works in the chain's own frames with fixed joints
+// folded into the pivots, two column rotations per hinge and AVX2 + FMA when
+// the CPU has them; it agrees with the generic code to rounding
+// (docs/performance.md) and is bitwise the same as solveBatch's answer for
+// the problem.
+#pragma once
+
+#include <Eigen/Core>
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include "ikbench/core/solver_options.h"
+#include "ikbench/kinematics/goal.h"
+#include "ikbench/solvers/solver_spec.h"
+#include "ikbench/solvers/summary.h"
+
+namespace ikbench {
+
+class KernelSolve {
+ public:
+  // Null when the spec is not one the kernel runs (another backend, another
+  // damping mode, a null-space term, solutions=all, kernel=generic).
+  static std::unique_ptr<KernelSolve> make(const SolverSpec& spec);
+  ~KernelSolve();
+
+  // Solves problem from start (nq; clamped into the limits) with the
+  // effective options. False when the problem is not for the kernel (several
+  // goals, a ball or free joint, a DOF off the goal's path, weighted DOF,
+  // ...): nothing is written and the caller runs the generic path. True: the
+  // summary has iterations, restarts, evaluation counts and the trace (when
+  // options.record_trace); *q, *status and *message are the best attempt's
+  // configuration, end status and message, for Solver::verdict.
+  bool solve(const Problem& problem, const Eigen::VectorXd& start, const SolverOptions& options,
+             std::chrono::steady_clock::time_point t0, Summary* summary, Eigen::VectorXd* q, Status* status,
+             std::string* message);
+
+ private:
+  KernelSolve();
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace ikbench

@@ -1,0 +1,262 @@
+// Solver::solve of dls / dls-adaptive:mode=error through the compiled chain
+// kernel (solvers/src/kernel_solve.h) against the generic model code of the
+// same spec (kernel=generic): statuses and answers agree to rounding, every
+// converged answer holds by forward kinematics, the answer is bitwise
+// solveBatch's, traces are recorded without changing the answer, a solver
+// moves between models, and problems the kernel does not take get exactly
+// the generic answer.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "ikbench/kinematics/config.h"
+#include "ikbench/kinematics/forward_kinematics.h"
+#include "ikbench/scenarios/generators.h"
+#include "ikbench/scenarios/urdf.h"
+#include "ikbench/solvers/batch.h"
+#include "ikbench/solvers/registry.h"
+
+namespace ikbench {
+namespace {
+
+// The auto preset without its time budget: results that cannot depend on the machine.
+constexpr const char* kAutoNoBudget = "auto:budget_us=0";
+
+std::vector<Problem> chainProblems(int chains, int per_chain, GoalKind kind = GoalKind::kPose, int dof = 7) {
+  std::vector<Problem> out;
+  for (int c = 0; c < chains; ++c) {
+    ChainSpec cs;
+    cs.joints = dof;
+    cs.limit = 2.5;
+    const std::uint64_t s = Rng::mix(5, static_cast<std::uint64_t>(c));
+    GoalSetSpec gs;
+    gs.count = per_chain;
+    gs.kind = kind;
+    for (Problem& p : reachableGoals(randomChain(cs, s), gs, s, "ks" + std::to_string(c))) out.push_back(std::move(p));
+  }
+  return out;
+}
+
+std::vector<Problem> armProblems(const char* arm, int count) {
+  const UrdfModel um = loadUrdf(std::string(IKBENCH_SOURCE_DIR) + "/scenarios/data/robots/" + arm + ".urdf");
+  GoalSetSpec gs;
+  gs.count = count;
+  gs.kind = GoalKind::kPose;
+  return reachableGoals(um.model, gs, 17, arm);
+}
+
+GoalErrors fkErrors(const Problem& p, const Eigen::VectorXd& q) {
+  Data d(*p.model);
+  forwardKinematics(*p.model, q, d);
+  return evaluateGoals(*p.model, p.goals, d);
+}
+
+struct Solved {
+  std::vector<Summary> s;
+  std::vector<Eigen::VectorXd> q;
+};
+Solved solveAll(const std::vector<Problem>& problems, const std::string& spec, const SolverOptions& o) {
+  auto solver = Registry::global().create(spec);
+  Solved out;
+  for (const Problem& p : problems) {
+    Eigen::VectorXd q = p.q0;
+    out.s.push_back(solver->solve(p, q, o));
+    out.q.push_back(q);
+  }
+  return out;
+}
+
+TEST(KernelSolve, AgreesWithTheGenericCodeAndHoldsByFk) {
+  std::vector<Problem> problems = chainProblems(4, 40);
+  for (const char* arm : {"ur5", "panda", "iiwa14"})
+    for (Problem& p : armProblems(arm, 40)) problems.push_back(std::move(p));
+  const int n = static_cast<int>(problems.size());
+  SolverOptions o;
+  for (const std::string spec : {std::string(kAutoNoBudget), std::string("dls"),
+                                 std::string("dls-adaptive:mode=error:limits=freeze:restarts=5")}) {
+    const Solved k = solveAll(problems, spec, o);
+    const Solved g = solveAll(problems, spec + ":kernel=generic", o);
+    int same_status = 0, same_iterations = 0, converged_k = 0, converged_g = 0, bitwise = 0;
+    double max_dq = 0.0;
+    for (int i = 0; i < n; ++i) {
+      same_status += k.s[i].status == g.s[i].status;
+      same_iterations += k.s[i].iterations == g.s[i].iterations;
+      converged_k += k.s[i].converged();
+      converged_g += g.s[i].converged();
+      bitwise += k.q[i] == g.q[i];
+      if (k.s[i].iterations == g.s[i].iterations) max_dq = std::max(max_dq, (k.q[i] - g.q[i]).cwiseAbs().maxCoeff());
+      // The verdict is the model's own FK of the returned q.
+      const GoalErrors e = fkErrors(problems[i], k.q[i]);
+      EXPECT_EQ(e.position, k.s[i].position_error) << spec << " problem " << i;
+      EXPECT_EQ(e.orientation, k.s[i].orientation_error) << spec << " problem " << i;
+      if (k.s[i].converged()) {
+        EXPECT_LE(e.position, o.position_tolerance) << spec << " problem " << i;
+        EXPECT_LE(e.orientation, o.orientation_tolerance) << spec << " problem " << i;
+        EXPECT_TRUE(withinLimits(*problems[i].model, k.q[i])) << spec << " problem " << i;
+      }
+    }
+    std::printf("%s: status agree %d/%d, iterations agree %d/%d, converged kernel %d generic %d, max |dq| %.3g, "
+                "bitwise equal %d\n",
+                spec.c_str(), same_status, n, same_iterations, n, converged_k, converged_g, max_dq, bitwise);
+    EXPECT_GE(same_status, n * 95 / 100) << spec;
+    EXPECT_GE(same_iterations, n * 90 / 100) << spec;
+    EXPECT_LT(max_dq, 1e-6) << spec;
+    EXPECT_GE(converged_k, converged_g - n / 50) << spec;
+    // The kernel ran: its rounding differs from the generic code's somewhere.
+    EXPECT_LT(bitwise, n) << spec;
+  }
+}
+
+// One problem through Solver::solve is bitwise the same as through
+// solveBatch (the same kernel, lanes are independent).
+TEST(KernelSolve, BitwiseTheBatchAnswer) {
+  std::vector<Problem> problems = chainProblems(3, 30);
+  for (Problem& p : chainProblems(2, 20, GoalKind::kPosition, 5)) problems.push_back(std::move(p));
+  SolverOptions o;
+  const Solved k = solveAll(problems, kAutoNoBudget, o);
+  BatchOptions bo;
+  bo.solve = o;
+  BatchStats stats;
+  const std::vector<BatchResult> r = solveBatch(problems, kAutoNoBudget, bo, &stats);
+  EXPECT_EQ(stats.batched, static_cast<long>(problems.size()));
+  for (size_t i = 0; i < problems.size(); ++i) {
+    EXPECT_TRUE(k.q[i] == r[i].q) << i;
+    EXPECT_EQ(k.s[i].status, r[i].summary.status) << i;
+    EXPECT_EQ(k.s[i].iterations, r[i].summary.iterations) << i;
+    EXPECT_EQ(k.s[i].restarts, r[i].summary.restarts) << i;
+    EXPECT_EQ(k.s[i].fk_evals, r[i].summary.fk_evals) << i;
+    EXPECT_EQ(k.s[i].jacobian_evals, r[i].summary.jacobian_evals) << i;
+  }
+}
+
+// With record_trace the kernel records SolveContext's trace (the start of
+// every attempt, then every iterate) and the answer does not change.
+TEST(KernelSolve, TraceRecordsEveryIterateWithoutChangingTheAnswer) {
+  std::vector<Problem> problems = chainProblems(2, 25);
+  for (Problem& p : armProblems("panda", 25)) problems.push_back(std::move(p));
+  const std::string spec = "dls-adaptive:restarts=20:mode=error:err_gain=0.05:limits=auto:max_step=2:max_iters=12";
+  SolverOptions plain, traced;
+  traced.record_trace = true;
+  const Solved a = solveAll(problems, spec, plain);
+  const Solved b = solveAll(problems, spec, traced);
+  const Solved g = solveAll(problems, spec + ":kernel=generic", traced);
+  int restarted = 0, compared = 0;
+  for (size_t i = 0; i < problems.size(); ++i) {
+    const Summary& s = b.s[i];
+    EXPECT_TRUE(a.q[i] == b.q[i]) << i;
+    EXPECT_EQ(a.s[i].iterations, s.iterations) << i;
+    EXPECT_EQ(a.s[i].status, s.status) << i;
+    EXPECT_TRUE(a.s[i].trace.empty());
+    restarted += s.restarts > 0;
+    ASSERT_EQ(s.trace.size(), static_cast<size_t>(s.iterations + s.restarts + 1)) << i;
+    EXPECT_EQ(s.trace.front().iteration, 0);
+    EXPECT_EQ(s.trace.back().iteration, s.iterations);
+    int starts = 0;
+    for (size_t t = 0; t < s.trace.size(); ++t) {
+      const IterationRecord& rec = s.trace[t];
+      if (t > 0) EXPECT_GE(rec.iteration, s.trace[t - 1].iteration);
+      if (t > 0) EXPECT_GE(rec.elapsed_us, s.trace[t - 1].elapsed_us);
+      starts += rec.step_norm == 0.0 && rec.damping == 0.0;
+      // Each record's errors are those of its q by the model's FK.
+      const GoalErrors e = fkErrors(problems[i], rec.q);
+      EXPECT_NEAR(rec.position_error, e.position, 1e-12) << i << " record " << t;
+      EXPECT_NEAR(rec.orientation_error, e.orientation, 1e-12) << i << " record " << t;
+      EXPECT_TRUE(withinLimits(*problems[i].model, rec.q, 1e-12)) << i << " record " << t;
+    }
+    EXPECT_GE(starts, s.restarts + 1) << i;
+    // Against the generic code's trace where both took the same path.
+    if (g.s[i].iterations == s.iterations && g.s[i].restarts == s.restarts) {
+      ASSERT_EQ(g.s[i].trace.size(), s.trace.size()) << i;
+      for (size_t t = 0; t < s.trace.size(); ++t) {
+        EXPECT_EQ(g.s[i].trace[t].iteration, s.trace[t].iteration) << i;
+        EXPECT_NEAR(g.s[i].trace[t].position_error, s.trace[t].position_error, 1e-8) << i << " record " << t;
+        EXPECT_NEAR(g.s[i].trace[t].damping, s.trace[t].damping, 1e-8) << i << " record " << t;
+        EXPECT_NEAR(g.s[i].trace[t].step_norm, s.trace[t].step_norm, 1e-7) << i << " record " << t;
+      }
+      ++compared;
+    }
+  }
+  EXPECT_GT(restarted, 2);  // restarts are exercised
+  EXPECT_GE(compared, static_cast<int>(problems.size()) * 9 / 10);
+}
+
+// One solver instance moves between models (the kernel's plan follows the
+// problem) and gives the answers of fresh solvers.
+TEST(KernelSolve, ASolverMovesBetweenModels) {
+  const std::vector<Problem> a = armProblems("ur5", 6), b = armProblems("iiwa14", 6), c = chainProblems(1, 6);
+  SolverOptions o;
+  auto shared = Registry::global().create(kAutoNoBudget);
+  for (int round = 0; round < 2; ++round)
+    for (const std::vector<Problem>* set : {&a, &b, &c}) {
+      const Solved fresh = solveAll(*set, kAutoNoBudget, o);
+      for (size_t i = 0; i < set->size(); ++i) {
+        Eigen::VectorXd q = (*set)[i].q0;
+        const Summary s = shared->solve((*set)[i], q, o);
+        EXPECT_TRUE(q == fresh.q[i]) << i;
+        EXPECT_EQ(s.iterations, fresh.s[i].iterations) << i;
+      }
+    }
+}
+
+// Problems the kernel does not take (a ball joint, two goals, weighted DOF,
+// a DOF off the goal's path) and specs it does not run get exactly the
+// generic code's answer.
+TEST(KernelSolve, OtherProblemsGetTheGenericAnswer) {
+  std::vector<Problem> problems;
+  ChainSpec balls;
+  balls.joints = 4;
+  balls.revolute = 0.0;
+  balls.ball = 1.0;
+  GoalSetSpec gs;
+  gs.count = 5;
+  gs.kind = GoalKind::kPose;
+  for (Problem& p : reachableGoals(randomChain(balls, 3), gs, 4, "ball")) problems.push_back(std::move(p));
+  const std::vector<Problem> base = chainProblems(1, 10);
+  for (int i = 0; i < 5; ++i) {
+    Problem two = base[i];
+    Goal second = two.goals.front();
+    second.kind = GoalKind::kPosition;
+    second.body = 2;
+    two.goals.push_back(second);
+    problems.push_back(two);
+  }
+  SolverOptions o;
+  const std::string with_kernel = "auto:budget_us=0:restarts=20", generic = with_kernel + ":kernel=generic";
+  for (const Problem& p : problems)
+    EXPECT_FALSE(batchFallbackReason(p, Registry::global().parse(with_kernel), o).empty()) << p.name;
+  const Solved k = solveAll(problems, with_kernel, o), g = solveAll(problems, generic, o);
+  for (size_t i = 0; i < problems.size(); ++i) {
+    EXPECT_TRUE(k.q[i] == g.q[i]) << problems[i].name;
+    EXPECT_EQ(k.s[i].iterations, g.s[i].iterations) << problems[i].name;
+    EXPECT_EQ(k.s[i].status, g.s[i].status) << problems[i].name;
+  }
+  // A spec the kernel does not run (singular-value damping): one code path,
+  // kernel=auto or not.
+  const Solved sv = solveAll(base, "dls-adaptive:mode=both", o), sv_g = solveAll(base, "dls-adaptive:mode=both:kernel=generic", o);
+  for (size_t i = 0; i < base.size(); ++i) EXPECT_TRUE(sv.q[i] == sv_g.q[i]) << i;
+}
+
+// Restarts and the budget behave as in the generic code: restarts end at
+// their count, a binding budget ends them.
+TEST(KernelSolve, RestartsAndBudget) {
+  Problem p = chainProblems(1, 1).front();
+  p.goals.front().target_position *= 10.0;  // out of reach
+  SolverOptions o;
+  auto counted = Registry::global().create("auto:budget_us=0:restarts=3");
+  Eigen::VectorXd q = p.q0;
+  Summary s = counted->solve(p, q, o);
+  EXPECT_FALSE(s.converged());
+  EXPECT_EQ(s.restarts, 3);
+  EXPECT_LE(s.iterations, 4 * 12);
+  EXPECT_TRUE(withinLimits(*p.model, q));
+  auto budgeted = Registry::global().create("auto:budget_us=300:restarts=1000000");
+  q = p.q0;
+  s = budgeted->solve(p, q, o);
+  EXPECT_FALSE(s.converged());
+  EXPECT_LT(s.restarts, 1000000);
+  EXPECT_GE(s.time_us, 300.0);
+}
+
+}  // namespace
+}  // namespace ikbench
