@@ -15,6 +15,7 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <limits>
 #include <mutex>
 #include <set>
 #include <system_error>
@@ -396,7 +397,22 @@ void Engine::runPool(const std::vector<Unit>& units, Work work, Tick tick) {
   std::mutex m;
   std::condition_variable cv;
   std::exception_ptr failure;
-  auto worker = [&] {
+  // Workers wait until the pool is settled: when a thread could not start,
+  // the address space or the process limit is exhausted, and half of the
+  // threads that did start are retired before any work, so that the others
+  // have memory to solve in.
+  bool go = false;
+  int allowed = std::numeric_limits<int>::max();
+  auto worker = [&](int index) {
+    {
+      std::unique_lock lock(m);
+      cv.wait(lock, [&] { return go || index >= allowed; });
+      if (index >= allowed) {
+        ++finished;
+        cv.notify_all();
+        return;
+      }
+    }
     try {
       std::vector<std::unique_ptr<Solver>> mine(list_.specs.size());
       for (size_t i; (i = next.fetch_add(1)) < units.size() && !stopping();) {
@@ -423,16 +439,30 @@ void Engine::runPool(const std::vector<Unit>& units, Work work, Tick tick) {
   pool.reserve(static_cast<size_t>(wanted));
   for (int i = 0; i < wanted; ++i) {
     try {
-      pool.emplace_back(worker);
+      pool.emplace_back(worker, i);
     } catch (const std::system_error& e) {
+      const int keep = std::max(1, static_cast<int>(pool.size()) / 2);
       log() << fmt::format("note: only {} of {} worker threads could start ({}); running on {}\n", pool.size(),
-                           wanted, e.what(), pool.size());
+                           wanted, e.what(), pool.empty() ? 0 : keep);
+      {
+        std::lock_guard lock(m);
+        allowed = keep;
+      }
+      cv.notify_all();
       break;
     }
   }
-  if (pool.empty()) throw HarnessError("cannot start any worker thread");
   const int started = static_cast<int>(pool.size());
-  if (started < wanted) out_.threads = started;
+  // The retired threads end at once; joining them releases their stacks
+  // before the others start to allocate.
+  for (int i = allowed; i < started; ++i) pool[static_cast<size_t>(i)].join();
+  {
+    std::lock_guard lock(m);
+    go = true;
+  }
+  cv.notify_all();
+  if (pool.empty()) throw HarnessError("cannot start any worker thread");
+  if (started < wanted) out_.threads = std::min(started, allowed);
   // tick() (progress, the partial file) may fail, e.g. on a full disk: the
   // workers are then stopped and joined before the error goes up.
   auto safeTick = [&] {
@@ -453,7 +483,8 @@ void Engine::runPool(const std::vector<Unit>& units, Work work, Tick tick) {
       lock.lock();
     }
   }
-  for (auto& t : pool) t.join();
+  for (auto& t : pool)
+    if (t.joinable()) t.join();
   safeTick();
   if (failure) std::rethrow_exception(failure);
 }
