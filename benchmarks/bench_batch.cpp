@@ -5,11 +5,17 @@
 //   ./bench_batch --benchmark_filter='auto'
 //
 //   Scalar/<spec>                  one Solver, the problems one after another
+//                                  (Solver::solve: the same kernel, one problem
+//                                  in one lane)
+//   ScalarGeneric/<spec>           the same with kernel=generic: the generic
+//                                  model code (forward_kinematics.h, goal.h,
+//                                  jacobian_dls.cpp)
 //   Batch/<spec>/lanes:L/isa:I     solveBatch over the same problems, one thread,
 //                                  L lanes, isa 0 = auto (AVX2 + FMA when the CPU
 //                                  has them), 1 = portable (SSE2)
 //   Batch2T/<spec>                 solveBatch on 2 threads (16 lanes each)
-//   ScalarPerIteration/<spec>, BatchPerIteration/<spec>
+//   ScalarPerIteration/<spec>, ScalarGenericPerIteration/<spec>,
+//   BatchPerIteration/<spec>
 //                                  200 iterations per solve towards targets out
 //                                  of reach, stall test off (bench_solvers'
 //                                  PerIteration protocol; for auto its
@@ -139,6 +145,9 @@ void registerAll() {
     benchmark::RegisterBenchmark(fmt::format("Scalar/{}", name).c_str(),
                                  [spec = spec](benchmark::State& st) { scalarSolves(st, spec, false); })
         ->Unit(benchmark::kMicrosecond);
+    benchmark::RegisterBenchmark(fmt::format("ScalarGeneric/{}", name).c_str(),
+                                 [spec = spec + ":kernel=generic"](benchmark::State& st) { scalarSolves(st, spec, false); })
+        ->Unit(benchmark::kMicrosecond);
     benchmark::RegisterBenchmark(fmt::format("Batch/{}", name).c_str(),
                                  [spec = spec](benchmark::State& st) {
                                    batchSolves(st, spec, static_cast<int>(st.range(0)),
@@ -155,6 +164,11 @@ void registerAll() {
         ->UseRealTime();
     benchmark::RegisterBenchmark(fmt::format("ScalarPerIteration/{}", name).c_str(),
                                  [spec = iteration_spec](benchmark::State& st) { scalarSolves(st, spec, true); })
+        ->Unit(benchmark::kMicrosecond);
+    benchmark::RegisterBenchmark(fmt::format("ScalarGenericPerIteration/{}", name).c_str(),
+                                 [spec = iteration_spec + ":kernel=generic"](benchmark::State& st) {
+                                   scalarSolves(st, spec, true);
+                                 })
         ->Unit(benchmark::kMicrosecond);
     benchmark::RegisterBenchmark(fmt::format("BatchPerIteration/{}", name).c_str(),
                                  [spec = iteration_spec](benchmark::State& st) {

@@ -18,7 +18,9 @@
 //                        off), so the fixed per-solve costs are amortised;
 //                        counter time_per_iteration [s]; every backend at 7 and
 //                        30 DOF, those without an nv x nv system over the whole
-//                        DOF sweep
+//                        DOF sweep; dls and dls-adaptive at up to 16 DOF run the
+//                        compiled chain kernel (kernel=auto), PerIteration/
+//                        dls:kernel=generic/dof:7 is their generic code
 //   SolveRobot/spec:<spec>/robot:<arm>   full pose solves on a shipped arm, for
 //                        every backend and the named recipes (presets) such as
 //                        auto, and KDL LMA with restarts
@@ -191,6 +193,13 @@ void registerAll() {
       }
     }
   }
+  // The generic model code of dls where the compiled chain kernel would run.
+  for (int kind : {0, 1})
+    benchmark::RegisterBenchmark(fmt::format("PerIteration/dls:kernel=generic/dof:7/goal:{}", goalName(kind)).c_str(),
+                                 [kind](benchmark::State& state) {
+                                   runSolves(state, "dls:kernel=generic", chainProblems(7, kind, true), true);
+                                 })
+        ->Unit(benchmark::kMicrosecond);
   for (const char* name : {"ccd", "fabrik", "dls"}) {
     if (!Registry::global().contains(name)) continue;
     for (const bool one_iteration : {false, true}) {

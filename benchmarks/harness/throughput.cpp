@@ -16,6 +16,7 @@
 #include <chrono>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <thread>
 
 #include "harness/throughput.h"
@@ -89,11 +90,19 @@ ThroughputResult measureThroughput(const ThroughputConfig& config) {
   out.cpu = cpuModel();
   out.start_time = isoTimeUtc();
   out.load_average = loadAverage();
-  auto measure = [&](int threads, long solves) {
+  // With --batch, a spec whose backend has the compiled chain kernel
+  // (dls, dls-adaptive) is also measured on the generic model code
+  // (kernel=generic): Solver::solve runs the kernel one problem at a time,
+  // so the generic code is the other peer of the batch path.
+  std::optional<SolverSpec> generic;
+  if (config.batch)
+    for (const auto& [key, value] : spec.parameters)
+      if (key == "kernel" && value == "auto") generic = Registry::global().parse(config.solver + ":kernel=generic");
+  auto measure = [&](int threads, long solves, const SolverSpec& which) {
     std::atomic<long> next{0}, converged{0};
     constexpr long kChunk = 64;
     auto worker = [&] {
-      auto solver = Registry::global().create(spec);
+      auto solver = Registry::global().create(which);
       Eigen::VectorXd q;
       long ok = 0;
       for (long b; (b = next.fetch_add(kChunk)) < solves;) {
@@ -118,6 +127,7 @@ ThroughputResult measureThroughput(const ThroughputConfig& config) {
     pt.solves_per_s = static_cast<double>(solves) / pt.wall_s;
     pt.converged_per_s = static_cast<double>(pt.converged) / pt.wall_s;
     pt.cpu_s = processCpuSeconds() - cpu0;
+    if (&which != &spec) pt.path = "generic";
     return pt;
   };
   // The batch path: the same solves (problem i % problems.size() for
@@ -159,7 +169,10 @@ ThroughputResult measureThroughput(const ThroughputConfig& config) {
   auto report = [&](const ThroughputPoint& pt) {
     log << fmt::format("throughput: {}{} on {} {}-DOF pose problems, {} threads: {} solves in {:.3f} s, {:.1f}% "
                        "converged: {:.0f} converged solves/s ({:.0f} solves/s), {:.2f} cores busy{}\n",
-                       config.solver, pt.path == "batch" ? fmt::format(" [batch, {}]", out.isa) : std::string(),
+                       config.solver,
+                       pt.path == "batch"     ? fmt::format(" [batch, {}]", out.isa)
+                       : pt.path == "generic" ? std::string(" [kernel=generic]")
+                                              : std::string(),
                        problems.size(), config.dof, pt.threads, pt.solves, pt.wall_s,
                        100.0 * static_cast<double>(pt.converged) / static_cast<double>(pt.solves), pt.converged_per_s,
                        pt.solves_per_s, pt.cpu_s / pt.wall_s,
@@ -168,16 +181,16 @@ ThroughputResult measureThroughput(const ThroughputConfig& config) {
                                           : std::string());
   };
   // Warm-up (pages in code and data) and the check that the spec converges at all.
-  const ThroughputPoint warm = measure(1, std::min<long>(config.solves, 2000));
+  const ThroughputPoint warm = measure(1, std::min<long>(config.solves, 2000), spec);
   if (warm.converged == 0)
     throw HarnessError(fmt::format("throughput: '{}' converged on none of {} problems ({}-DOF pose goals): its "
                                    "throughput would count failures",
                                    config.solver, warm.solves, config.dof));
   if (config.batch)
     measureBatch(1, std::vector<Problem>(cycled.begin(), cycled.begin() + std::min<long>(config.solves, 2000)));
-  std::vector<ThroughputPoint> batch_points;
+  std::vector<ThroughputPoint> batch_points, generic_points;
   for (int threads : config.threads) {
-    ThroughputPoint pt = measure(threads, config.solves);
+    ThroughputPoint pt = measure(threads, config.solves, spec);
     report(pt);
     out.points.push_back(pt);
     if (config.batch) {
@@ -187,10 +200,19 @@ ThroughputResult measureThroughput(const ThroughputConfig& config) {
       log << fmt::format("throughput: batch / scalar at {} threads: {:.2f}x converged solves/s\n", threads,
                          out.batch_over_scalar.back());
       batch_points.push_back(bp);
+      if (generic) {
+        ThroughputPoint gp = measure(threads, config.solves, *generic);
+        report(gp);
+        out.batch_over_generic.push_back(bp.converged_per_s / gp.converged_per_s);
+        log << fmt::format("throughput: batch / generic code at {} threads: {:.2f}x converged solves/s\n", threads,
+                           out.batch_over_generic.back());
+        generic_points.push_back(gp);
+      }
     }
   }
   if (config.batch) {
     out.points.insert(out.points.end(), batch_points.begin(), batch_points.end());
+    out.points.insert(out.points.end(), generic_points.begin(), generic_points.end());
     out.speedup = batch_points.back().converged_per_s / batch_points.front().converged_per_s;
   } else {
     out.speedup = out.points.back().converged_per_s / out.points.front().converged_per_s;
@@ -229,6 +251,7 @@ nlohmann::json throughputJson(const ThroughputResult& r) {
         pts[i]["batched"] = r.points[i].batched;
       }
     j["batch"] = {{"isa", r.isa}, {"lanes_per_thread", r.config.lanes}, {"batch_over_scalar", r.batch_over_scalar}};
+    if (!r.batch_over_generic.empty()) j["batch"]["batch_over_generic"] = r.batch_over_generic;
   }
   j["points"] = pts;
   j["load_average_1min_at_start"] = r.load_average;

@@ -38,7 +38,7 @@ struct ThroughputPoint {
   double converged_per_s = 0.0;  // the figure: a solve that fails is not throughput
   double solves_per_s = 0.0;     // every solve, converged or not
   double cpu_s = 0.0;            // process CPU time; cpu_s / wall_s = cores actually busy
-  std::string path = "scalar";   // "scalar" or "batch"
+  std::string path = "scalar";   // "scalar" (Solver::solve), "batch" or "generic" (kernel=generic)
   double lane_fill = 0.0;        // batch: fraction of lane-iterations that held a problem
   long batched = 0;              // batch: problems through the SIMD kernel
 };
@@ -49,6 +49,10 @@ struct ThroughputResult {
   // batch: converged solves/s of the batch path over the scalar path, per
   // thread count (same run), and the batch kernel's instruction set.
   std::vector<double> batch_over_scalar;
+  // batch, for a spec with the compiled chain kernel (dls, dls-adaptive):
+  // over the generic model code (the spec with kernel=generic), per thread
+  // count; its points have path "generic".
+  std::vector<double> batch_over_generic;
   std::string isa;
   std::string cpu;
   std::string load_average;  // /proc/loadavg, 1 min, at the start

@@ -204,19 +204,26 @@ def test_a_skeleton_with_ball_joints_and_a_free_root():
 
 @pytest.mark.parametrize("name", sorted(ARMS))
 def test_the_simd_kernel_takes_the_arms_and_agrees_with_single_solves(name):
-    # The auto preset on an arm chain runs through the SIMD batch kernel; its
-    # answers agree with the scalar path to rounding: the same statuses and
-    # restarts, iteration counts equal for most rows, every success FK-checked.
+    # The auto preset on an arm chain runs through the SIMD batch kernel.
+    # Solver.solve (simd=False) runs the same kernel one problem at a time:
+    # bitwise the same answers. The generic model code (kernel=generic)
+    # agrees to rounding: the same statuses and restarts, iteration counts
+    # equal for most rows, every success FK-checked.
     model, chain, _ = arm(name)
     targets = ik.reachable_targets(model, 200, seed=12)
     simd = ik.solve_batch(model, AUTO_NO_BUDGET, targets, threads=2, seed=3)
-    scalar = ik.solve_batch(model, AUTO_NO_BUDGET, targets, threads=2, seed=3, simd=False)
-    assert simd.batched == 200 and scalar.batched == 0
+    single = ik.solve_batch(model, AUTO_NO_BUDGET, targets, threads=2, seed=3, simd=False)
+    assert simd.batched == 200 and single.batched == 0
+    np.testing.assert_array_equal(simd.q, single.q)
+    np.testing.assert_array_equal(simd.iterations, single.iterations)
+    scalar = ik.solve_batch(model, AUTO_NO_BUDGET + ":kernel=generic", targets, threads=2, seed=3)
+    assert scalar.batched == 0
     np.testing.assert_array_equal(simd.status, scalar.status)
     np.testing.assert_array_equal(simd.restarts, scalar.restarts)
     assert np.mean(simd.iterations == scalar.iterations) >= 0.9
     check_rows(model, chain, simd, targets, np.flatnonzero(simd.converged))
     same = simd.iterations == scalar.iterations
     assert np.max(np.abs(simd.q[same] - scalar.q[same])) < 1e-6
+    assert np.any(simd.q != scalar.q)  # the kernel ran: its rounding differs somewhere
     # Not taken by the kernel (ccd): every row through Solver.solve.
     assert ik.solve_batch(model, "ccd:max_iters=5", targets[:8], threads=1).batched == 0
