@@ -506,7 +506,7 @@ class Engine {
     if (s_.start != nullptr) st.share_at_entry -= std::chrono::duration<double, std::micro>(Clock::now() - s_.t0).count();
     st.deadline_us = s_.solve.time_budget_us;
     occupied_[g] |= static_cast<std::uint8_t>(1u << l);
-    if (st.deadline_us > 0.0) next_deadline_ = std::min(next_deadline_, share_sum_ + st.deadline_us);
+    if (st.deadline_us > 0.0) next_deadline_ = std::min(next_deadline_, st.share_at_entry + st.deadline_us);
     const Goal& goal = pr.goals.front();
     for (int r = 0; r < 3; ++r) G.target_p[r][l] = goal.target_position[r];
     const Eigen::Matrix3d Rt = plan.pose ? Eigen::Matrix3d(goal.target_orientation * plan.C.transpose())
