@@ -548,7 +548,8 @@ std::uint8_t stepGroup(const KernelParams& P, LaneGroup& g) {
   return static_cast<std::uint8_t>(movemask(ended));
 }
 
-// Compiled for 6 and 7 DOF (every loop unrolled) and for any DOF.
+// Compiled for 6, 7 and 8 DOF (every loop unrolled: industrial arms, 7-DOF
+// arms, an arm on a torso) and for any DOF.
 template <bool kPose>
 inline void stepPose(const KernelParams& P, LaneGroup* groups, int num_groups, std::uint8_t* ended) {
   switch (P.chain->n) {
@@ -557,6 +558,9 @@ inline void stepPose(const KernelParams& P, LaneGroup* groups, int num_groups, s
       break;
     case 7:
       for (int k = 0; k < num_groups; ++k) ended[k] = stepGroup<kPose, 7>(P, groups[k]);
+      break;
+    case 8:
+      for (int k = 0; k < num_groups; ++k) ended[k] = stepGroup<kPose, 8>(P, groups[k]);
       break;
     default:
       for (int k = 0; k < num_groups; ++k) ended[k] = stepGroup<kPose, 0>(P, groups[k]);

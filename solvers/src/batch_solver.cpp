@@ -274,6 +274,173 @@ struct PlanKey {
   bool operator<(const PlanKey& o) const { return tie() < o.tie(); }
 };
 
+// ----------------------------------------------------------- attempts --
+
+// How one attempt in a lane ended, read from the lane after its last
+// kernel step (Solver::runAttempts after solveImpl).
+struct AttemptEnd {
+  std::int32_t reason = batch::kRunning;
+  long iterations = 0;
+  bool step_failed = false;  // the last step failed (its Jacobian was evaluated)
+  bool q_finite = false;     // the attempt's answer is finite (else runAttempts skips it)
+  bool finite = false;       // and its errors are
+  double score = 0.0;        // max(pe / tol_p, oe / tol_o); <= 1: converged
+  double q[kMaxDof];         // the answer (the attempt's best iterate when not finite)
+  double pe = 0.0, oe = 0.0;
+};
+
+AttemptEnd readAttemptEnd(const LaneGroup& G, int l, int n, std::int32_t reason, const SolverOptions& solve) {
+  AttemptEnd e;
+  e.reason = reason;
+  e.iterations = static_cast<long>(G.iteration[l]);
+  e.step_failed = reason == batch::kNotPositiveDefinite || reason == batch::kNonFiniteStep ||
+                  reason == batch::kNonFiniteConfig;
+  // The attempt's answer: its last iterate, unless an earlier one was better.
+  bool q_finite = true;
+  for (int k = 0; k < n; ++k) q_finite &= std::isfinite(G.q[k][l]);
+  const double last = q_finite ? G.wn[l] : std::numeric_limits<double>::infinity();
+  const bool use_best = !(last <= G.lowest_norm[l]);
+  for (int k = 0; k < n; ++k) e.q[k] = use_best ? G.best_q[k][l] : G.q[k][l];
+  e.pe = use_best ? G.best_pe[l] : G.pe[l];
+  e.oe = use_best ? G.best_oe[l] : G.oe[l];
+  const double wn = use_best ? G.lowest_norm[l] : G.wn[l];
+  e.q_finite = true;
+  for (int k = 0; k < n; ++k) e.q_finite &= std::isfinite(e.q[k]);
+  if (!e.q_finite)
+    for (int k = 0; k < n; ++k) e.q[k] = G.best_q[k][l];
+  e.finite = std::isfinite(e.pe) && std::isfinite(e.oe) && std::isfinite(wn);
+  e.score = e.finite ? std::max(e.pe / solve.position_tolerance, e.oe / solve.orientation_tolerance)
+                     : std::numeric_limits<double>::infinity();
+  return e;
+}
+
+// The attempts of one solve so far, taken in attempt order: the counts and
+// the best attempt (Solver::runAttempts).
+struct AttemptTally {
+  long attempts = 0, iterations = 0, fk_evals = 0, jacobian_evals = 0;
+  double best_score = 0.0;
+  std::int32_t best_reason = batch::kMaxIterations;
+  long best_reason_iteration = 0;
+  double best_q[kMaxDof];
+  double best_pe = 0.0, best_oe = 0.0;
+  bool best_finite = false;
+
+  // Takes the next attempt; true when it converged (the solve's answer).
+  bool add(const AttemptEnd& e, int n) {
+    const bool first = attempts == 0;
+    ++attempts;
+    iterations += e.iterations;
+    fk_evals += 1 + e.iterations;
+    jacobian_evals += e.iterations + (e.step_failed ? 1 : 0);
+    if (e.q_finite) {
+      if (e.score < best_score || first) {
+        best_score = e.score;
+        best_reason = e.reason;
+        best_reason_iteration = e.iterations;
+        std::memcpy(best_q, e.q, sizeof(double) * n);
+        best_pe = e.pe;
+        best_oe = e.oe;
+        best_finite = e.finite;
+      }
+      return e.score <= 1.0;
+    }
+    if (first) {
+      // Solver::solve keeps the clamped start as the answer.
+      std::memcpy(best_q, e.q, sizeof(double) * n);
+      best_reason = e.reason;
+      best_reason_iteration = e.iterations;
+      best_finite = false;
+    }
+    return false;
+  }
+};
+
+// The status and message SolveContext / the backend give for an end reason.
+std::string reasonMessage(const std::string& backend, const SolverOptions& solve, std::int32_t reason, long iteration,
+                          Status* status) {
+  switch (reason) {
+    case batch::kConverged: *status = Status::kConverged; return {};
+    case batch::kMaxIterations: *status = Status::kMaxIterations; return {};
+    case batch::kTimeLimit: *status = Status::kTimeLimit; return {};
+    case batch::kStallNoImprovement:
+      *status = Status::kStalled;
+      return fmt::format("no relative improvement of {} in {} iterations", solve.stall_relative_improvement,
+                         solve.stall_iterations);
+    case batch::kStallVanishingStep:
+      *status = Status::kStalled;
+      return fmt::format("step vanished (|dq| < {:g})", kVanishingStep);
+    case batch::kNonFiniteError:
+      *status = Status::kNumericalFailure;
+      return fmt::format("non-finite error or step at iteration {}", iteration);
+    case batch::kNonFiniteStart:
+      *status = Status::kNumericalFailure;
+      return "non-finite error at the start configuration";
+    case batch::kNotPositiveDefinite:
+      *status = Status::kNumericalFailure;
+      return fmt::format("{}: J J^T + lambda^2 I is not positive definite (lambda = 0 at a singularity?)", backend);
+    case batch::kNonFiniteStep: *status = Status::kNumericalFailure; return fmt::format("{}: non-finite step", backend);
+    case batch::kNonFiniteConfig:
+      *status = Status::kNumericalFailure;
+      return fmt::format("{}: non-finite configuration after the step", backend);
+    default: *status = Status::kMaxIterations; return {};
+  }
+}
+
+// The Summary of a finished solve from its tally: Solver::verdict on the
+// kernel's own errors of the answer. Writes the answer into the path DOF of
+// *q (which holds the rest of the configuration).
+Summary tallySummary(const AttemptTally& t, const ChainPlan& plan, const std::string& backend,
+                     const SolverOptions& solve, Eigen::VectorXd* q) {
+  Summary sum;
+  const int n = plan.chain.n;
+  for (int k = 0; k < n; ++k) (*q)[plan.q_index[k]] = t.best_q[k];
+  sum.iterations = static_cast<int>(t.iterations);
+  sum.restarts = static_cast<int>(std::max(0L, t.attempts - 1));
+  sum.fk_evals = t.fk_evals;
+  sum.jacobian_evals = t.jacobian_evals;
+  sum.position_error = t.best_pe;
+  sum.orientation_error = t.best_oe;
+  bool within = true;
+  for (int k = 0; k < n; ++k)
+    within &= t.best_q[k] >= plan.chain.joint[k].lo - kLimitSlack && t.best_q[k] <= plan.chain.joint[k].hi + kLimitSlack;
+  sum.within_limits = within;
+  Status status;
+  std::string message = reasonMessage(backend, solve, t.best_reason, t.best_reason_iteration, &status);
+  if (!t.best_finite) {
+    sum.status = Status::kNumericalFailure;
+    sum.message = message.empty() ? "non-finite forward kinematics at the result" : message;
+  } else if (t.best_pe <= solve.position_tolerance && t.best_oe <= solve.orientation_tolerance) {
+    sum.status = Status::kConverged;
+    sum.message = status == Status::kConverged ? message : std::string();
+  } else if (status == Status::kConverged) {
+    sum.status = Status::kStalled;
+    sum.message = fmt::format(
+        "backend reported convergence, but FK gives position error {:.3g} m, orientation error {:.3g} rad", t.best_pe,
+        t.best_oe);
+  } else {
+    sum.status = status;
+    sum.message = message;
+  }
+  return sum;
+}
+
+// The target of a problem into lane l (the goal body's fixed rotation C
+// folded into the target rotation).
+void fillTarget(LaneGroup& G, int l, const ChainPlan& plan, const Goal& goal) {
+  for (int r = 0; r < 3; ++r) G.target_p[r][l] = goal.target_position[r];
+  const Eigen::Matrix3d Rt = plan.pose ? Eigen::Matrix3d(goal.target_orientation * plan.C.transpose())
+                                       : Eigen::Matrix3d::Identity();
+  for (int r = 0; r < 3; ++r)
+    for (int c = 0; c < 3; ++c) G.target_R[3 * r + c][l] = Rt(r, c);
+}
+
+// A fresh attempt in lane l (its q already written).
+void startAttempt(LaneGroup& G, int l) {
+  G.active[l] = -1;
+  G.fresh[l] = -1;
+  G.reason[l] = batch::kRunning;
+}
+
 // ------------------------------------------------------------- engine --
 
 // One problem's Solver::solve state while it occupies a lane.
@@ -283,15 +450,7 @@ struct LaneState {
   Rng rng{0};
   double share_at_entry = 0.0;  // Engine::share_sum_ when the problem came in
   double deadline_us = 0.0;  // 0 = none
-  long iterations = 0, fk_evals = 0, jacobian_evals = 0;
-  int restarts = 0;
-  // The best attempt so far (Solver::runAttempts).
-  double best_score = 0.0;
-  std::int32_t best_reason = batch::kMaxIterations;
-  long best_reason_iteration = 0;
-  double best_q[kMaxDof];
-  double best_pe = 0.0, best_oe = 0.0;
-  bool best_finite = false;
+  AttemptTally tally;
 };
 
 struct Shared {
@@ -308,14 +467,6 @@ struct Shared {
   std::vector<int> fallback;                // problems for the scalar path
   std::atomic<size_t> fallback_cursor{0};
   std::vector<BatchResult>* results = nullptr;
-  // One solve through Solver::solve (KernelSolve): its start configuration
-  // (instead of Problem::q0), where its trace goes (null: none) and when the
-  // solve began (the trace's elapsed time, the budget).
-  const Eigen::VectorXd* start = nullptr;
-  Summary* trace = nullptr;
-  Clock::time_point t0{};
-  std::int32_t best_reason = batch::kRunning;  // the best attempt's end (KernelSolve)
-  long best_reason_iteration = 0;
   explicit Shared(size_t plans) : cursor(plans) {}
 };
 
@@ -329,15 +480,6 @@ class Engine {
       for (int l = 0; l < kWidth; ++l)
         for (int k : {0, 4, 8}) G.target_R[k][l] = 1.0;
     ended_.resize(groups_.size());
-  }
-
-  // Ready for another run (KernelSolve reuses one engine for every solve).
-  void reset() {
-    std::fill(group_plan_.begin(), group_plan_.end(), -1);
-    std::fill(occupied_.begin(), occupied_.end(), 0);
-    std::fill(expired_.begin(), expired_.end(), 0);
-    share_sum_ = 0.0;
-    next_deadline_ = std::numeric_limits<double>::infinity();
   }
 
   // Rounds: refill free lanes, take the time of the last round, end the
@@ -363,11 +505,8 @@ class Engine {
       for (int g = 0; g < num_groups_; ++g) {
         const std::uint8_t stepping = occupied_[g] & static_cast<std::uint8_t>(~expired_[g]);
         std::uint8_t ended = 0;
-        std::uint8_t fresh = 0;
-        for (int l = 0; l < kWidth; ++l) fresh |= static_cast<std::uint8_t>((groups_[g].fresh[l] != 0) << l);
         if (stepping != 0) s_.step(s_.params[group_plan_[g]], &groups_[g], 1, &ended);
         ended_[g] = ended | expired_[g];
-        if (s_.trace != nullptr) recordTrace(g, stepping, fresh);
       }
       // A problem is charged its share of each round it spends in a lane
       // (the round's wall time over the lanes occupied in it): what its own
@@ -388,38 +527,6 @@ class Engine {
 
  private:
   double chargedUs(const LaneState& st) const { return share_sum_ - st.share_at_entry; }
-
-  // SolveContext::begin / endIteration's trace records of the lanes just
-  // stepped: the start of a fresh attempt, or the iterate after a step taken
-  // (a step that failed records nothing, as in the generic path).
-  void recordTrace(int g, std::uint8_t stepped, std::uint8_t fresh) {
-    const LaneGroup& G = groups_[g];
-    const ChainPlan& plan = s_.plans[group_plan_[g]];
-    std::vector<IterationRecord>& t = s_.trace->trace;
-    for (unsigned m = stepped; m != 0; m &= m - 1) {
-      const int l = __builtin_ctz(m);
-      const bool start = (fresh >> l) & 1u;
-      const std::int64_t reason = G.reason[l];
-      if (!start && (reason == batch::kNotPositiveDefinite || reason == batch::kNonFiniteStep ||
-                     reason == batch::kNonFiniteConfig))
-        continue;
-      const LaneState& st = state(g, l);
-      IterationRecord r;
-      r.iteration = static_cast<int>(st.iterations + (start ? 0 : static_cast<long>(G.iteration[l])));
-      r.position_error = G.pe[l];
-      r.orientation_error = G.oe[l];
-      r.step_norm = start ? 0.0 : G.step[l];
-      r.damping = start ? 0.0 : std::sqrt(G.lambda2[l]);
-      r.elapsed_us = std::chrono::duration<double, std::micro>(Clock::now() - s_.t0).count();
-      r.q = *s_.start;
-      for (int k = 0; k < plan.chain.n; ++k) r.q[plan.q_index[k]] = G.q[k][l];
-      if (t.size() < Summary::kMaxTraceRecords) {
-        t.push_back(std::move(r));
-      } else {
-        t.back() = std::move(r);  // the trace ends where the solve ended (SolveContext::record)
-      }
-    }
-  }
 
   // Lane compaction: once a plan has no problems left to hand out, its
   // groups can only drain, and a slow problem would keep three lanes of its
@@ -502,29 +609,14 @@ class Engine {
     const std::uint64_t seed = s_.options->seeds.empty() ? s_.solve.seed : s_.options->seeds[i];
     st.rng = Rng(Rng::mix(seed, kRestartStreamSalt));
     st.share_at_entry = share_sum_;
-    // One solve of Solver::solve is charged from its beginning.
-    if (s_.start != nullptr) st.share_at_entry -= std::chrono::duration<double, std::micro>(Clock::now() - s_.t0).count();
     st.deadline_us = s_.solve.time_budget_us;
     occupied_[g] |= static_cast<std::uint8_t>(1u << l);
     if (st.deadline_us > 0.0) next_deadline_ = std::min(next_deadline_, st.share_at_entry + st.deadline_us);
-    const Goal& goal = pr.goals.front();
-    for (int r = 0; r < 3; ++r) G.target_p[r][l] = goal.target_position[r];
-    const Eigen::Matrix3d Rt = plan.pose ? Eigen::Matrix3d(goal.target_orientation * plan.C.transpose())
-                                         : Eigen::Matrix3d::Identity();
-    for (int r = 0; r < 3; ++r)
-      for (int c = 0; c < 3; ++c) G.target_R[3 * r + c][l] = Rt(r, c);
+    fillTarget(G, l, plan, pr.goals.front());
     // The start clamped into the limits (Solver::solve).
-    const Eigen::VectorXd& q0 = s_.start != nullptr ? *s_.start : pr.q0;
     for (int k = 0; k < plan.chain.n; ++k)
-      G.q[k][l] = std::clamp(q0[plan.q_index[k]], plan.chain.joint[k].lo, plan.chain.joint[k].hi);
-    startAttempt(g, l);
-  }
-
-  void startAttempt(int g, int l) {
-    LaneGroup& G = groups_[g];
-    G.active[l] = -1;
-    G.fresh[l] = -1;
-    G.reason[l] = batch::kRunning;
+      G.q[k][l] = std::clamp(pr.q0[plan.q_index[k]], plan.chain.joint[k].lo, plan.chain.joint[k].hi);
+    startAttempt(G, l);
   }
 
   // Lanes whose problem's budget is spent end their attempt (time-limit);
@@ -554,55 +646,15 @@ class Engine {
     const ChainPlan& plan = s_.plans[group_plan_[g]];
     const int n = plan.chain.n;
     if (expired_pending(g, l)) G.reason[l] = batch::kTimeLimit;
-    const std::int32_t reason = static_cast<std::int32_t>(G.reason[l]);
-    const long it = static_cast<long>(G.iteration[l]);
-    const bool step_failed = reason == batch::kNotPositiveDefinite || reason == batch::kNonFiniteStep ||
-                             reason == batch::kNonFiniteConfig;
-    st.iterations += it;
-    st.fk_evals += 1 + it;
-    st.jacobian_evals += it + (step_failed ? 1 : 0);
-    if (st.attempt > 0) ++st.restarts;
-    // The attempt's answer: its last iterate, unless an earlier one was better.
-    bool q_finite = true;
-    for (int k = 0; k < n; ++k) q_finite &= std::isfinite(G.q[k][l]);
-    const double last = q_finite ? G.wn[l] : std::numeric_limits<double>::infinity();
-    const bool use_best = !(last <= G.lowest_norm[l]);
-    double aq[kMaxDof];
-    for (int k = 0; k < n; ++k) aq[k] = use_best ? G.best_q[k][l] : G.q[k][l];
-    const double pe = use_best ? G.best_pe[l] : G.pe[l];
-    const double oe = use_best ? G.best_oe[l] : G.oe[l];
-    const double wn = use_best ? G.lowest_norm[l] : G.wn[l];
-    bool aq_finite = true;
-    for (int k = 0; k < n; ++k) aq_finite &= std::isfinite(aq[k]);
-    bool done = false;
-    if (aq_finite) {
-      const bool finite = std::isfinite(pe) && std::isfinite(oe) && std::isfinite(wn);
-      const double score = finite ? std::max(pe / s_.solve.position_tolerance, oe / s_.solve.orientation_tolerance)
-                                  : std::numeric_limits<double>::infinity();
-      if (score < st.best_score || st.attempt == 0) {
-        st.best_score = score;
-        st.best_reason = reason;
-        st.best_reason_iteration = it;
-        std::memcpy(st.best_q, aq, sizeof(double) * n);
-        st.best_pe = pe;
-        st.best_oe = oe;
-        st.best_finite = finite;
-      }
-      done = score <= 1.0;
-    } else if (st.attempt == 0) {
-      // Solver::solve keeps the clamped start as the answer.
-      for (int k = 0; k < n; ++k) st.best_q[k] = G.best_q[k][l];
-      st.best_reason = reason;
-      st.best_reason_iteration = it;
-      st.best_finite = false;
-    }
+    const bool done =
+        st.tally.add(readAttemptEnd(G, l, n, static_cast<std::int32_t>(G.reason[l]), s_.solve), n);
     const bool time_up = st.deadline_us > 0.0 && chargedUs(st) >= st.deadline_us;
     if (!done && !time_up && st.attempt < s_.spec_plan.restarts) {
       // Restart from a seeded random configuration (randomConfiguration's
       // draws, in model order).
       ++st.attempt;
       for (int k = 0; k < n; ++k) G.q[k][l] = st.rng.uniform(plan.draw_lo[k], plan.draw_hi[k]);
-      startAttempt(g, l);
+      startAttempt(G, l);
       return;
     }
     finish(g, l);
@@ -618,78 +670,15 @@ class Engine {
     BatchResult& out = (*s_.results)[st.problem];
     const Problem& pr = s_.problems[st.problem];
     out.batched = true;
-    out.q = s_.start != nullptr ? *s_.start : pr.q0;
-    for (int k = 0; k < plan.chain.n; ++k) out.q[plan.q_index[k]] = st.best_q[k];
-    Summary& sum = out.summary;
-    sum.iterations = static_cast<int>(st.iterations);
-    sum.restarts = st.restarts;
-    sum.fk_evals = st.fk_evals;
-    sum.jacobian_evals = st.jacobian_evals;
-    sum.position_error = st.best_pe;
-    sum.orientation_error = st.best_oe;
-    bool within = true;
-    for (int k = 0; k < plan.chain.n; ++k)
-      within &= st.best_q[k] >= plan.chain.joint[k].lo - kLimitSlack && st.best_q[k] <= plan.chain.joint[k].hi + kLimitSlack;
-    sum.within_limits = within;
-    Status status;
-    std::string message = reasonMessage(st.best_reason, st.best_reason_iteration, &status);
-    if (!st.best_finite) {
-      sum.status = Status::kNumericalFailure;
-      sum.message = message.empty() ? "non-finite forward kinematics at the result" : message;
-    } else if (st.best_pe <= s_.solve.position_tolerance && st.best_oe <= s_.solve.orientation_tolerance) {
-      sum.status = Status::kConverged;
-      sum.message = status == Status::kConverged ? message : std::string();
-    } else if (status == Status::kConverged) {
-      sum.status = Status::kStalled;
-      sum.message = fmt::format("backend reported convergence, but FK gives position error {:.3g} m, orientation error {:.3g} rad",
-                                st.best_pe, st.best_oe);
-    } else {
-      sum.status = status;
-      sum.message = message;
-    }
-    sum.time_us = chargedUs(st);
-    s_.best_reason = st.best_reason;
-    s_.best_reason_iteration = st.best_reason_iteration;
+    out.q = pr.q0;
+    out.summary = tallySummary(st.tally, plan, s_.spec_plan.backend, s_.solve, &out.q);
+    out.summary.time_us = chargedUs(st);
     G.active[l] = 0;
     occupied_[g] &= static_cast<std::uint8_t>(~(1u << l));
     G.fresh[l] = 0;
     st.problem = -1;
   }
 
-
- public:
-  // The status and message SolveContext / the backend give for an end reason.
-  std::string reasonMessage(std::int32_t reason, long iteration, Status* status) const {
-    const std::string& name = s_.spec_plan.backend;
-    switch (reason) {
-      case batch::kConverged: *status = Status::kConverged; return {};
-      case batch::kMaxIterations: *status = Status::kMaxIterations; return {};
-      case batch::kTimeLimit: *status = Status::kTimeLimit; return {};
-      case batch::kStallNoImprovement:
-        *status = Status::kStalled;
-        return fmt::format("no relative improvement of {} in {} iterations", s_.solve.stall_relative_improvement,
-                           s_.solve.stall_iterations);
-      case batch::kStallVanishingStep:
-        *status = Status::kStalled;
-        return fmt::format("step vanished (|dq| < {:g})", kVanishingStep);
-      case batch::kNonFiniteError:
-        *status = Status::kNumericalFailure;
-        return fmt::format("non-finite error or step at iteration {}", iteration);
-      case batch::kNonFiniteStart:
-        *status = Status::kNumericalFailure;
-        return "non-finite error at the start configuration";
-      case batch::kNotPositiveDefinite:
-        *status = Status::kNumericalFailure;
-        return fmt::format("{}: J J^T + lambda^2 I is not positive definite (lambda = 0 at a singularity?)", name);
-      case batch::kNonFiniteStep: *status = Status::kNumericalFailure; return fmt::format("{}: non-finite step", name);
-      case batch::kNonFiniteConfig:
-        *status = Status::kNumericalFailure;
-        return fmt::format("{}: non-finite configuration after the step", name);
-      default: *status = Status::kMaxIterations; return {};
-    }
-  }
-
- private:
   Shared& s_;
   std::vector<LaneGroup> groups_;
   int lanes_;
@@ -741,18 +730,30 @@ void runScalar(Shared& s, std::unique_ptr<Solver>& solver) {
 
 // ------------------------------------------------------- KernelSolve --
 
+// One solve in the kernel's lanes, up to four attempts at once, taken in
+// attempt order (kernel_solve.h says why the answer is the sequential one).
 struct KernelSolve::Impl {
   SpecPlan spec_plan;
   batch::StepFn step = nullptr;
-  BatchOptions options;  // no per-problem seeds: the solve's own seed
   // The plan of the last problem's model and goal structure (the model kept
   // alive, so that its address cannot be reused by another).
   std::shared_ptr<const Model> model;
   PlanKey key{};
   bool have_key = false;
-  Shared shared{1};
-  std::vector<BatchResult> results = std::vector<BatchResult>(1);
-  std::unique_ptr<Engine> engine;
+  ChainPlan plan;
+  bool plan_ok = false;
+  std::unique_ptr<LaneGroup> group;
+  // Attempts that ended but are not yet taken, by attempt - next_taken
+  // (a window: no attempt starts kWindow or more ahead of the next one to
+  // take), with their trace records.
+  static constexpr int kWindow = 16;
+  // Steps of attempt 0 before other attempts start beside it: chosen by the
+  // mean and median time on the KUKA KR 210, Baxter and PR2 arms (0, 4, 8
+  // and after attempt 0 ends; docs/performance.md).
+  static constexpr long kAttemptsAfter = 4;
+  AttemptEnd ended[kWindow];
+  bool has_ended[kWindow] = {};
+  std::vector<IterationRecord> records[kWindow];
 };
 
 KernelSolve::KernelSolve() : impl_(std::make_unique<Impl>()) {}
@@ -762,16 +763,15 @@ std::unique_ptr<KernelSolve> KernelSolve::make(const SolverSpec& spec) {
   SpecPlan plan = planSpec(spec);
   if (!plan.why.empty()) return nullptr;
   std::unique_ptr<KernelSolve> k(new KernelSolve());
-  k->impl_->spec_plan = std::move(plan);
-  k->impl_->step = selectKernel(BatchIsa::kAuto).first;
-  Shared& s = k->impl_->shared;
-  s.options = &k->impl_->options;
-  s.spec_plan = k->impl_->spec_plan;
-  s.step = k->impl_->step;
-  s.results = &k->impl_->results;
-  s.plan_problems = {{0}};
-  s.cursor = std::vector<std::atomic<size_t>>(1);
-  k->impl_->engine = std::make_unique<Engine>(s, kWidth);
+  Impl& m = *k->impl_;
+  m.spec_plan = std::move(plan);
+  m.step = selectKernel(BatchIsa::kAuto).first;
+  m.group = std::make_unique<LaneGroup>();
+  // Idle lanes hold a finite, harmless problem (q = 0, target at the origin
+  // with the identity rotation), as the batch engine's.
+  std::memset(static_cast<void*>(m.group.get()), 0, sizeof(LaneGroup));
+  for (int l = 0; l < kWidth; ++l)
+    for (int c : {0, 4, 8}) m.group->target_R[c][l] = 1.0;
   return k;
 }
 
@@ -780,38 +780,151 @@ bool KernelSolve::solve(const Problem& problem, const Eigen::VectorXd& start, co
                         Status* status, std::string* message) {
   Impl& m = *impl_;
   if (problem.goals.size() != 1) return false;
-  const Goal& g = problem.goals.front();
-  const PlanKey key{problem.model.get(), g.body, g.point.x(), g.point.y(), g.point.z(), g.kind, g.weight,
-                    g.orientation_scale};
-  Shared& s = m.shared;
+  const Goal& goal = problem.goals.front();
+  const PlanKey key{problem.model.get(), goal.body,   goal.point.x(), goal.point.y(), goal.point.z(),
+                    goal.kind,           goal.weight, goal.orientation_scale};
   if (!m.have_key || key < m.key || m.key < key) {
-    ChainPlan plan = planChain(problem);
+    m.plan = planChain(problem);
+    m.plan_ok = m.plan.why.empty();
     m.model = problem.model;
     m.key = key;
     m.have_key = true;
-    s.plans.clear();
-    if (plan.why.empty()) s.plans.push_back(std::move(plan));
   }
-  if (s.plans.empty()) return false;
-  s.solve = options;
-  s.params.assign(1, kernelParams(s.spec_plan, s.plans.front(), options));
-  s.problems = &problem;
-  s.start = &start;
-  s.trace = options.record_trace ? summary : nullptr;
-  s.t0 = t0;
-  s.cursor[0].store(0, std::memory_order_relaxed);
-  m.engine->reset();
-  BatchStats stats;
-  m.engine->run(stats);
-  BatchResult& r = m.results.front();
-  summary->iterations = r.summary.iterations;
-  summary->restarts = r.summary.restarts;
-  summary->fk_evals = r.summary.fk_evals;
-  summary->jacobian_evals = r.summary.jacobian_evals;
+  if (!m.plan_ok) return false;
+  const ChainPlan& plan = m.plan;
+  const int n = plan.chain.n;
+  const KernelParams params = kernelParams(m.spec_plan, plan, options);
+  LaneGroup& G = *m.group;
+  const bool trace = options.record_trace;
+  const double budget = options.time_budget_us;
+  const long last_attempt = m.spec_plan.restarts;  // attempts 0 .. restarts
+  auto elapsed = [&] { return std::chrono::duration<double, std::micro>(Clock::now() - t0).count(); };
+
+  for (int l = 0; l < kWidth; ++l) fillTarget(G, l, plan, goal);
+  Rng rng(Rng::mix(options.seed, kRestartStreamSalt));
+  long lane_attempt[kWidth] = {-1, -1, -1, -1};
+  long next_start = 0;  // the next attempt to start
+  long next_taken = 0;  // the next attempt to take, in order
+  for (int w = 0; w < Impl::kWindow; ++w) {
+    m.has_ended[w] = false;
+    m.records[w].clear();
+  }
+  AttemptTally tally;
+  bool done = false, time_up = false;
+  while (!done) {
+    // Idle lanes start the next attempts: the first from the start clamped
+    // into the limits, the others from the restart stream, drawn in
+    // attempt order (randomConfiguration's draws, in model order).
+    // The other lanes wait until attempt 0 has taken Impl::kAttemptsAfter
+    // steps without converging: most targets converge in their first
+    // attempt within a few more, and lanes stepping beside it would only
+    // add freeze-loop passes (the kernel's passes are those of its busiest
+    // lane).
+    bool hold = false;
+    for (int l = 0; l < kWidth; ++l)
+      if (lane_attempt[l] == 0 && (G.fresh[l] != 0 || static_cast<long>(G.iteration[l]) < Impl::kAttemptsAfter))
+        hold = true;
+    for (int l = 0; l < kWidth; ++l) {
+      if (lane_attempt[l] >= 0 || time_up || next_start > last_attempt || next_start >= next_taken + Impl::kWindow)
+        continue;
+      if (next_start > 0 && hold) continue;
+      if (next_start == 0) {
+        for (int k = 0; k < n; ++k)
+          G.q[k][l] = std::clamp(start[plan.q_index[k]], plan.chain.joint[k].lo, plan.chain.joint[k].hi);
+        hold = true;  // attempt 0 is fresh
+      } else {
+        for (int k = 0; k < n; ++k) G.q[k][l] = rng.uniform(plan.draw_lo[k], plan.draw_hi[k]);
+      }
+      lane_attempt[l] = next_start++;
+      startAttempt(G, l);
+    }
+    std::uint8_t busy = 0, fresh = 0;
+    for (int l = 0; l < kWidth; ++l) {
+      busy |= static_cast<std::uint8_t>((lane_attempt[l] >= 0) << l);
+      fresh |= static_cast<std::uint8_t>((lane_attempt[l] >= 0 && G.fresh[l] != 0) << l);
+    }
+    if (busy == 0) break;
+    // A spent budget ends the attempts that have taken a step (time-limit);
+    // a fresh one still evaluates its start, as in the generic code.
+    std::uint8_t expired = 0;
+    if (budget > 0.0 && elapsed() >= budget) {
+      time_up = true;
+      expired = busy & static_cast<std::uint8_t>(~fresh);
+      for (unsigned e = expired; e != 0; e &= e - 1) G.active[__builtin_ctz(e)] = 0;
+    }
+    std::uint8_t ended = 0;
+    if ((busy & ~expired) != 0) m.step(params, &G, 1, &ended);
+    if (trace) {
+      // SolveContext::begin / endIteration's records (a step that failed
+      // records nothing), kept per attempt until it is taken.
+      const double now = elapsed();
+      for (unsigned b = busy & static_cast<std::uint8_t>(~expired); b != 0; b &= b - 1) {
+        const int l = __builtin_ctz(b);
+        const bool first = (fresh >> l) & 1u;
+        const std::int64_t reason = G.reason[l];
+        if (!first && (reason == batch::kNotPositiveDefinite || reason == batch::kNonFiniteStep ||
+                       reason == batch::kNonFiniteConfig))
+          continue;
+        IterationRecord r;
+        r.iteration = first ? 0 : static_cast<int>(G.iteration[l]);  // within the attempt; offset when taken
+        r.position_error = G.pe[l];
+        r.orientation_error = G.oe[l];
+        r.step_norm = first ? 0.0 : G.step[l];
+        r.damping = first ? 0.0 : std::sqrt(G.lambda2[l]);
+        r.elapsed_us = now;
+        r.q = start;
+        for (int k = 0; k < n; ++k) r.q[plan.q_index[k]] = G.q[k][l];
+        m.records[lane_attempt[l] % Impl::kWindow].push_back(std::move(r));
+      }
+    }
+    for (unsigned e = ended | expired; e != 0; e &= e - 1) {
+      const int l = __builtin_ctz(e);
+      if ((expired >> l) & 1u) G.reason[l] = batch::kTimeLimit;
+      const long a = lane_attempt[l];
+      const int w = static_cast<int>(a % Impl::kWindow);
+      m.ended[w] = readAttemptEnd(G, l, n, static_cast<std::int32_t>(G.reason[l]), options);
+      m.has_ended[w] = true;
+      lane_attempt[l] = -1;
+      G.active[l] = 0;
+      G.fresh[l] = 0;
+    }
+    // Take the ended attempts in attempt order (Solver::runAttempts): stop
+    // at the first that converged, or when the budget is spent.
+    while (!done) {
+      const int w = static_cast<int>(next_taken % Impl::kWindow);
+      if (!m.has_ended[w]) break;
+      m.has_ended[w] = false;
+      if (trace) {
+        for (IterationRecord& r : m.records[w]) {
+          r.iteration += static_cast<int>(tally.iterations);
+          if (summary->trace.size() < Summary::kMaxTraceRecords) {
+            summary->trace.push_back(std::move(r));
+          } else {
+            summary->trace.back() = std::move(r);  // the trace ends where the solve ended (SolveContext::record)
+          }
+        }
+        m.records[w].clear();
+      }
+      ++next_taken;
+      done = tally.add(m.ended[w], n) || (budget > 0.0 && elapsed() >= budget) || next_taken > last_attempt;
+    }
+  }
+  // Attempts run ahead of the answer are dropped; the lanes are free.
+  for (int l = 0; l < kWidth; ++l) {
+    G.active[l] = 0;
+    G.fresh[l] = 0;
+  }
+  if (tally.attempts == 0) return false;  // cannot happen: attempt 0 always ends
+  summary->iterations = static_cast<int>(tally.iterations);
+  summary->restarts = static_cast<int>(tally.attempts - 1);
+  summary->fk_evals = tally.fk_evals;
+  summary->jacobian_evals = tally.jacobian_evals;
+  q->resize(start.size());
+  *q = start;
+  for (int k = 0; k < n; ++k) (*q)[plan.q_index[k]] = tally.best_q[k];
   // The best attempt's own end (Solver::verdict recomputes the errors by
   // the model's FK and decides the status from them).
-  *message = m.engine->reasonMessage(s.best_reason, s.best_reason_iteration, status);
-  q->swap(r.q);
+  *message = reasonMessage(m.spec_plan.backend, options, tally.best_reason, tally.best_reason_iteration, status);
   return true;
 }
 

@@ -1,12 +1,21 @@
 // One Solver::solve through the compiled chain kernel of the batch path
 // (batch_kernel_*.cpp): the same iteration, attempts and restarts as the
 // generic code of `dls` / `dls-adaptive:mode=error` (jacobian_dls.cpp,
-// Solver::runAttempts), run by the kernel that solveBatch uses, one problem
-// in one lane. The kernel works in the chain's own frames with fixed joints
-// folded into the pivots, two column rotations per hinge and AVX2 + FMA when
-// the CPU has them; it agrees with the generic code to rounding
-// (docs/performance.md) and is bitwise the same as solveBatch's answer for
-// the problem.
+// Solver::runAttempts), run by the kernel that solveBatch uses. The kernel
+// works in the chain's own frames with fixed joints folded into the pivots,
+// two column rotations per hinge and AVX2 + FMA when the CPU has them; it
+// agrees with the generic code to rounding (docs/performance.md).
+//
+// A kernel step advances four lanes at the cost of one, so the attempts of
+// the solve run up to four at once: attempt a + 1 starts (from the same
+// seeded restart configuration) without waiting for attempt a to fail. The
+// attempts are then taken in attempt order, as if run one after another:
+// the answer is the first attempt in that order that converged, the
+// summary's counts and trace are those of the attempts up to it, and
+// attempts that ran ahead of it are dropped (their cost is in the time
+// only). The answer is therefore bitwise solveBatch's for the problem (a
+// binding time budget aside), at the rounds of the slowest attempt up to
+// the answer instead of the sum of their rounds.
 #pragma once
 
 #include <Eigen/Core>
