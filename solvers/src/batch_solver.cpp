@@ -810,6 +810,7 @@ bool KernelSolve::solve(const Problem& problem, const Eigen::VectorXd& start, co
     m.records[w].clear();
   }
   AttemptTally tally;
+  double taken_us = 0.0;  // elapsed time of the last trace record taken
   bool done = false, time_up = false;
   while (!done) {
     // Idle lanes start the next attempts: the first from the start clamped
@@ -897,6 +898,11 @@ bool KernelSolve::solve(const Problem& problem, const Eigen::VectorXd& start, co
       if (trace) {
         for (IterationRecord& r : m.records[w]) {
           r.iteration += static_cast<int>(tally.iterations);
+          // The time a record can be taken in attempt order: not before the
+          // records of the attempts before it (so the trace's time grows,
+          // as in one attempt after another).
+          r.elapsed_us = std::max(r.elapsed_us, taken_us);
+          taken_us = r.elapsed_us;
           if (summary->trace.size() < Summary::kMaxTraceRecords) {
             summary->trace.push_back(std::move(r));
           } else {
