@@ -749,7 +749,7 @@ struct KernelSolve::Impl {
   static constexpr int kWindow = 16;
   // Steps of attempt 0 before other attempts start beside it: chosen by the
   // mean and median time on the KUKA KR 210, Baxter and PR2 arms (0, 4, 8
-  // and after attempt 0 ends; docs/performance.md).
+  // and after attempt 0 ends; docs/tuning.md, per-arm section).
   static constexpr long kAttemptsAfter = 4;
   AttemptEnd ended[kWindow];
   bool has_ended[kWindow] = {};
