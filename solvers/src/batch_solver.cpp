@@ -920,7 +920,6 @@ bool KernelSolve::solve(const Problem& problem, const Eigen::VectorXd& start, co
     G.active[l] = 0;
     G.fresh[l] = 0;
   }
-  if (tally.attempts == 0) return false;  // cannot happen: attempt 0 always ends
   summary->iterations = static_cast<int>(tally.iterations);
   summary->restarts = static_cast<int>(tally.attempts - 1);
   summary->fk_evals = tally.fk_evals;

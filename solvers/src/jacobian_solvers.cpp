@@ -318,6 +318,15 @@ OptionsBinding<O> withJacobianKeys(OptionsBinding<O> own) {
   return own;
 }
 
+// The help of the `kernel` key of dls and dls-adaptive (`when`: the
+// backend's own condition, or empty).
+std::string kernelHelp(const std::string& when) {
+  return "'auto': the compiled chain kernel (the batch path's SIMD kernel, one problem per solve)" + when +
+         " for a single pose or position goal on a chain of hinges and sliders with every DOF on its path and unit "
+         "DOF weights, the generic model code otherwise; 'generic': the generic code always (the two agree to "
+         "rounding)";
+}
+
 }  // namespace
 
 void registerJacobianSolvers(Registry& registry) {
@@ -364,10 +373,7 @@ void registerJacobianSolvers(Registry& registry) {
   {
     OptionsBinding<DlsOptions> b;
     b.real("lambda", &DlsOptions::lambda, Range::atLeast(0), "m", "damping factor lambda");
-    b.choice("kernel", &DlsOptions::kernel, kKernelChoiceNames,
-             "'auto': the compiled chain kernel (the batch path's SIMD kernel, one problem per solve) for a single pose or "
-             "position goal on a chain of hinges and sliders with every DOF on its path and unit DOF weights, the "
-             "generic model code otherwise; 'generic': the generic code always (the two agree to rounding)");
+    b.choice("kernel", &DlsOptions::kernel, kKernelChoiceNames, kernelHelp(""));
     registry.add(solverInfo(
         "dls", "damped least squares, fixed damping: dq = J^T (J J^T + lambda^2 I)^-1 e (Buss 2004, eq. 11)",
         withJacobianKeys(b), makeDls));
@@ -382,10 +388,7 @@ void registerJacobianSolvers(Registry& registry) {
     b.real("err_gain", &DlsAdaptiveOptions::err_gain, Range::atLeast(0), "1",
            "error term err_gain * |e|^2 (Sugihara's E = 1/2 |e|^2)");
     b.real("lambda_min", &DlsAdaptiveOptions::lambda_min, Range::atLeast(0), "m", "damping floor lambda_min (Sugihara's w_bar)");
-    b.choice("kernel", &DlsAdaptiveOptions::kernel, kKernelChoiceNames,
-             "'auto': the compiled chain kernel (the batch path's SIMD kernel, one problem per solve) with mode=error, for a single pose or "
-             "position goal on a chain of hinges and sliders with every DOF on its path and unit DOF weights, the "
-             "generic model code otherwise; 'generic': the generic code always (the two agree to rounding)");
+    b.choice("kernel", &DlsAdaptiveOptions::kernel, kKernelChoiceNames, kernelHelp(" with mode=error,"));
     registry.add(solverInfo(
         "dls-adaptive",
         "damped least squares with adaptive damping lambda^2 = lambda_max^2 (1 - (s_min/epsilon)^2) near "

@@ -47,7 +47,7 @@ inline constexpr EnumTable<NullTarget, 2> kNullTargetNames{
 // Which code runs the iteration of dls and dls-adaptive:mode=error.
 enum class KernelChoice {
   // The compiled chain kernel (solvers/src/kernel_solve.h: the batch path's
-  // SIMD kernel, one problem in one lane) for the problems it takes: one
+  // SIMD kernel, one problem per solve) for the problems it takes: one
   // pose or position goal on a chain of hinges and sliders, every DOF on the
   // goal's path, unit DOF weights, at most 16 DOF; the generic model code
   // for the others.
