@@ -16,6 +16,7 @@
 #include "ikbench/scenarios/urdf.h"
 #include "ikbench/solvers/batch.h"
 #include "ikbench/solvers/registry.h"
+#include "test_util.h"
 
 namespace ikbench {
 namespace {
@@ -44,13 +45,6 @@ std::vector<Problem> chainProblems(int chains, int per_chain, GoalKind kind = Go
   return out;
 }
 
-// Errors of q by the scalar forward kinematics.
-GoalErrors scalarErrors(const Problem& p, const Eigen::VectorXd& q) {
-  Data d(*p.model);
-  forwardKinematics(*p.model, q, d);
-  return evaluateGoals(*p.model, p.goals, d);
-}
-
 // The same backend on the generic model code: dls and dls-adaptive run the
 // compiled chain kernel inside Solver::solve too, unless kernel=generic.
 std::string genericSpec(const std::string& spec) {
@@ -58,26 +52,16 @@ std::string genericSpec(const std::string& spec) {
   return s.name == "dls" || s.name == "dls-adaptive" ? spec + ":kernel=generic" : spec;
 }
 
-struct Scalar {
-  std::vector<Summary> summaries;
-  std::vector<Eigen::VectorXd> q;
-};
-Scalar solveScalar(const std::vector<Problem>& problems, const std::string& spec, const SolverOptions& o) {
-  auto solver = Registry::global().create(genericSpec(spec));
-  Scalar out;
-  for (const Problem& p : problems) {
-    Eigen::VectorXd q = p.q0;
-    out.summaries.push_back(solver->solve(p, q, o));
-    out.q.push_back(q);
-  }
-  return out;
+// The problems through Solver::solve on the generic model code.
+test::Solved solveScalar(const std::vector<Problem>& problems, const std::string& spec, const SolverOptions& o) {
+  return test::solveEach(problems, genericSpec(spec), o);
 }
 
 void expectConvergedByScalarFk(const std::vector<Problem>& problems, const std::vector<BatchResult>& r,
                                const SolverOptions& o) {
   for (size_t i = 0; i < problems.size(); ++i) {
     if (!r[i].summary.converged()) continue;
-    const GoalErrors e = scalarErrors(problems[i], r[i].q);
+    const GoalErrors e = test::goalErrorsAt(problems[i], r[i].q);
     EXPECT_LE(e.position, o.position_tolerance) << "problem " << i;
     EXPECT_LE(e.orientation, o.orientation_tolerance) << "problem " << i;
     EXPECT_TRUE(withinLimits(*problems[i].model, r[i].q)) << "problem " << i;
@@ -91,7 +75,7 @@ TEST(BatchSolver, AgreesWithTheScalarPath) {
   SolverOptions o;
   for (const std::string spec : {std::string(kAutoNoBudget), std::string("dls"), std::string("dls:limits=freeze:max_step=0.3"),
                                  std::string("dls-adaptive:mode=error:restarts=3")}) {
-    const Scalar sc = solveScalar(problems, spec, o);
+    const test::Solved sc = solveScalar(problems, spec, o);
     BatchOptions bo;
     bo.solve = o;
     BatchStats stats;
@@ -293,7 +277,7 @@ TEST(BatchSolver, PositionGoalsPrismaticJointsAndArms) {
     BatchStats stats;
     const std::vector<BatchResult> r = solveBatch(problems, "dls", BatchOptions(), &stats);
     EXPECT_EQ(stats.batched, static_cast<long>(problems.size()));
-    const Scalar sc = solveScalar(problems, "dls", o);
+    const test::Solved sc = solveScalar(problems, "dls", o);
     int same = 0;
     for (size_t i = 0; i < problems.size(); ++i) same += r[i].summary.status == sc.summaries[i].status;
     EXPECT_GE(same, static_cast<int>(problems.size()) - 1);
@@ -313,7 +297,7 @@ TEST(BatchSolver, PositionGoalsPrismaticJointsAndArms) {
     BatchStats stats;
     const std::vector<BatchResult> r = solveBatch(problems, kAutoNoBudget, BatchOptions(), &stats);
     EXPECT_EQ(stats.batched, static_cast<long>(problems.size()));
-    const Scalar sc = solveScalar(problems, kAutoNoBudget, o);
+    const test::Solved sc = solveScalar(problems, kAutoNoBudget, o);
     int same = 0, converged = 0;
     for (size_t i = 0; i < problems.size(); ++i) {
       same += r[i].summary.status == sc.summaries[i].status;
@@ -340,7 +324,7 @@ TEST(BatchSolver, ShippedArmsAgreeWithTheScalarPath) {
     const std::vector<BatchResult> r = solveBatch(problems, kAutoNoBudget, BatchOptions(), &stats);
     EXPECT_EQ(stats.batched, static_cast<long>(problems.size())) << arm << ": "
                                                                  << batchFallbackReason(problems[0], Registry::global().parse(kAutoNoBudget), o);
-    const Scalar sc = solveScalar(problems, kAutoNoBudget, o);
+    const test::Solved sc = solveScalar(problems, kAutoNoBudget, o);
     int same = 0, converged = 0;
     for (size_t i = 0; i < problems.size(); ++i) {
       same += r[i].summary.status == sc.summaries[i].status && r[i].summary.restarts == sc.summaries[i].restarts;
@@ -434,7 +418,7 @@ TEST(BatchSolver, UnsupportedProblemsAndSpecsFallBackToTheScalarPath) {
     BatchStats s;
     const std::vector<BatchResult> rr = solveBatch(few, spec, BatchOptions(), &s);
     EXPECT_EQ(s.batched, 0) << spec;
-    const Scalar sc = solveScalar(few, spec, o);
+    const test::Solved sc = solveScalar(few, spec, o);
     for (size_t i = 0; i < few.size(); ++i) {
       EXPECT_EQ(rr[i].summary.status, sc.summaries[i].status) << spec;
       EXPECT_TRUE(rr[i].q == sc.q[i]) << spec;

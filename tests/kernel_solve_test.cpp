@@ -16,27 +16,13 @@
 #include "ikbench/scenarios/urdf.h"
 #include "ikbench/solvers/batch.h"
 #include "ikbench/solvers/registry.h"
+#include "test_util.h"
 
 namespace ikbench {
 namespace {
 
 // The auto preset without its time budget: results that cannot depend on the machine.
 constexpr const char* kAutoNoBudget = "auto:budget_us=0";
-
-std::vector<Problem> chainProblems(int chains, int per_chain, GoalKind kind = GoalKind::kPose, int dof = 7) {
-  std::vector<Problem> out;
-  for (int c = 0; c < chains; ++c) {
-    ChainSpec cs;
-    cs.joints = dof;
-    cs.limit = 2.5;
-    const std::uint64_t s = Rng::mix(5, static_cast<std::uint64_t>(c));
-    GoalSetSpec gs;
-    gs.count = per_chain;
-    gs.kind = kind;
-    for (Problem& p : reachableGoals(randomChain(cs, s), gs, s, "ks" + std::to_string(c))) out.push_back(std::move(p));
-  }
-  return out;
-}
 
 std::vector<Problem> armProblems(const char* arm, int count) {
   const UrdfModel um = loadUrdf(std::string(IKBENCH_SOURCE_DIR) + "/scenarios/data/robots/" + arm + ".urdf");
@@ -46,54 +32,33 @@ std::vector<Problem> armProblems(const char* arm, int count) {
   return reachableGoals(um.model, gs, 17, arm);
 }
 
-GoalErrors fkErrors(const Problem& p, const Eigen::VectorXd& q) {
-  Data d(*p.model);
-  forwardKinematics(*p.model, q, d);
-  return evaluateGoals(*p.model, p.goals, d);
-}
-
-struct Solved {
-  std::vector<Summary> s;
-  std::vector<Eigen::VectorXd> q;
-};
-Solved solveAll(const std::vector<Problem>& problems, const std::string& spec, const SolverOptions& o) {
-  auto solver = Registry::global().create(spec);
-  Solved out;
-  for (const Problem& p : problems) {
-    Eigen::VectorXd q = p.q0;
-    out.s.push_back(solver->solve(p, q, o));
-    out.q.push_back(q);
-  }
-  return out;
-}
-
 TEST(KernelSolve, AgreesWithTheGenericCodeAndHoldsByFk) {
-  std::vector<Problem> problems = chainProblems(4, 40);
+  std::vector<Problem> problems = test::poseProblems(7, 4, 40);
   // 6, 8 and 9 DOF: the kernel's compiled sizes and its general loop.
   for (int dof : {6, 8, 9})
-    for (Problem& p : chainProblems(1, 20, GoalKind::kPose, dof)) problems.push_back(std::move(p));
+    for (Problem& p : test::poseProblems(dof, 1, 20)) problems.push_back(std::move(p));
   for (const char* arm : {"ur5", "panda", "iiwa14"})
     for (Problem& p : armProblems(arm, 40)) problems.push_back(std::move(p));
   const int n = static_cast<int>(problems.size());
   SolverOptions o;
   for (const std::string spec : {std::string(kAutoNoBudget), std::string("dls"),
                                  std::string("dls-adaptive:mode=error:limits=freeze:restarts=5")}) {
-    const Solved k = solveAll(problems, spec, o);
-    const Solved g = solveAll(problems, spec + ":kernel=generic", o);
+    const test::Solved k = test::solveEach(problems, spec, o);
+    const test::Solved g = test::solveEach(problems, spec + ":kernel=generic", o);
     int same_status = 0, same_iterations = 0, converged_k = 0, converged_g = 0, bitwise = 0;
     double max_dq = 0.0;
     for (int i = 0; i < n; ++i) {
-      same_status += k.s[i].status == g.s[i].status;
-      same_iterations += k.s[i].iterations == g.s[i].iterations;
-      converged_k += k.s[i].converged();
-      converged_g += g.s[i].converged();
+      same_status += k.summaries[i].status == g.summaries[i].status;
+      same_iterations += k.summaries[i].iterations == g.summaries[i].iterations;
+      converged_k += k.summaries[i].converged();
+      converged_g += g.summaries[i].converged();
       bitwise += k.q[i] == g.q[i];
-      if (k.s[i].iterations == g.s[i].iterations) max_dq = std::max(max_dq, (k.q[i] - g.q[i]).cwiseAbs().maxCoeff());
+      if (k.summaries[i].iterations == g.summaries[i].iterations) max_dq = std::max(max_dq, (k.q[i] - g.q[i]).cwiseAbs().maxCoeff());
       // The verdict is the model's own FK of the returned q.
-      const GoalErrors e = fkErrors(problems[i], k.q[i]);
-      EXPECT_EQ(e.position, k.s[i].position_error) << spec << " problem " << i;
-      EXPECT_EQ(e.orientation, k.s[i].orientation_error) << spec << " problem " << i;
-      if (k.s[i].converged()) {
+      const GoalErrors e = test::goalErrorsAt(problems[i], k.q[i]);
+      EXPECT_EQ(e.position, k.summaries[i].position_error) << spec << " problem " << i;
+      EXPECT_EQ(e.orientation, k.summaries[i].orientation_error) << spec << " problem " << i;
+      if (k.summaries[i].converged()) {
         EXPECT_LE(e.position, o.position_tolerance) << spec << " problem " << i;
         EXPECT_LE(e.orientation, o.orientation_tolerance) << spec << " problem " << i;
         EXPECT_TRUE(withinLimits(*problems[i].model, k.q[i])) << spec << " problem " << i;
@@ -116,14 +81,14 @@ TEST(KernelSolve, AgreesWithTheGenericCodeAndHoldsByFk) {
 // Solver::solve runs up to four attempts of the problem at once and
 // solveBatch one after another: the attempts are taken in order.
 TEST(KernelSolve, BitwiseTheBatchAnswer) {
-  std::vector<Problem> problems = chainProblems(3, 30);
-  for (Problem& p : chainProblems(2, 20, GoalKind::kPosition, 5)) problems.push_back(std::move(p));
+  std::vector<Problem> problems = test::poseProblems(7, 3, 30);
+  for (Problem& p : test::poseProblems(5, 2, 20, GoalKind::kPosition)) problems.push_back(std::move(p));
   // Out of reach: every one of the 5001 attempts fails, the best one is the answer.
   Problem far = problems.front();
   far.goals.front().target_position *= 10.0;
   problems.push_back(far);
   SolverOptions o;
-  const Solved k = solveAll(problems, kAutoNoBudget, o);
+  const test::Solved k = test::solveEach(problems, kAutoNoBudget, o);
   BatchOptions bo;
   bo.solve = o;
   BatchStats stats;
@@ -131,39 +96,39 @@ TEST(KernelSolve, BitwiseTheBatchAnswer) {
   EXPECT_EQ(stats.batched, static_cast<long>(problems.size()));
   for (size_t i = 0; i < problems.size(); ++i) {
     EXPECT_TRUE(k.q[i] == r[i].q) << i;
-    EXPECT_EQ(k.s[i].status, r[i].summary.status) << i;
-    EXPECT_EQ(k.s[i].iterations, r[i].summary.iterations) << i;
-    EXPECT_EQ(k.s[i].restarts, r[i].summary.restarts) << i;
-    EXPECT_EQ(k.s[i].fk_evals, r[i].summary.fk_evals) << i;
-    EXPECT_EQ(k.s[i].jacobian_evals, r[i].summary.jacobian_evals) << i;
-    EXPECT_EQ(k.s[i].message, r[i].summary.message) << i;
+    EXPECT_EQ(k.summaries[i].status, r[i].summary.status) << i;
+    EXPECT_EQ(k.summaries[i].iterations, r[i].summary.iterations) << i;
+    EXPECT_EQ(k.summaries[i].restarts, r[i].summary.restarts) << i;
+    EXPECT_EQ(k.summaries[i].fk_evals, r[i].summary.fk_evals) << i;
+    EXPECT_EQ(k.summaries[i].jacobian_evals, r[i].summary.jacobian_evals) << i;
+    EXPECT_EQ(k.summaries[i].message, r[i].summary.message) << i;
   }
   int several = 0;
-  for (const Summary& s : k.s) several += s.restarts >= 4;
+  for (const Summary& s : k.summaries) several += s.restarts >= 4;
   EXPECT_GT(several, 2);  // attempts beyond the first four lanes were taken
-  EXPECT_EQ(k.s.back().restarts, 5000);
-  EXPECT_FALSE(k.s.back().converged());
+  EXPECT_EQ(k.summaries.back().restarts, 5000);
+  EXPECT_FALSE(k.summaries.back().converged());
 }
 
 // With record_trace the kernel records SolveContext's trace (the start of
 // every attempt, then every iterate, attempts in order) and the answer does
 // not change.
 TEST(KernelSolve, TraceRecordsEveryIterateWithoutChangingTheAnswer) {
-  std::vector<Problem> problems = chainProblems(2, 25);
+  std::vector<Problem> problems = test::poseProblems(7, 2, 25);
   for (Problem& p : armProblems("panda", 25)) problems.push_back(std::move(p));
   const std::string spec = "dls-adaptive:restarts=20:mode=error:err_gain=0.05:limits=auto:max_step=2:max_iters=12";
   SolverOptions plain, traced;
   traced.record_trace = true;
-  const Solved a = solveAll(problems, spec, plain);
-  const Solved b = solveAll(problems, spec, traced);
-  const Solved g = solveAll(problems, spec + ":kernel=generic", traced);
+  const test::Solved a = test::solveEach(problems, spec, plain);
+  const test::Solved b = test::solveEach(problems, spec, traced);
+  const test::Solved g = test::solveEach(problems, spec + ":kernel=generic", traced);
   int restarted = 0, compared = 0;
   for (size_t i = 0; i < problems.size(); ++i) {
-    const Summary& s = b.s[i];
+    const Summary& s = b.summaries[i];
     EXPECT_TRUE(a.q[i] == b.q[i]) << i;
-    EXPECT_EQ(a.s[i].iterations, s.iterations) << i;
-    EXPECT_EQ(a.s[i].status, s.status) << i;
-    EXPECT_TRUE(a.s[i].trace.empty());
+    EXPECT_EQ(a.summaries[i].iterations, s.iterations) << i;
+    EXPECT_EQ(a.summaries[i].status, s.status) << i;
+    EXPECT_TRUE(a.summaries[i].trace.empty());
     restarted += s.restarts > 0;
     ASSERT_EQ(s.trace.size(), static_cast<size_t>(s.iterations + s.restarts + 1)) << i;
     EXPECT_EQ(s.trace.front().iteration, 0);
@@ -179,20 +144,20 @@ TEST(KernelSolve, TraceRecordsEveryIterateWithoutChangingTheAnswer) {
       EXPECT_LE(rec.elapsed_us, s.time_us);
       starts += attempt_start;
       // Each record's errors are those of its q by the model's FK.
-      const GoalErrors e = fkErrors(problems[i], rec.q);
+      const GoalErrors e = test::goalErrorsAt(problems[i], rec.q);
       EXPECT_NEAR(rec.position_error, e.position, 1e-12) << i << " record " << t;
       EXPECT_NEAR(rec.orientation_error, e.orientation, 1e-12) << i << " record " << t;
       EXPECT_TRUE(withinLimits(*problems[i].model, rec.q, 1e-12)) << i << " record " << t;
     }
     EXPECT_GE(starts, s.restarts + 1) << i;
     // Against the generic code's trace where both took the same path.
-    if (g.s[i].iterations == s.iterations && g.s[i].restarts == s.restarts) {
-      ASSERT_EQ(g.s[i].trace.size(), s.trace.size()) << i;
+    if (g.summaries[i].iterations == s.iterations && g.summaries[i].restarts == s.restarts) {
+      ASSERT_EQ(g.summaries[i].trace.size(), s.trace.size()) << i;
       for (size_t t = 0; t < s.trace.size(); ++t) {
-        EXPECT_EQ(g.s[i].trace[t].iteration, s.trace[t].iteration) << i;
-        EXPECT_NEAR(g.s[i].trace[t].position_error, s.trace[t].position_error, 1e-8) << i << " record " << t;
-        EXPECT_NEAR(g.s[i].trace[t].damping, s.trace[t].damping, 1e-8) << i << " record " << t;
-        EXPECT_NEAR(g.s[i].trace[t].step_norm, s.trace[t].step_norm, 1e-7) << i << " record " << t;
+        EXPECT_EQ(g.summaries[i].trace[t].iteration, s.trace[t].iteration) << i;
+        EXPECT_NEAR(g.summaries[i].trace[t].position_error, s.trace[t].position_error, 1e-8) << i << " record " << t;
+        EXPECT_NEAR(g.summaries[i].trace[t].damping, s.trace[t].damping, 1e-8) << i << " record " << t;
+        EXPECT_NEAR(g.summaries[i].trace[t].step_norm, s.trace[t].step_norm, 1e-7) << i << " record " << t;
       }
       ++compared;
     }
@@ -204,17 +169,17 @@ TEST(KernelSolve, TraceRecordsEveryIterateWithoutChangingTheAnswer) {
 // One solver instance moves between models (the kernel's plan follows the
 // problem) and gives the answers of fresh solvers.
 TEST(KernelSolve, ASolverMovesBetweenModels) {
-  const std::vector<Problem> a = armProblems("ur5", 6), b = armProblems("iiwa14", 6), c = chainProblems(1, 6);
+  const std::vector<Problem> a = armProblems("ur5", 6), b = armProblems("iiwa14", 6), c = test::poseProblems(7, 1, 6);
   SolverOptions o;
   auto shared = Registry::global().create(kAutoNoBudget);
   for (int round = 0; round < 2; ++round)
     for (const std::vector<Problem>* set : {&a, &b, &c}) {
-      const Solved fresh = solveAll(*set, kAutoNoBudget, o);
+      const test::Solved fresh = test::solveEach(*set, kAutoNoBudget, o);
       for (size_t i = 0; i < set->size(); ++i) {
         Eigen::VectorXd q = (*set)[i].q0;
         const Summary s = shared->solve((*set)[i], q, o);
         EXPECT_TRUE(q == fresh.q[i]) << i;
-        EXPECT_EQ(s.iterations, fresh.s[i].iterations) << i;
+        EXPECT_EQ(s.iterations, fresh.summaries[i].iterations) << i;
       }
     }
 }
@@ -232,7 +197,7 @@ TEST(KernelSolve, OtherProblemsGetTheGenericAnswer) {
   gs.count = 5;
   gs.kind = GoalKind::kPose;
   for (Problem& p : reachableGoals(randomChain(balls, 3), gs, 4, "ball")) problems.push_back(std::move(p));
-  const std::vector<Problem> base = chainProblems(1, 10);
+  const std::vector<Problem> base = test::poseProblems(7, 1, 10);
   for (int i = 0; i < 5; ++i) {
     Problem two = base[i];
     Goal second = two.goals.front();
@@ -245,22 +210,23 @@ TEST(KernelSolve, OtherProblemsGetTheGenericAnswer) {
   const std::string with_kernel = "auto:budget_us=0:restarts=20", generic = with_kernel + ":kernel=generic";
   for (const Problem& p : problems)
     EXPECT_FALSE(batchFallbackReason(p, Registry::global().parse(with_kernel), o).empty()) << p.name;
-  const Solved k = solveAll(problems, with_kernel, o), g = solveAll(problems, generic, o);
+  const test::Solved k = test::solveEach(problems, with_kernel, o), g = test::solveEach(problems, generic, o);
   for (size_t i = 0; i < problems.size(); ++i) {
     EXPECT_TRUE(k.q[i] == g.q[i]) << problems[i].name;
-    EXPECT_EQ(k.s[i].iterations, g.s[i].iterations) << problems[i].name;
-    EXPECT_EQ(k.s[i].status, g.s[i].status) << problems[i].name;
+    EXPECT_EQ(k.summaries[i].iterations, g.summaries[i].iterations) << problems[i].name;
+    EXPECT_EQ(k.summaries[i].status, g.summaries[i].status) << problems[i].name;
   }
   // A spec the kernel does not run (singular-value damping): one code path,
   // kernel=auto or not.
-  const Solved sv = solveAll(base, "dls-adaptive:mode=both", o), sv_g = solveAll(base, "dls-adaptive:mode=both:kernel=generic", o);
+  const test::Solved sv = test::solveEach(base, "dls-adaptive:mode=both", o);
+  const test::Solved sv_g = test::solveEach(base, "dls-adaptive:mode=both:kernel=generic", o);
   for (size_t i = 0; i < base.size(); ++i) EXPECT_TRUE(sv.q[i] == sv_g.q[i]) << i;
 }
 
 // Restarts and the budget behave as in the generic code: restarts end at
 // their count, a binding budget ends them.
 TEST(KernelSolve, RestartsAndBudget) {
-  Problem p = chainProblems(1, 1).front();
+  Problem p = test::poseProblems(7, 1, 1).front();
   p.goals.front().target_position *= 10.0;  // out of reach
   SolverOptions o;
   auto counted = Registry::global().create("auto:budget_us=0:restarts=3");

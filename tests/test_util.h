@@ -15,6 +15,7 @@
 #include "ikbench/kinematics/model.h"
 #include "ikbench/scenarios/generators.h"
 #include "ikbench/core/solver_options.h"
+#include "ikbench/solvers/registry.h"
 #include "ikbench/solvers/solver.h"
 
 namespace ikbench::test {
@@ -150,6 +151,30 @@ inline void expectReached(const Problem& p, const Eigen::VectorXd& q, const Solv
           << who << " " << p.name;
   }
   EXPECT_TRUE(withinLimits(*p.model, q)) << who << " " << p.name;
+}
+
+// The goal errors of q by the model's own forward kinematics.
+inline GoalErrors goalErrorsAt(const Problem& p, const Eigen::VectorXd& q) {
+  Data d(*p.model);
+  forwardKinematics(*p.model, q, d);
+  return evaluateGoals(*p.model, p.goals, d);
+}
+
+// One solver of `spec` over the problems in order, each from its q0: the
+// summaries and the answers, for comparing two specs or two code paths.
+struct Solved {
+  std::vector<Summary> summaries;
+  std::vector<Eigen::VectorXd> q;
+};
+inline Solved solveEach(const std::vector<Problem>& problems, const std::string& spec, const SolverOptions& o) {
+  auto solver = Registry::global().create(spec);
+  Solved out;
+  for (const Problem& p : problems) {
+    Eigen::VectorXd q = p.q0;
+    out.summaries.push_back(solver->solve(p, q, o));
+    out.q.push_back(q);
+  }
+  return out;
 }
 
 // Reachable goals on random chains with +-2.5 rad limits, started at the
