@@ -184,9 +184,8 @@ TEST(KernelSolve, ASolverMovesBetweenModels) {
     }
 }
 
-// Problems the kernel does not take (a ball joint, two goals, weighted DOF,
-// a DOF off the goal's path) and specs it does not run get exactly the
-// generic code's answer.
+// Problems the kernel does not take (ball joints, two goals) and a spec it
+// does not run get exactly the generic code's answer.
 TEST(KernelSolve, OtherProblemsGetTheGenericAnswer) {
   std::vector<Problem> problems;
   ChainSpec balls;
