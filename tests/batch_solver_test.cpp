@@ -73,8 +73,8 @@ void expectConvergedByScalarFk(const std::vector<Problem>& problems, const std::
 TEST(BatchSolver, AgreesWithTheScalarPath) {
   const std::vector<Problem> problems = chainProblems(6, 40);
   SolverOptions o;
-  for (const std::string spec : {std::string(kAutoNoBudget), std::string("dls"), std::string("dls:limits=freeze:max_step=0.3"),
-                                 std::string("dls-adaptive:mode=error:restarts=3")}) {
+  for (const std::string spec : {std::string(kAutoNoBudget), std::string("auto:budget_us=0"), std::string("dls"),
+                                 std::string("dls:limits=freeze:max_step=0.3"), std::string("dls-adaptive:mode=error:restarts=3")}) {
     const test::Solved sc = solveScalar(problems, spec, o);
     BatchOptions bo;
     bo.solve = o;

@@ -34,11 +34,55 @@ TEST(Registry, BuildsFromSpecAndRejectsUnknownNamesAndKeys) {
   EXPECT_THROW(splitSpecList("dls,,ccd"), SpecError);  // an empty item is a typo, not "every solver"
   EXPECT_THROW(splitSpecList(""), SpecError);
   EXPECT_THROW(splitSpecList("  "), SpecError);
-  // Common keys go into the effective options.
-  auto t = r.create("dls:max_iters=7:budget_us=100");
+  // Common keys go into the effective options; the others keep the run's.
+  auto t = r.create("dls:max_iters=7:budget_us=100:stall_iters=3:stall_improvement=0.25");
   const SolverOptions eff = t->effectiveOptions(SolverOptions{});
   EXPECT_EQ(eff.max_iterations, 7);
   EXPECT_EQ(eff.time_budget_us, 100.0);
+  EXPECT_EQ(eff.stall_iterations, 3);
+  EXPECT_EQ(eff.stall_relative_improvement, 0.25);
+  SolverOptions run;
+  run.stall_iterations = 9;
+  run.stall_relative_improvement = 0.125;
+  const SolverOptions kept = r.create("dls:max_iters=7")->effectiveOptions(run);
+  EXPECT_EQ(kept.stall_iterations, 9);
+  EXPECT_EQ(kept.stall_relative_improvement, 0.125);
+}
+
+// A spec's stall keys give exactly the solves of the same stall rule set in
+// SolverOptions, and a short window that asks for a large improvement ends
+// attempts (stalled) long before the iteration cap.
+TEST(SolverSpecs, StallKeysReplaceTheRunsStallRule) {
+  const std::vector<Problem> problems = test::poseProblems(7, 3, 20);
+  const std::string spec = "dls-adaptive:mode=error:limits=freeze:max_step=2:max_iters=60";
+  SolverOptions run;
+  run.stall_iterations = 3;
+  run.stall_relative_improvement = 0.5;
+  const test::Solved by_options = test::solveEach(problems, spec, run);
+  const test::Solved by_spec = test::solveEach(problems, spec + ":stall_iters=3:stall_improvement=0.5", SolverOptions{});
+  const test::Solved plain = test::solveEach(problems, spec, SolverOptions{});
+  int stalled_early = 0, plain_stalled_early = 0;
+  for (size_t i = 0; i < problems.size(); ++i) {
+    const Summary& a = by_options.summaries[i];
+    const Summary& b = by_spec.summaries[i];
+    EXPECT_EQ(a.status, b.status) << i;
+    EXPECT_EQ(a.iterations, b.iterations) << i;
+    EXPECT_TRUE(by_options.q[i] == by_spec.q[i]) << i;
+    stalled_early += b.status == Status::kStalled && b.iterations < 20;
+    plain_stalled_early += plain.summaries[i].status == Status::kStalled && plain.summaries[i].iterations < 20;
+    if (b.status == Status::kStalled) EXPECT_NE(b.message.find("no relative improvement of 0.5 in 3"), std::string::npos) << b.message;
+  }
+  EXPECT_GT(stalled_early, 5);
+  EXPECT_EQ(plain_stalled_early, 0);  // the run's 20-iteration window cannot end an attempt before 20
+  // Out of range: the message names the key.
+  for (const char* bad : {"dls:stall_iters=-1", "dls:stall_improvement=1", "dls:stall_improvement=-0.1"}) {
+    try {
+      Registry::global().parse(bad);
+      ADD_FAILURE() << bad << " was accepted";
+    } catch (const SpecError& e) {
+      EXPECT_NE(std::string(e.what()).find("stall_"), std::string::npos) << e.what();
+    }
+  }
 }
 
 TEST(SolverSpecs, ParseOnceWithEveryParameterTypedAndDefaultsFilledIn) {

@@ -68,9 +68,7 @@ struct SpecPlan {
   std::string backend;  // "dls" or "dls-adaptive": prefixes failure messages as the scalar backend does
   KernelParams params;  // the spec's part (damping, step, limits)
   bool auto_limits = false;  // limits=auto: freeze decided per chain (redundant or not)
-  int restarts = 0;
-  std::optional<double> budget_us;
-  std::optional<int> max_iters;
+  CommonSpecOptions common;  // restarts, budget, iteration cap and stall rule
 };
 
 SpecPlan planSpec(const SolverSpec& spec) {
@@ -123,9 +121,7 @@ SpecPlan planSpec(const SolverSpec& spec) {
     p.lambda_min2 = lmin * lmin;
     p.err_gain = real("err_gain");
   }
-  plan.restarts = spec.common.restarts;
-  plan.budget_us = spec.common.budget_us;
-  plan.max_iters = spec.common.max_iters;
+  plan.common = spec.common;
   return plan;
 }
 
@@ -456,7 +452,7 @@ struct LaneState {
 struct Shared {
   const Problem* problems = nullptr;  // [0, number of problems)
   const BatchOptions* options = nullptr;
-  SolverOptions solve;  // effective options (spec's budget_us / max_iters applied)
+  SolverOptions solve;  // effective options (withSpecOptions: the spec's budget, cap and stall rule)
   const SolverSpec* spec = nullptr;
   SpecPlan spec_plan;
   batch::StepFn step = nullptr;
@@ -649,7 +645,7 @@ class Engine {
     const bool done =
         st.tally.add(readAttemptEnd(G, l, n, static_cast<std::int32_t>(G.reason[l]), s_.solve), n);
     const bool time_up = st.deadline_us > 0.0 && chargedUs(st) >= st.deadline_us;
-    if (!done && !time_up && st.attempt < s_.spec_plan.restarts) {
+    if (!done && !time_up && st.attempt < s_.spec_plan.common.restarts) {
       // Restart from a seeded random configuration (randomConfiguration's
       // draws, in model order).
       ++st.attempt;
@@ -797,7 +793,7 @@ bool KernelSolve::solve(const Problem& problem, const Eigen::VectorXd& start, co
   LaneGroup& G = *m.group;
   const bool trace = options.record_trace;
   const double budget = options.time_budget_us;
-  const long last_attempt = m.spec_plan.restarts;  // attempts 0 .. restarts
+  const long last_attempt = m.spec_plan.common.restarts;  // attempts 0 .. restarts
   auto elapsed = [&] { return std::chrono::duration<double, std::micro>(Clock::now() - t0).count(); };
 
   for (int l = 0; l < kWidth; ++l) fillTarget(G, l, plan, goal);
@@ -971,10 +967,8 @@ std::vector<BatchResult> solveBatch(const std::vector<Problem>& problems, const 
   s.spec_plan = planSpec(spec);
   const auto [step, isa] = selectKernel(options.isa);
   s.step = step;
-  // The options Solver::solve would use: the spec's budget and cap applied.
-  s.solve = options.solve;
-  if (s.spec_plan.budget_us) s.solve.time_budget_us = *s.spec_plan.budget_us;
-  if (s.spec_plan.max_iters) s.solve.max_iterations = *s.spec_plan.max_iters;
+  // The options Solver::solve would use (the spec's keys applied).
+  s.solve = withSpecOptions(s.spec_plan.common, options.solve);
 
   std::string why;
   const bool spec_ok = s.spec_plan.why.empty() && !options.solve.record_trace && s.solve.isValid(&why);

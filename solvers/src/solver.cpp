@@ -145,10 +145,7 @@ void Solver::configure(std::string spec, const CommonSpecOptions& common) {
 }
 
 SolverOptions Solver::effectiveOptions(const SolverOptions& base) const {
-  SolverOptions o = base;
-  if (common_.budget_us) o.time_budget_us = *common_.budget_us;
-  if (common_.max_iters) o.max_iterations = *common_.max_iters;
-  return o;
+  return withSpecOptions(common_, base);
 }
 
 bool Solver::supports(const Problem&, std::string*) const { return true; }

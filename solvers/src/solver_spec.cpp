@@ -120,6 +120,12 @@ const OptionsBinding<CommonSpecOptions>& commonSpecBinding() {
            "wall-clock budget of the whole solve, restarts included; 0 = none; not given: the run's setting");
     b.integer("max_iters", &CommonSpecOptions::max_iters, Range::closed(1, SolverOptions::kMaxIterationsLimit), "",
               "iteration cap per attempt; not given: the run's setting");
+    b.integer("stall_iters", &CommonSpecOptions::stall_iters, Range::closed(0, SolverOptions::kMaxIterationsLimit), "",
+              "stall window: an attempt ends (stalled) when its weighted residual norm has not dropped below "
+              "(1 - stall_improvement) times its best within this many iterations; 0 = no such check; not given: "
+              "the run's setting (20)");
+    b.real("stall_improvement", &CommonSpecOptions::stall_improvement, Range::halfOpen(0, 1), "",
+           "relative improvement the stall window asks for; not given: the run's setting (1e-4)");
     b.choice("solutions", &CommonSpecOptions::solutions, kSolutionsModeNames,
              "'first': stop at the first converged attempt; 'all': keep restarting and return every distinct "
              "converged answer (solution coverage), until the restarts or the budget run out");
@@ -129,6 +135,14 @@ const OptionsBinding<CommonSpecOptions>& commonSpecBinding() {
 }
 
 bool CommonSpecOptions::isValid(std::string* why) const { return commonSpecBinding().check(*this, why); }
+
+SolverOptions withSpecOptions(const CommonSpecOptions& common, SolverOptions base) {
+  if (common.budget_us) base.time_budget_us = *common.budget_us;
+  if (common.max_iters) base.max_iterations = *common.max_iters;
+  if (common.stall_iters) base.stall_iterations = *common.stall_iters;
+  if (common.stall_improvement) base.stall_relative_improvement = *common.stall_improvement;
+  return base;
+}
 
 // ---- spec text ----------------------------------------------------------------
 

@@ -185,13 +185,15 @@ def test_solver_description():
     plain = ik.Solver("dls:lambda=0.2")
     assert plain.parameters["lambda"] == "0.2" and plain.preset == ""
     assert plain.common["budget_us"] is None and plain.common["solutions"] == "first"
+    assert plain.common["stall_iters"] is None and plain.common["stall_improvement"] is None
 
 
 def test_registry_listing():
     reg = ik.solvers()
     names = [b["name"] for b in reg["solvers"]]
     assert names == sorted(names) and {"dls", "ccd", "fabrik", "kdl-lma", "ceres-lm"} <= set(names)
-    assert [p["name"] for p in reg["common_parameters"]] == ["restarts", "budget_us", "max_iters", "solutions"]
+    assert [p["name"] for p in reg["common_parameters"]] == ["restarts", "budget_us", "max_iters", "stall_iters",
+                                                         "stall_improvement", "solutions"]
     assert any(p["name"] == "auto" for p in reg["presets"])
     for b in reg["solvers"]:
         assert ik.Solver(b["name"]).name == b["name"]

@@ -6,9 +6,10 @@
 // goal's body, unit DOF weights, rows <= DOF), solved by the damped
 // least-squares step of `dls` or `dls-adaptive:mode=error` (the `auto`
 // preset) with the geometric Jacobian, either limit mode, any max_step, and
-// the common keys restarts, budget_us, max_iters. Every other problem or spec
-// is handed to the scalar Solver of the same spec, one problem at a time, and
-// its answer is exactly the scalar one (BatchResult::batched says which path
+// the common keys restarts, budget_us, max_iters, stall_iters and
+// stall_improvement. Every other problem or spec is handed to the scalar
+// Solver of the same spec, one problem at a time, and its answer is exactly
+// the scalar one (BatchResult::batched says which path
 // answered).
 //
 // Method: the iteration of jacobian_dls.cpp (Buss 2004, eq. 11; Sugihara 2011

@@ -89,7 +89,8 @@ class Registry {
   // All backends, sorted by name.
   std::vector<SolverInfo> list() const;
   std::vector<PresetInfo> presets() const;
-  // The keys every solver accepts (restarts, budget_us, max_iters, solutions).
+  // The keys every solver accepts (restarts, budget_us, max_iters, stall_iters,
+  // stall_improvement, solutions).
   static std::vector<ParamInfo> commonParams();
 
  private:

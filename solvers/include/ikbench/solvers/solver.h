@@ -137,8 +137,7 @@ class Solver {
   // The spec string this solver was created from, e.g. "dls:lambda=0.05".
   const std::string& spec() const { return spec_; }
   const CommonSpecOptions& commonOptions() const { return common_; }
-  // The options after applying the common spec keys (budget_us, max_iters)
-  // on top of `base`.
+  // `base` with the common spec keys applied (withSpecOptions).
   SolverOptions effectiveOptions(const SolverOptions& base) const;
 
   // Whether this backend can solve the problem at all; *why says why not.

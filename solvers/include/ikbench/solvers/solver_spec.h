@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "ikbench/core/enum_table.h"
+#include "ikbench/core/solver_options.h"
 #include "ikbench/solvers/options_binding.h"
 
 namespace ikbench {
@@ -45,12 +46,25 @@ struct CommonSpecOptions {
   std::optional<double> budget_us;
   // Iteration cap per attempt; not set = the run's SolverOptions::max_iterations.
   std::optional<int> max_iters;
+  // The stall rule of every attempt (SolverOptions::stall_iterations and
+  // stall_relative_improvement): an attempt whose weighted residual norm has
+  // not dropped below (1 - stall_improvement) * its best within stall_iters
+  // iterations ends; not set = the run's setting. A short window with a large
+  // improvement abandons attempts that are not converging, so that restarts
+  // come sooner.
+  std::optional<int> stall_iters;
+  std::optional<double> stall_improvement;
   SolutionsMode solutions = SolutionsMode::kFirst;
 
   bool isValid(std::string* why) const;
 };
-// The binding of the common keys (restarts, budget_us, max_iters, solutions).
+// The binding of the common keys (restarts, budget_us, max_iters, stall_iters,
+// stall_improvement, solutions).
 const OptionsBinding<CommonSpecOptions>& commonSpecBinding();
+// `base` with the keys the spec gives (budget_us, max_iters, stall_iters,
+// stall_improvement) in place of the run's settings: the options a solve of
+// the spec runs under.
+SolverOptions withSpecOptions(const CommonSpecOptions& common, SolverOptions base);
 
 struct SolverSpec {
   std::string text;  // the spec as written (trimmed): what results and plots show
