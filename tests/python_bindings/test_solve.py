@@ -182,6 +182,7 @@ def test_solver_description():
     assert s.name == "dls-adaptive" and s.preset == "auto" and s.spec == "auto"
     assert s.parameters["mode"] == "error" and s.parameters["err_gain"] == "0.05"
     assert s.common["restarts"] == 5000 and s.common["budget_us"] == 5000.0 and s.common["max_iters"] == 12
+    assert s.common["stall_iters"] == 4 and s.common["stall_improvement"] == 0.35
     plain = ik.Solver("dls:lambda=0.2")
     assert plain.parameters["lambda"] == "0.2" and plain.preset == ""
     assert plain.common["budget_us"] is None and plain.common["solutions"] == "first"
