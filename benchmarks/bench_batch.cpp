@@ -20,9 +20,15 @@
 //                                  of reach, stall test off (bench_solvers'
 //                                  PerIteration protocol; for auto its
 //                                  iteration, dls-adaptive:mode=error:
-//                                  err_gain=0.03:limits=freeze:max_step=1,
-//                                  without restarts): the cost of one
+//                                  err_gain=0.05:limits=freeze:max_step=2
+//                                  (limits=auto freezes on a 7-DOF pose
+//                                  goal), without restarts, stall window
+//                                  and cap): the cost of one
 //                                  iteration of one problem
+//   Peak/fma/lanes:<4|8>           the core's multiply-add peak on AVX2 (4
+//                                  lanes) or AVX-512 (8 lanes) registers,
+//                                  counter lane_fma_per_s (skipped where the
+//                                  CPU lacks the instructions)
 // The problems are those of `ikbench throughput`: 2000 reachable pose
 // targets, 100 on each of 20 random 7-DOF chains with +-2.5 rad limits,
 // nominal start (PerIteration: 16 unreachable targets per chain, so that
@@ -31,6 +37,9 @@
 // solve), lanes_filled (fraction of lane-iterations that held a problem),
 // time_per_iteration (PerIteration).
 #include <benchmark/benchmark.h>
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 #include <fmt/format.h>
 
 #include <tuple>
@@ -42,9 +51,6 @@
 
 namespace ikbench {
 namespace {
-
-constexpr const char* kAuto =
-    "dls-adaptive:restarts=200:budget_us=5000:mode=error:err_gain=0.03:limits=freeze:max_step=1:max_iters=20";
 
 const std::vector<Problem>& throughputProblems(bool unreachable) {
   static std::vector<Problem> reach, out_of_reach;
@@ -135,11 +141,64 @@ void batchSolves(benchmark::State& state, const std::string& spec, int lanes, Ba
   state.SetLabel(stats.isa);
 }
 
+// The machine's fused multiply-add peak per core, for the floor the kernel is
+// measured against: twelve independent FMA chains (more than latency x ports,
+// so issue bound) on 4-lane AVX2 or 8-lane AVX-512 registers. Counter
+// lane_fma_per_s: double-precision multiply-adds per second (lanes x
+// instructions). Whether 8 lanes per register buy anything depends on how
+// many 512-bit FMA ports the core has.
+#if defined(__x86_64__) && defined(__GNUC__)
+#define IKBENCH_HAVE_PEAK_CASES 1
+__attribute__((target("avx2,fma"))) double fmaPeakAvx2(long rounds) {
+  __m256d a[12];
+  for (int i = 0; i < 12; ++i) a[i] = _mm256_set1_pd(1.0 + 1e-9 * i);
+  const __m256d b = _mm256_set1_pd(0.9999999), c = _mm256_set1_pd(1e-9);
+  for (long r = 0; r < rounds; ++r) {
+#pragma GCC unroll 12
+    for (int i = 0; i < 12; ++i) a[i] = _mm256_fmadd_pd(a[i], b, c);
+    __asm__ volatile("" : "+x"(a[0]), "+x"(a[6]));  // keep the loop
+  }
+  double sum = 0.0;
+  for (int i = 0; i < 12; ++i) sum += _mm256_cvtsd_f64(a[i]);
+  return sum;
+}
+
+__attribute__((target("avx512f"))) double fmaPeakAvx512(long rounds) {
+  __m512d a[12];
+  for (int i = 0; i < 12; ++i) a[i] = _mm512_set1_pd(1.0 + 1e-9 * i);
+  const __m512d b = _mm512_set1_pd(0.9999999), c = _mm512_set1_pd(1e-9);
+  for (long r = 0; r < rounds; ++r) {
+#pragma GCC unroll 12
+    for (int i = 0; i < 12; ++i) a[i] = _mm512_fmadd_pd(a[i], b, c);
+    __asm__ volatile("" : "+v"(a[0]), "+v"(a[6]));
+  }
+  double sum = 0.0;
+  for (int i = 0; i < 12; ++i) sum += _mm512_cvtsd_f64(a[i]);
+  return sum;
+}
+
+void fmaPeak(benchmark::State& state, int lanes) {
+  const bool ok = lanes == 4 ? (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+                             : __builtin_cpu_supports("avx512f");
+  if (!ok) {
+    state.SkipWithError(lanes == 4 ? "the CPU lacks AVX2 + FMA" : "the CPU lacks AVX-512F");
+    return;
+  }
+  constexpr long kRounds = 1 << 20;
+  double fmas = 0.0;
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(lanes == 4 ? fmaPeakAvx2(kRounds) : fmaPeakAvx512(kRounds));
+    fmas += 12.0 * static_cast<double>(kRounds) * lanes;
+  }
+  state.counters["lane_fma_per_s"] = benchmark::Counter(fmas, benchmark::Counter::kIsRate);
+}
+#endif
+
 void registerAll() {
-  // The auto preset's iteration without its restarts, budget and cap, for
-  // the PerIteration protocol.
-  const std::string auto_iteration = "dls-adaptive:mode=error:err_gain=0.03:limits=freeze:max_step=1";
-  const std::vector<std::tuple<std::string, std::string, std::string>> specs = {{"auto", kAuto, auto_iteration},
+  // The auto preset's iteration without its restarts, budget, stall window
+  // and cap, for the PerIteration protocol.
+  const std::string auto_iteration = "dls-adaptive:mode=error:err_gain=0.05:limits=freeze:max_step=2";
+  const std::vector<std::tuple<std::string, std::string, std::string>> specs = {{"auto", "auto", auto_iteration},
                                                                                {"dls", "dls", "dls"}};
   for (const auto& [name, spec, iteration_spec] : specs) {
     benchmark::RegisterBenchmark(fmt::format("Scalar/{}", name).c_str(),
@@ -179,6 +238,12 @@ void registerAll() {
         ->ArgNames({"lanes", "isa"})
         ->Unit(benchmark::kMicrosecond);
   }
+#ifdef IKBENCH_HAVE_PEAK_CASES
+  for (int lanes : {4, 8})
+    benchmark::RegisterBenchmark(fmt::format("Peak/fma/lanes:{}", lanes).c_str(),
+                                 [lanes](benchmark::State& st) { fmaPeak(st, lanes); })
+        ->Unit(benchmark::kMillisecond);
+#endif
 }
 
 }  // namespace
