@@ -324,10 +324,10 @@ solvers/batch.h) are solved four to a vector register, the others one
 Solver.solve each (BatchResult.batched counts the former). Solver.solve runs
 the same kernel one problem at a time for such problems, so simd=True and
 simd=False give bitwise the same answers, and simd=False gives exactly the
-answers of Solver.solve in every case. C-contiguous float64 targets and q0 are read in place (no
-copy). Ctrl-C stops the batch between solves (between chunks of 4096 rows
-per thread on the SIMD path; KeyboardInterrupt). Returns an
-ikbench.BatchResult.)doc");
+answers of Solver.solve in every case. C-contiguous float64 targets and q0
+are read in place (no copy). Ctrl-C stops the batch between solves (between
+chunks of 4096 rows per thread on the SIMD path; KeyboardInterrupt). Returns
+an ikbench.BatchResult.)doc");
 }
 
 }  // namespace ikbench::python
