@@ -285,12 +285,17 @@ struct AttemptEnd {
   double pe = 0.0, oe = 0.0;
 };
 
+// Whether an attempt ended because its last step failed (the step's Jacobian
+// was evaluated, and SolveContext records no iterate for it).
+bool stepFailed(std::int64_t reason) {
+  return reason == batch::kNotPositiveDefinite || reason == batch::kNonFiniteStep || reason == batch::kNonFiniteConfig;
+}
+
 AttemptEnd readAttemptEnd(const LaneGroup& G, int l, int n, std::int32_t reason, const SolverOptions& solve) {
   AttemptEnd e;
   e.reason = reason;
   e.iterations = static_cast<long>(G.iteration[l]);
-  e.step_failed = reason == batch::kNotPositiveDefinite || reason == batch::kNonFiniteStep ||
-                  reason == batch::kNonFiniteConfig;
+  e.step_failed = stepFailed(reason);
   // The attempt's answer: its last iterate, unless an earlier one was better.
   bool q_finite = true;
   for (int k = 0; k < n; ++k) q_finite &= std::isfinite(G.q[k][l]);
@@ -435,6 +440,20 @@ void startAttempt(LaneGroup& G, int l) {
   G.active[l] = -1;
   G.fresh[l] = -1;
   G.reason[l] = batch::kRunning;
+}
+
+// Attempt 0 in lane l: from the start clamped into the limits (Solver::solve).
+void startFromStart(LaneGroup& G, int l, const ChainPlan& plan, const Eigen::VectorXd& start) {
+  for (int k = 0; k < plan.chain.n; ++k)
+    G.q[k][l] = std::clamp(start[plan.q_index[k]], plan.chain.joint[k].lo, plan.chain.joint[k].hi);
+  startAttempt(G, l);
+}
+
+// A restart in lane l from the next seeded restart configuration
+// (randomConfiguration's draws, in model order).
+void startFromRestart(LaneGroup& G, int l, const ChainPlan& plan, Rng& rng) {
+  for (int k = 0; k < plan.chain.n; ++k) G.q[k][l] = rng.uniform(plan.draw_lo[k], plan.draw_hi[k]);
+  startAttempt(G, l);
 }
 
 // ------------------------------------------------------------- engine --
@@ -609,10 +628,7 @@ class Engine {
     occupied_[g] |= static_cast<std::uint8_t>(1u << l);
     if (st.deadline_us > 0.0) next_deadline_ = std::min(next_deadline_, st.share_at_entry + st.deadline_us);
     fillTarget(G, l, plan, pr.goals.front());
-    // The start clamped into the limits (Solver::solve).
-    for (int k = 0; k < plan.chain.n; ++k)
-      G.q[k][l] = std::clamp(pr.q0[plan.q_index[k]], plan.chain.joint[k].lo, plan.chain.joint[k].hi);
-    startAttempt(G, l);
+    startFromStart(G, l, plan, pr.q0);
   }
 
   // Lanes whose problem's budget is spent end their attempt (time-limit);
@@ -646,11 +662,8 @@ class Engine {
         st.tally.add(readAttemptEnd(G, l, n, static_cast<std::int32_t>(G.reason[l]), s_.solve), n);
     const bool time_up = st.deadline_us > 0.0 && chargedUs(st) >= st.deadline_us;
     if (!done && !time_up && st.attempt < s_.spec_plan.common.restarts) {
-      // Restart from a seeded random configuration (randomConfiguration's
-      // draws, in model order).
       ++st.attempt;
-      for (int k = 0; k < n; ++k) G.q[k][l] = st.rng.uniform(plan.draw_lo[k], plan.draw_hi[k]);
-      startAttempt(G, l);
+      startFromRestart(G, l, plan, st.rng);
       return;
     }
     finish(g, l);
@@ -798,7 +811,8 @@ bool KernelSolve::solve(const Problem& problem, const Eigen::VectorXd& start, co
 
   for (int l = 0; l < kWidth; ++l) fillTarget(G, l, plan, goal);
   Rng rng(Rng::mix(options.seed, kRestartStreamSalt));
-  long lane_attempt[kWidth] = {-1, -1, -1, -1};
+  long lane_attempt[kWidth];  // the attempt each lane runs, -1: idle
+  std::fill_n(lane_attempt, kWidth, -1L);
   long next_start = 0;  // the next attempt to start
   long next_taken = 0;  // the next attempt to take, in order
   for (int w = 0; w < Impl::kWindow; ++w) {
@@ -826,14 +840,12 @@ bool KernelSolve::solve(const Problem& problem, const Eigen::VectorXd& start, co
         continue;
       if (next_start > 0 && hold) continue;
       if (next_start == 0) {
-        for (int k = 0; k < n; ++k)
-          G.q[k][l] = std::clamp(start[plan.q_index[k]], plan.chain.joint[k].lo, plan.chain.joint[k].hi);
+        startFromStart(G, l, plan, start);
         hold = true;  // attempt 0 is fresh
       } else {
-        for (int k = 0; k < n; ++k) G.q[k][l] = rng.uniform(plan.draw_lo[k], plan.draw_hi[k]);
+        startFromRestart(G, l, plan, rng);
       }
       lane_attempt[l] = next_start++;
-      startAttempt(G, l);
     }
     std::uint8_t busy = 0, fresh = 0;
     for (int l = 0; l < kWidth; ++l) {
@@ -858,10 +870,7 @@ bool KernelSolve::solve(const Problem& problem, const Eigen::VectorXd& start, co
       for (unsigned b = busy & static_cast<std::uint8_t>(~expired); b != 0; b &= b - 1) {
         const int l = __builtin_ctz(b);
         const bool first = (fresh >> l) & 1u;
-        const std::int64_t reason = G.reason[l];
-        if (!first && (reason == batch::kNotPositiveDefinite || reason == batch::kNonFiniteStep ||
-                       reason == batch::kNonFiniteConfig))
-          continue;
+        if (!first && stepFailed(G.reason[l])) continue;
         IterationRecord r;
         r.iteration = first ? 0 : static_cast<int>(G.iteration[l]);  // within the attempt; offset when taken
         r.position_error = G.pe[l];

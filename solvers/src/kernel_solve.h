@@ -13,9 +13,10 @@
 // the answer is the first attempt in that order that converged, the
 // summary's counts and trace are those of the attempts up to it, and
 // attempts that ran ahead of it are dropped (their cost is in the time
-// only). A trace record's time is when it can be taken in that order. The answer is therefore bitwise solveBatch's for the problem (a
-// binding time budget aside), at the rounds of the slowest attempt up to
-// the answer instead of the sum of their rounds.
+// only). A trace record's time is when it can be taken in that order. The
+// answer is therefore bitwise solveBatch's for the problem (a binding time
+// budget aside), at the rounds of the slowest attempt up to the answer
+// instead of the sum of their rounds.
 #pragma once
 
 #include <Eigen/Core>
