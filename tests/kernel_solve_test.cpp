@@ -9,6 +9,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 
 #include "ikbench/kinematics/config.h"
 #include "ikbench/kinematics/forward_kinematics.h"
@@ -108,6 +110,163 @@ TEST(KernelSolve, BitwiseTheBatchAnswer) {
   EXPECT_GT(several, 2);  // attempts beyond the first four lanes were taken
   EXPECT_EQ(k.summaries.back().restarts, 5000);
   EXPECT_FALSE(k.summaries.back().converged());
+}
+
+// The one-problem step (packed within the problem: frame columns, Jacobian
+// columns and normal-matrix columns as vectors) computes what the lane step
+// computes for lane 0, operation for operation: kernel=packed, kernel=auto
+// (which moves from the one step to the other within a solve) and
+// kernel=lanes give bitwise the same answers, counts, messages and traces,
+// on random chains of 6 to 9 DOF (the unrolled 6/7/8 kernels and the
+// general one), position goals, prismatic joints, the shipped arms,
+// weighted goals and targets out of reach (the freeze loop at the limits).
+TEST(KernelSolve, PackedStepIsBitwiseTheLaneStep) {
+  std::vector<Problem> problems;
+  for (int dof : {6, 7, 8, 9})
+    for (Problem& p : test::poseProblems(dof, 2, 10)) problems.push_back(std::move(p));
+  for (Problem& p : test::poseProblems(5, 2, 10, GoalKind::kPosition)) problems.push_back(std::move(p));
+  {
+    ChainSpec cs;
+    cs.joints = 8;
+    cs.prismatic = 0.3;
+    cs.axes = AxisStyle::kAlternating;
+    cs.limit = 2.5;
+    GoalSetSpec gs;
+    gs.count = 15;
+    gs.kind = GoalKind::kPose;
+    for (Problem& p : reachableGoals(randomChain(cs, 17), gs, 18, "pr")) problems.push_back(std::move(p));
+  }
+  for (const char* arm : {"ur5", "panda", "iiwa14"})
+    for (Problem& p : armProblems(arm, 10)) problems.push_back(std::move(p));
+  const size_t plain = problems.size();
+  for (size_t i = 0; i < plain; i += 7) {
+    Problem w = problems[i];
+    w.goals.front().weight = 2.5;
+    w.goals.front().orientation_scale = 0.4;
+    problems.push_back(w);
+    Problem far = problems[i];
+    far.goals.front().target_position *= 3.0;
+    problems.push_back(far);
+  }
+  SolverOptions o;
+  o.record_trace = true;
+  // The last run: both steps of the portable (SSE2) kernel.
+  const std::vector<std::string> specs = {"dls", "dls:limits=freeze:max_step=0.3:max_iters=60", kAutoNoBudget,
+                                          "dls-adaptive:mode=error:limits=freeze:restarts=3:max_iters=40",
+                                          "dls-adaptive:mode=error:limits=freeze:restarts=3:max_iters=40"};
+  for (size_t run = 0; run < specs.size(); ++run) {
+    const std::string& spec = specs[run];
+    const bool portable = run + 1 == specs.size();
+    if (portable) setenv("IKBENCH_BATCH_ISA", "portable", 1);
+    const test::Solved packed = test::solveEach(problems, spec + ":kernel=packed", o);
+    const test::Solved lanes = test::solveEach(problems, spec + ":kernel=lanes", o);
+    // kernel=auto: the one-problem step for attempt 0 until restarts start
+    // beside it (for restarts=0, throughout), then the lane step.
+    const test::Solved mixed = test::solveEach(problems, spec, o);
+    if (portable) unsetenv("IKBENCH_BATCH_ISA");
+    if (portable && batchIsaName() == "avx2") {
+      // The portable kernel ran: it rounds without fused multiply-adds.
+      const test::Solved avx2 = test::solveEach(problems, spec + ":kernel=packed", o);
+      int same = 0;
+      for (size_t i = 0; i < problems.size(); ++i) same += avx2.q[i] == packed.q[i];
+      EXPECT_LT(same, static_cast<int>(problems.size()));
+    }
+    int converged = 0, frozen_or_failed = 0;
+    for (size_t i = 0; i < problems.size(); ++i) {
+      for (const test::Solved* x : {&packed, &mixed}) {
+        const char* kernel = x == &packed ? "packed" : "auto";
+        const Summary& a = x->summaries[i];
+        const Summary& b = lanes.summaries[i];
+        ASSERT_TRUE(x->q[i] == lanes.q[i]) << spec << " kernel=" << kernel << " problem " << i << "\n"
+                                           << x->q[i].transpose() << "\n"
+                                           << lanes.q[i].transpose();
+        EXPECT_EQ(a.status, b.status) << spec << " kernel=" << kernel << " problem " << i;
+        EXPECT_EQ(a.iterations, b.iterations) << spec << " kernel=" << kernel << " problem " << i;
+        EXPECT_EQ(a.restarts, b.restarts) << spec << " kernel=" << kernel << " problem " << i;
+        EXPECT_EQ(a.fk_evals, b.fk_evals) << spec << " kernel=" << kernel << " problem " << i;
+        EXPECT_EQ(a.jacobian_evals, b.jacobian_evals) << spec << " kernel=" << kernel << " problem " << i;
+        EXPECT_EQ(a.message, b.message) << spec << " kernel=" << kernel << " problem " << i;
+        EXPECT_EQ(a.position_error, b.position_error) << spec << " kernel=" << kernel << " problem " << i;
+        EXPECT_EQ(a.orientation_error, b.orientation_error) << spec << " kernel=" << kernel << " problem " << i;
+        ASSERT_EQ(a.trace.size(), b.trace.size()) << spec << " kernel=" << kernel << " problem " << i;
+        for (size_t t = 0; t < a.trace.size(); ++t) {
+          EXPECT_EQ(a.trace[t].iteration, b.trace[t].iteration);
+          EXPECT_EQ(a.trace[t].position_error, b.trace[t].position_error)
+              << spec << " kernel=" << kernel << " problem " << i << " record " << t;
+          EXPECT_EQ(a.trace[t].orientation_error, b.trace[t].orientation_error);
+          EXPECT_EQ(a.trace[t].step_norm, b.trace[t].step_norm);
+          EXPECT_EQ(a.trace[t].damping, b.trace[t].damping);
+          EXPECT_TRUE(a.trace[t].q == b.trace[t].q) << spec << " kernel=" << kernel << " problem " << i << " record " << t;
+        }
+      }
+      const Summary& a = packed.summaries[i];
+      converged += a.converged();
+      frozen_or_failed += !a.converged();
+      if (a.converged()) {
+        const GoalErrors e = test::goalErrorsAt(problems[i], packed.q[i]);
+        EXPECT_LE(e.position, o.position_tolerance) << spec << " problem " << i;
+        EXPECT_LE(e.orientation, o.orientation_tolerance) << spec << " problem " << i;
+      }
+    }
+    std::printf("%s (%s): kernel=packed, auto and lanes bitwise equal on %zu problems (%d converged)\n", spec.c_str(),
+                portable ? "portable" : batchIsaName().c_str(), problems.size(), converged);
+    EXPECT_GT(converged, static_cast<int>(problems.size()) / 3) << spec;
+    EXPECT_GT(frozen_or_failed, 0) << spec;  // the far targets
+  }
+}
+
+// KernelEvaluator: the kernel's FK, goal errors, residual and Jacobian of
+// one problem (what bench_kinematics' KernelFkErrorsJacobian times) agree
+// with the model's own forwardKinematics, evaluateGoals and goalJacobian to
+// rounding, in both steps, which give bitwise the same values; a problem
+// the kernel does not take is refused with the reason.
+TEST(KernelSolve, EvaluatorAgreesWithTheModelsFkErrorsAndJacobian) {
+  std::vector<Problem> problems = test::poseProblems(7, 3, 5);
+  for (Problem& p : test::poseProblems(6, 2, 5, GoalKind::kPosition)) problems.push_back(std::move(p));
+  {
+    ChainSpec cs;
+    cs.joints = 9;
+    cs.prismatic = 0.3;
+    cs.limit = 2.5;
+    GoalSetSpec gs;
+    gs.count = 5;
+    for (Problem& p : reachableGoals(randomChain(cs, 23), gs, 24, "pr")) problems.push_back(std::move(p));
+  }
+  for (Problem& p : armProblems("panda", 5)) problems.push_back(std::move(p));
+  problems[2].goals.front().weight = 3.0;
+  problems[3].goals.front().orientation_scale = 0.25;
+  int compared = 0;
+  for (const Problem& p : problems) {
+    KernelEvaluator packed(p, true), lanes(p, false);
+    Data d(*p.model);
+    Rng rng(Rng::mix(7, static_cast<std::uint64_t>(compared)));
+    for (int trial = 0; trial < 4; ++trial) {
+      const Eigen::VectorXd q = trial == 0 ? p.q0 : randomConfiguration(*p.model, rng);
+      packed.evaluate(q);
+      lanes.evaluate(q);
+      forwardKinematics(*p.model, q, d);
+      const GoalErrors e = evaluateGoals(*p.model, p.goals, d);
+      goalJacobian(*p.model, p.goals, d);
+      EXPECT_NEAR(packed.positionError(), e.position, 1e-12);
+      EXPECT_NEAR(packed.orientationError(), e.orientation, 1e-12);
+      const Eigen::VectorXd r = packed.residual();
+      const Eigen::MatrixXd J = packed.jacobian();
+      ASSERT_EQ(r.size(), d.residual.size());
+      ASSERT_EQ(J.rows(), d.J.rows());
+      ASSERT_EQ(J.cols(), d.J.cols());
+      EXPECT_LT((r - d.residual).cwiseAbs().maxCoeff(), 1e-12);
+      EXPECT_LT((J - d.J).cwiseAbs().maxCoeff(), 1e-12) << "kernel\n" << J << "\nmodel\n" << d.J;
+      EXPECT_TRUE(r == lanes.residual());
+      EXPECT_TRUE(J == lanes.jacobian());
+      EXPECT_EQ(packed.positionError(), lanes.positionError());
+      EXPECT_EQ(packed.orientationError(), lanes.orientationError());
+      ++compared;
+    }
+  }
+  EXPECT_EQ(compared, static_cast<int>(problems.size()) * 4);
+  Problem two = problems.front();
+  two.goals.push_back(two.goals.front());
+  EXPECT_THROW(KernelEvaluator{two}, std::invalid_argument);
 }
 
 // With record_trace the kernel records SolveContext's trace (the start of

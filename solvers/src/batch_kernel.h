@@ -121,64 +121,11 @@ inline V vatan2Positive(V s, V c) {
   return select(c < splat(0.0), (splat(3.14159265358979323846) - a0) + splat(2.0) * morebits, a0);
 }
 
-// Goal errors, residual and Jacobian at lq for one group (the forward
-// kinematics in the frames of batch_layout.h). Writes g.r, g.J, g.pe, g.oe,
+// Goal errors and the weighted residual from the effector point x and the
+// goal body's rotation R (row-major) of each lane: writes g.r, g.pe, g.oe,
 // g.wn.
-template <bool kPose, int kN>
-void evaluate(const KernelParams& P, LaneGroup& g, const V* lq) {
-  const Chain& ch = *P.chain;
-  const int n = kN > 0 ? kN : ch.n;
-  V R[9], p[3];
-  IKBENCH_BATCH_UNROLL
-  for (int k = 0; k < 9; ++k) R[k] = splat(ch.base_R[k]);
-  IKBENCH_BATCH_UNROLL
-  for (int k = 0; k < 3; ++k) p[k] = splat(ch.base_p[k]);
-  V zax[kMaxDof][3], piv[kMaxDof][3];
-  // Every hinge's sin and cos first: independent of each other, and the
-  // frame recursion below then keeps only the frame in registers.
-  V cs[kMaxDof], sn[kMaxDof];
-  for (int i = 0; i < n; ++i) {
-    const ChainJoint& jc = ch.joint[i];
-    if (jc.prismatic) {
-      cs[i] = splat(jc.cphi);
-      sn[i] = splat(jc.sphi);
-    } else {
-      vsinCos(lq[i] + splat(jc.phi), sn[i], cs[i]);
-    }
-  }
-  for (int i = 0; i < n; ++i) {
-    const ChainJoint& jc = ch.joint[i];
-    IKBENCH_BATCH_UNROLL
-    for (int r = 0; r < 3; ++r) p[r] = vfma(R[3 * r + 2], splat(jc.t[2]), vfma(R[3 * r + 1], splat(jc.t[1]), vfma(R[3 * r], splat(jc.t[0]), p[r])));
-    if (jc.has_alpha) {
-      const V ca = splat(jc.ca), sa = splat(jc.sa);
-      IKBENCH_BATCH_UNROLL
-      for (int r = 0; r < 3; ++r) {
-        const V a = R[3 * r + 1], b = R[3 * r + 2];
-        R[3 * r + 1] = vfma(ca, a, sa * b);
-        R[3 * r + 2] = vfma(ca, b, -(sa * a));
-      }
-    }
-    const V c = cs[i], s = sn[i];
-    IKBENCH_BATCH_UNROLL
-    for (int r = 0; r < 3; ++r) {
-      const V a = R[3 * r], b = R[3 * r + 1];
-      R[3 * r] = vfma(c, a, s * b);
-      R[3 * r + 1] = vfma(c, b, -(s * a));
-    }
-    if (jc.prismatic)
-      IKBENCH_BATCH_UNROLL
-      for (int r = 0; r < 3; ++r) p[r] = vfma(lq[i], R[3 * r + 2], p[r]);
-    IKBENCH_BATCH_UNROLL
-    for (int r = 0; r < 3; ++r) {
-      zax[i][r] = R[3 * r + 2];
-      piv[i][r] = p[r];
-    }
-  }
-  V x[3];
-  IKBENCH_BATCH_UNROLL
-  for (int r = 0; r < 3; ++r) x[r] = vfma(R[3 * r + 2], splat(ch.tool_p[2]), vfma(R[3 * r + 1], splat(ch.tool_p[1]), vfma(R[3 * r], splat(ch.tool_p[0]), p[r])));
-
+template <bool kPose>
+inline void errorsAndResidual(const KernelParams& P, LaneGroup& g, const V (&x)[3], const V (&R)[9]) {
   // Position error and rows (goal weights of 1 skip their products).
   const bool unit = P.w_pos == 1.0 && P.w_ori == 1.0;
   const V wp = splat(P.w_pos);
@@ -252,6 +199,69 @@ void evaluate(const KernelParams& P, LaneGroup& g, const V* lq) {
   store(g.pe, pe);
   store(g.oe, oe);
   store(g.wn, vsqrt(sum));
+}
+
+// Goal errors, residual and Jacobian at lq for one group (the forward
+// kinematics in the frames of batch_layout.h). Writes g.r, g.J, g.pe, g.oe,
+// g.wn.
+template <bool kPose, int kN>
+void evaluate(const KernelParams& P, LaneGroup& g, const V* lq) {
+  const Chain& ch = *P.chain;
+  const int n = kN > 0 ? kN : ch.n;
+  V R[9], p[3];
+  IKBENCH_BATCH_UNROLL
+  for (int k = 0; k < 9; ++k) R[k] = splat(ch.base_R[k]);
+  IKBENCH_BATCH_UNROLL
+  for (int k = 0; k < 3; ++k) p[k] = splat(ch.base_p[k]);
+  V zax[kMaxDof][3], piv[kMaxDof][3];
+  // Every hinge's sin and cos first: independent of each other, and the
+  // frame recursion below then keeps only the frame in registers.
+  V cs[kMaxDof], sn[kMaxDof];
+  for (int i = 0; i < n; ++i) {
+    const ChainJoint& jc = ch.joint[i];
+    if (jc.prismatic) {
+      cs[i] = splat(jc.cphi);
+      sn[i] = splat(jc.sphi);
+    } else {
+      vsinCos(lq[i] + splat(jc.phi), sn[i], cs[i]);
+    }
+  }
+  for (int i = 0; i < n; ++i) {
+    const ChainJoint& jc = ch.joint[i];
+    IKBENCH_BATCH_UNROLL
+    for (int r = 0; r < 3; ++r) p[r] = vfma(R[3 * r + 2], splat(jc.t[2]), vfma(R[3 * r + 1], splat(jc.t[1]), vfma(R[3 * r], splat(jc.t[0]), p[r])));
+    if (jc.has_alpha) {
+      const V ca = splat(jc.ca), sa = splat(jc.sa);
+      IKBENCH_BATCH_UNROLL
+      for (int r = 0; r < 3; ++r) {
+        const V a = R[3 * r + 1], b = R[3 * r + 2];
+        R[3 * r + 1] = vfma(ca, a, sa * b);
+        R[3 * r + 2] = vfma(ca, b, -(sa * a));
+      }
+    }
+    const V c = cs[i], s = sn[i];
+    IKBENCH_BATCH_UNROLL
+    for (int r = 0; r < 3; ++r) {
+      const V a = R[3 * r], b = R[3 * r + 1];
+      R[3 * r] = vfma(c, a, s * b);
+      R[3 * r + 1] = vfma(c, b, -(s * a));
+    }
+    if (jc.prismatic)
+      IKBENCH_BATCH_UNROLL
+      for (int r = 0; r < 3; ++r) p[r] = vfma(lq[i], R[3 * r + 2], p[r]);
+    IKBENCH_BATCH_UNROLL
+    for (int r = 0; r < 3; ++r) {
+      zax[i][r] = R[3 * r + 2];
+      piv[i][r] = p[r];
+    }
+  }
+  V x[3];
+  IKBENCH_BATCH_UNROLL
+  for (int r = 0; r < 3; ++r) x[r] = vfma(R[3 * r + 2], splat(ch.tool_p[2]), vfma(R[3 * r + 1], splat(ch.tool_p[1]), vfma(R[3 * r], splat(ch.tool_p[0]), p[r])));
+
+  errorsAndResidual<kPose>(P, g, x, R);
+  const bool unit = P.w_pos == 1.0 && P.w_ori == 1.0;
+  const V wp = splat(P.w_pos);
 
   // Jacobian: a hinge's column is (z x (x - pivot); z), a slider's (z; 0),
   // weighted like the rows.
@@ -287,10 +297,113 @@ void evaluate(const KernelParams& P, LaneGroup& g, const V* lq) {
   }
 }
 
-// The DLS step of the stepping lanes (jacobian_dls.cpp DlsSolver::factor /
-// apply inside JacobianSolver::computeStep, then takeStep): fills qn (q
-// after the step, clamped into the limits), step (|dq|) and the lanes whose
-// step failed (reason set). Lanes outside `stepping` are left to the caller.
+// Helpers of the one-problem step, on vectors holding one problem's values.
+// v's elements rotated: (y, z, x, w) and (z, x, y, w), for cross products.
+inline V yzx(V v) { return __builtin_shuffle(v, Mk{1, 2, 0, 3}); }
+inline V zxy(V v) { return __builtin_shuffle(v, Mk{2, 0, 1, 3}); }
+// Lane 0 of x[c], ..., x[c + 3] in one vector (0 from x[n] on), by
+// shuffles (a vector load of four scalar stores would wait for them).
+inline V lanes0(const V* x, int c, int n) {
+  const V zero = splat(0.0);
+  const V a = x[c], b = c + 1 < n ? x[c + 1] : zero, d = c + 2 < n ? x[c + 2] : zero, e = c + 3 < n ? x[c + 3] : zero;
+  return __builtin_shuffle(__builtin_shuffle(a, b, Mk{0, 4, 0, 4}), __builtin_shuffle(d, e, Mk{0, 4, 0, 4}),
+                           Mk{0, 1, 4, 5});
+}
+// (a, b, c, d) as rows of a 4 x 4 matrix -> its columns.
+inline void transpose4(V& a, V& b, V& c, V& d) {
+  const V t0 = __builtin_shuffle(a, b, Mk{0, 4, 2, 6}), t1 = __builtin_shuffle(a, b, Mk{1, 5, 3, 7});
+  const V t2 = __builtin_shuffle(c, d, Mk{0, 4, 2, 6}), t3 = __builtin_shuffle(c, d, Mk{1, 5, 3, 7});
+  a = __builtin_shuffle(t0, t2, Mk{0, 1, 4, 5});
+  b = __builtin_shuffle(t1, t3, Mk{0, 1, 4, 5});
+  c = __builtin_shuffle(t0, t2, Mk{2, 3, 6, 7});
+  d = __builtin_shuffle(t1, t3, Mk{2, 3, 6, 7});
+}
+
+// evaluate() for one problem, lane 0 of g, packed within the problem: the
+// frame's columns (x, y, z, 0) are vectors, so a column rotation is two
+// vector operations instead of two per row, and four hinges share one
+// sin/cos. Element r of each vector operation is the operation evaluate()
+// does on row r, so lane 0's values are bitwise evaluate()'s. The errors are
+// computed on values broadcast to every lane (errorsAndResidual, the same
+// code as the lanes'); the Jacobian goes to g.Jp (batch_layout.h).
+template <bool kPose, int kN>
+void evaluatePacked(const KernelParams& P, LaneGroup& g, const V* lq) {
+  const Chain& ch = *P.chain;
+  const int n = kN > 0 ? kN : ch.n;
+  // sin and cos of hinge angles, four per vector (sliders keep their
+  // constant offset).
+  alignas(32) double sd[kMaxDof], cd[kMaxDof];
+  for (int c = 0; c < n; c += 4) {
+    V s, co;
+    vsinCos(lanes0(lq, c, n) + load(ch.phi + c), s, co);
+    store(sd + c, s);
+    store(cd + c, co);
+  }
+  // The frame: columns of R and the origin, (x, y, z, 0).
+  V C0 = {ch.base_R[0], ch.base_R[3], ch.base_R[6], 0.0};
+  V C1 = {ch.base_R[1], ch.base_R[4], ch.base_R[7], 0.0};
+  V C2 = {ch.base_R[2], ch.base_R[5], ch.base_R[8], 0.0};
+  V p = {ch.base_p[0], ch.base_p[1], ch.base_p[2], 0.0};
+  V zax[kMaxDof], piv[kMaxDof];
+  for (int i = 0; i < n; ++i) {
+    const ChainJoint& jc = ch.joint[i];
+    p = vfma(C2, splat(jc.t[2]), vfma(C1, splat(jc.t[1]), vfma(C0, splat(jc.t[0]), p)));
+    if (jc.has_alpha) {
+      const V ca = splat(jc.ca), sa = splat(jc.sa);
+      const V a = C1, b = C2;
+      C1 = vfma(ca, a, sa * b);
+      C2 = vfma(ca, b, -(sa * a));
+    }
+    const V c = jc.prismatic ? splat(jc.cphi) : splat(cd[i]), s = jc.prismatic ? splat(jc.sphi) : splat(sd[i]);
+    const V a = C0, b = C1;
+    C0 = vfma(c, a, s * b);
+    C1 = vfma(c, b, -(s * a));
+    if (jc.prismatic) p = vfma(splat(lq[i][0]), C2, p);
+    zax[i] = C2;
+    piv[i] = p;
+  }
+  const V x = vfma(C2, splat(ch.tool_p[2]), vfma(C1, splat(ch.tool_p[1]), vfma(C0, splat(ch.tool_p[0]), p)));
+
+  // Jacobian columns as rows (0..3) and (4, 5, 0, 0), one store each (the
+  // next step's loads then forward from them). First, since the next step's
+  // normal matrix waits for them and not for the errors. The frame vectors'
+  // fourth element is 0.
+  const bool unit = P.w_pos == 1.0 && P.w_ori == 1.0;
+  const V wp = splat(P.w_pos), wo = splat(P.w_ori);
+  for (int i = 0; i < n; ++i) {
+    double* col = g.Jp[i];
+    const V z = zax[i];
+    if (ch.joint[i].prismatic) {
+      store(col, wp * z);
+      if constexpr (kPose) store(col + 4, splat(0.0));
+      continue;
+    }
+    const V d = x - piv[i];
+    V j = vfma(yzx(z), zxy(d), -(zxy(z) * yzx(d)));
+    if (!unit) j = wp * j;
+    if constexpr (kPose) {
+      const V zw = unit ? z : wo * z;
+      store(col, __builtin_shuffle(j, zw, Mk{0, 1, 2, 4}));
+      store(col + 4, __builtin_shuffle(zw, Mk{1, 2, 3, 3}));
+    } else {
+      store(col, j);
+    }
+  }
+
+  // The errors on broadcast values (they are a scalar computation).
+  const V xs[3] = {splat(x[0]), splat(x[1]), splat(x[2])};
+  V Rs[9];
+  if constexpr (kPose) {
+    IKBENCH_BATCH_UNROLL
+    for (int r = 0; r < 3; ++r) {
+      Rs[3 * r] = splat(C0[r]);
+      Rs[3 * r + 1] = splat(C1[r]);
+      Rs[3 * r + 2] = splat(C2[r]);
+    }
+  }
+  errorsAndResidual<kPose>(P, g, xs, Rs);
+}
+
 // Accumulates K entries (ii[k], jj[k]) of the lower triangle of J J^T over
 // the n columns of J, in K accumulators that stay in registers.
 template <int M, int K, int kN>
@@ -322,8 +435,125 @@ inline void normalMatrix(const double (*J)[6][kWidth], int n, V (&A)[M][M]) {
   }
 }
 
+// Where dlsStep reads the Jacobian: the lanes' own columns (g.J) ...
 template <int M, int kN>
-void dlsStep(const KernelParams& P, const LaneGroup& g, const Mk& stepping, V* qn, V& step, V& damping2,
+struct LaneColumns {
+  static constexpr bool kPacked = false;
+  const double (*orig)[6][kWidth];
+  const double (*w)[6][kWidth];  // orig until the freeze loop zeroes a column, then copy
+  double copy[kMaxDof][6][kWidth];
+  explicit LaneColumns(const double (*J)[6][kWidth]) : orig(J), w(J) {}
+  V get(int v, int i) const { return load(w[v][i]); }
+  V original(int v, int i) const { return load(orig[v][i]); }
+  void normal(int n, V (&A)[M][M]) const { normalMatrix<M, kN>(w, n, A); }
+  void startCopy(int n) {
+    for (int u = 0; u < n; ++u)
+      IKBENCH_BATCH_UNROLL
+      for (int i = 0; i < M; ++i) store(copy[u][i], load(orig[u][i]));
+    w = copy;
+  }
+  void zeroColumn(int v, Mk nf) {
+    IKBENCH_BATCH_UNROLL
+    for (int i = 0; i < M; ++i) store(copy[v][i], select(nf, splat(0.0), load(copy[v][i])));
+  }
+  // dq = J^T y, each entry J[v][0] y[0] + ... in row order.
+  void jty(int n, const V (&y)[M], V* dq) const {
+    for (int v = 0; v < n; ++v) {
+      V s = get(v, 0) * y[0];
+      IKBENCH_BATCH_UNROLL
+      for (int i = 1; i < M; ++i) s = vfma(get(v, i), y[i], s);
+      dq[v] = s;
+    }
+  }
+};
+
+// ... or lane 0's packed columns (g.Jp), read as broadcasts; the normal
+// matrix accumulates whole columns of lower(J J^T) as vectors, each entry by
+// the same multiply-adds in the same order as normalEntries.
+template <int M, int kN>
+inline void normalMatrixPacked(const double (*J)[8], int n, V (&A)[M][M]) {
+  constexpr int kLo = M == 6 ? 4 : 3;  // columns with rows in the first vector
+  constexpr int kHi = M == 6 ? 6 : 0;  // columns with rows 4, 5 in the second
+  V lo[kLo], hi[kHi > 0 ? kHi : 1];
+  IKBENCH_BATCH_UNROLL
+  for (int c = 0; c < kLo; ++c) lo[c] = splat(0.0);
+  IKBENCH_BATCH_UNROLL
+  for (int c = 0; c < kHi; ++c) hi[c] = splat(0.0);
+  for (int v = 0; v < (kN > 0 ? kN : n); ++v) {
+    const V a = load(J[v]);
+    IKBENCH_BATCH_UNROLL
+    for (int c = 0; c < kLo; ++c) lo[c] = vfma(a, splat(J[v][c]), lo[c]);
+    if constexpr (kHi > 0) {
+      const V b = load(J[v] + 4);
+      IKBENCH_BATCH_UNROLL
+      for (int c = 0; c < kHi; ++c) hi[c] = vfma(b, splat(J[v][c]), hi[c]);
+    }
+  }
+  alignas(32) double L[kLo][4], H[kHi > 0 ? kHi : 1][4];
+  IKBENCH_BATCH_UNROLL
+  for (int c = 0; c < kLo; ++c) store(L[c], lo[c]);
+  IKBENCH_BATCH_UNROLL
+  for (int c = 0; c < kHi; ++c) store(H[c], hi[c]);
+  IKBENCH_BATCH_UNROLL
+  for (int c = 0; c < M; ++c)
+    IKBENCH_BATCH_UNROLL
+    for (int r = c; r < M; ++r) A[c][r] = splat(r < 4 ? L[c][r] : H[c][r - 4]);
+}
+
+template <int M, int kN>
+struct PackedColumns {
+  static constexpr bool kPacked = true;
+  const double (*orig)[8];
+  const double (*w)[8];
+  alignas(32) double copy[kMaxDof][8];
+  explicit PackedColumns(const double (*J)[8]) : orig(J), w(J) {}
+  V original(int v, int i) const { return splat(orig[v][i]); }
+  void normal(int n, V (&A)[M][M]) const { normalMatrixPacked<M, kN>(w, n, A); }
+  void startCopy(int n) {
+    __builtin_memcpy(copy, orig, sizeof(copy[0]) * static_cast<unsigned>((n + 3) & ~3));  // whole blocks for jty
+    w = copy;
+  }
+  void zeroColumn(int v, Mk nf) {
+    if (movemask(nf) & 1)
+      IKBENCH_BATCH_UNROLL
+      for (int i = 0; i < M; ++i) copy[v][i] = 0.0;
+  }
+  // dq = J^T y for four DOF at a time: blocks of four columns transposed
+  // into rows, then entry v is J[v][0] y[0] + ... in row order, as in
+  // LaneColumns::jty. Only lane 0 of y is the problem's (the other lanes of
+  // dlsStep's values may differ from it after a freeze), so y is broadcast
+  // from lane 0.
+  void jty(int n, const V (&y)[M], V* dq) const {
+    V y0[M];
+    IKBENCH_BATCH_UNROLL
+    for (int i = 0; i < M; ++i) y0[i] = splat(y[i][0]);
+    alignas(32) double out[kMaxDof];
+    for (int c = 0; c < (kN > 0 ? kN : n); c += 4) {
+      V a = load(w[c]), b = load(w[c + 1]), d = load(w[c + 2]), e = load(w[c + 3]);
+      transpose4(a, b, d, e);
+      V s = a * y0[0];
+      s = vfma(b, y0[1], s);
+      s = vfma(d, y0[2], s);
+      if constexpr (M == 6) {
+        s = vfma(e, y0[3], s);
+        V a2 = load(w[c] + 4), b2 = load(w[c + 1] + 4), d2 = load(w[c + 2] + 4), e2 = load(w[c + 3] + 4);
+        transpose4(a2, b2, d2, e2);
+        s = vfma(a2, y0[4], s);
+        s = vfma(b2, y0[5], s);
+      }
+      store(out + c, s);
+    }
+    for (int v = 0; v < n; ++v) dq[v] = splat(out[v]);
+  }
+};
+
+// The DLS step of the stepping lanes (jacobian_dls.cpp DlsSolver::factor /
+// apply inside JacobianSolver::computeStep, then takeStep): fills qn (q
+// after the step, clamped into the limits), step (|dq|) and the lanes whose
+// step failed (reason set). Lanes outside `stepping` are left to the caller.
+// jac: where J is read (LaneColumns or PackedColumns).
+template <int M, int kN, class Jac>
+void dlsStep(const KernelParams& P, const LaneGroup& g, Jac& jac, const Mk& stepping, V* qn, V& step, V& damping2,
              V& fail_reason, Mk& failed_out) {
   const Chain& ch = *P.chain;
   const int n = kN > 0 ? kN : ch.n;
@@ -332,19 +562,17 @@ void dlsStep(const KernelParams& P, const LaneGroup& g, const Mk& stepping, V* q
   V r_act[M];
   IKBENCH_BATCH_UNROLL
   for (int i = 0; i < M; ++i) r_act[i] = load(g.r[i]);
-  // Jw: J until the freeze loop zeroes a column, then a copy with the
+  // jac reads J until the freeze loop zeroes a column, then a copy with the
   // frozen columns zeroed.
-  const double(*Jw)[6][kWidth] = g.J;
-  double Jcopy[kMaxDof][6][kWidth];
   // Frozen DOFs and their fixed steps, set up when the first DOF freezes.
   Mk frozen[kMaxDof];
   V fixed[kMaxDof];
   bool any_frozen = false;
   Mk failed = splatMask(0);
   for (int pass = 0;; ++pass) {
-    // A = lower(Jw Jw^T) + lambda^2 I, one rank-1 update per column.
+    // A = lower(Jw Jw^T) + lambda^2 I.
     V A[M][M];
-    normalMatrix<M, kN>(Jw, n, A);
+    jac.normal(n, A);
     V l2;
     if (P.adaptive) {
       V rr = splat(0.0);
@@ -398,12 +626,7 @@ void dlsStep(const KernelParams& P, const LaneGroup& g, const Mk& stepping, V* q
       for (int k = i + 1; k < M; ++k) s = s - A[i][k] * y[k];
       y[i] = s;
     }
-    for (int v = 0; v < n; ++v) {
-      V s = load(Jw[v][0]) * y[0];
-      IKBENCH_BATCH_UNROLL
-      for (int i = 1; i < M; ++i) s = vfma(load(Jw[v][i]), y[i], s);
-      dq[v] = s;
-    }
+    jac.jty(n, y, dq);
     if (!P.freeze) break;
     if (any_frozen)
       for (int v = 0; v < n; ++v) dq[v] = select(frozen[v], fixed[v], dq[v]);
@@ -422,10 +645,8 @@ void dlsStep(const KernelParams& P, const LaneGroup& g, const Mk& stepping, V* q
         for (int u = 0; u < n; ++u) {
           frozen[u] = splatMask(0);
           fixed[u] = splat(0.0);
-          IKBENCH_BATCH_UNROLL
-          for (int i = 0; i < M; ++i) store(Jcopy[u][i], load(g.J[u][i]));
         }
-        Jw = Jcopy;
+        jac.startCopy(n);
         any_frozen = true;
       }
       const V d = select(over, hi - q[v], lo - q[v]);
@@ -433,10 +654,8 @@ void dlsStep(const KernelParams& P, const LaneGroup& g, const Mk& stepping, V* q
       fixed[v] = select(nf, d, fixed[v]);
       dq[v] = select(nf, d, dq[v]);
       IKBENCH_BATCH_UNROLL
-      for (int i = 0; i < M; ++i) {
-        r_act[i] = r_act[i] - select(nf, load(g.J[v][i]) * d, splat(0.0));
-        store(Jcopy[v][i], select(nf, splat(0.0), load(Jcopy[v][i])));
-      }
+      for (int i = 0; i < M; ++i) r_act[i] = r_act[i] - select(nf, jac.original(v, i) * d, splat(0.0));
+      jac.zeroColumn(v, nf);
       any |= nf;
     }
     if (!movemask(any)) break;
@@ -450,9 +669,23 @@ void dlsStep(const KernelParams& P, const LaneGroup& g, const Mk& stepping, V* q
   }
   // Buss's clamp on max |dq_i|, q + dq, the box (takeStep).
   V before2 = splat(0.0), amax = splat(0.0);
-  for (int v = 0; v < n; ++v) {
-    before2 = vfma(dq[v], dq[v], before2);
-    amax = vmax(amax, vabs(dq[v]));
+  for (int v = 0; v < n; ++v) before2 = vfma(dq[v], dq[v], before2);
+  // Lane 0's DOF four at a time in the one-problem step (padding: dq = q =
+  // lo = hi = 0).
+  V dq0[kMaxDof / 4], q0[kMaxDof / 4];
+  alignas(32) double d0[kMaxDof], c0[kMaxDof];
+  if constexpr (Jac::kPacked) {
+    for (int c = 0; c < n; c += 4) {
+      dq0[c / 4] = lanes0(dq, c, n);
+      q0[c / 4] = lanes0(q, c, n);
+    }
+    // The largest |dq_v| (the order of a maximum does not matter; a NaN
+    // fails the step above).
+    for (int c = 0; c < n; c += 4) amax = vmax(amax, vabs(dq0[c / 4]));
+    amax = vmax(amax, __builtin_shuffle(amax, Mk{2, 3, 0, 1}));
+    amax = vmax(amax, __builtin_shuffle(amax, Mk{1, 0, 3, 2}));
+  } else {
+    for (int v = 0; v < n; ++v) amax = vmax(amax, vabs(dq[v]));
   }
   Mk scale = splatMask(0);
   V f = splat(1.0);
@@ -462,14 +695,34 @@ void dlsStep(const KernelParams& P, const LaneGroup& g, const Mk& stepping, V* q
   }
   V step2 = splat(0.0);
   Mk q_finite = splatMask(-1);
-  for (int v = 0; v < n; ++v) {
-    const V d = select(scale, dq[v] * f, dq[v]);
-    step2 = vfma(d, d, step2);
-    const V x = q[v] + d;
-    const V lo = splat(ch.joint[v].lo), hi = splat(ch.joint[v].hi);
-    const V c = select(x < lo, lo, select(hi < x, hi, x));
-    q_finite &= finiteMask(c);
-    qn[v] = c;
+  if constexpr (Jac::kPacked) {
+    Mk fin = splatMask(-1);
+    for (int c = 0; c < n; c += 4) {
+      const V dqc = dq0[c / 4];
+      const V d = select(scale, dqc * f, dqc);
+      const V x = q0[c / 4] + d;
+      const V lo = load(ch.lo + c), hi = load(ch.hi + c);
+      const V cl = select(x < lo, lo, select(hi < x, hi, x));
+      fin &= finiteMask(cl);
+      store(d0 + c, d);
+      store(c0 + c, cl);
+    }
+    for (int v = 0; v < n; ++v) {
+      const V d = splat(d0[v]);
+      step2 = vfma(d, d, step2);
+      qn[v] = splat(c0[v]);
+    }
+    q_finite = movemask(~fin) == 0 ? splatMask(-1) : splatMask(0);
+  } else {
+    for (int v = 0; v < n; ++v) {
+      const V d = select(scale, dq[v] * f, dq[v]);
+      step2 = vfma(d, d, step2);
+      const V x = q[v] + d;
+      const V lo = splat(ch.joint[v].lo), hi = splat(ch.joint[v].hi);
+      const V c = select(x < lo, lo, select(hi < x, hi, x));
+      q_finite &= finiteMask(c);
+      qn[v] = c;
+    }
   }
   step = select(scale, vsqrt(step2), vsqrt(before2));
   const Mk bad_q = stepping & ~failed & ~q_finite;
@@ -483,7 +736,9 @@ void dlsStep(const KernelParams& P, const LaneGroup& g, const Mk& stepping, V* q
   for (int v = 0; v < n; ++v) qn[v] = select(moves, qn[v], q[v]);
 }
 
-template <bool kPose, int kN>
+// One iteration of every active lane of g; kPacked: the one-problem step
+// (lane 0 only, evaluatePacked and g.Jp).
+template <bool kPose, int kN, bool kPacked>
 std::uint8_t stepGroup(const KernelParams& P, LaneGroup& g) {
   constexpr int M = kPose ? 6 : 3;
   const int n = kN > 0 ? kN : P.chain->n;
@@ -494,11 +749,21 @@ std::uint8_t stepGroup(const KernelParams& P, LaneGroup& g) {
   V step = splat(0.0), damping2 = splat(0.0), fail_reason = splat(0.0);
   Mk failed = splatMask(0);
   if (movemask(stepping)) {
-    dlsStep<M, kN>(P, g, stepping, qn, step, damping2, fail_reason, failed);
+    if constexpr (kPacked) {
+      PackedColumns<M, kN> jac(g.Jp);
+      dlsStep<M, kN>(P, g, jac, stepping, qn, step, damping2, fail_reason, failed);
+    } else {
+      LaneColumns<M, kN> jac(g.J);
+      dlsStep<M, kN>(P, g, jac, stepping, qn, step, damping2, fail_reason, failed);
+    }
   } else {
     for (int v = 0; v < n; ++v) qn[v] = load(g.q[v]);
   }
-  evaluate<kPose, kN>(P, g, qn);
+  if constexpr (kPacked) {
+    evaluatePacked<kPose, kN>(P, g, qn);
+  } else {
+    evaluate<kPose, kN>(P, g, qn);
+  }
   for (int v = 0; v < n; ++v) store(g.q[v], qn[v]);
 
   // SolveContext::begin (fresh lanes) and endIteration (stepping lanes).
@@ -543,35 +808,36 @@ std::uint8_t stepGroup(const KernelParams& P, LaneGroup& g) {
   store(g.lambda2, select(moved, damping2, splat(0.0)));
   const Mk ended = active & ~(reason == splat(kRunning));
   IKBENCH_BATCH_UNROLL
-  for (int l = 0; l < 4; ++l) g.reason[l] = static_cast<std::int64_t>(reason[l]);
+  for (int l = 0; l < (kPacked ? 1 : 4); ++l) g.reason[l] = static_cast<std::int64_t>(reason[l]);
   storeMask(g.fresh, splatMask(0));
-  return static_cast<std::uint8_t>(movemask(ended));
+  return static_cast<std::uint8_t>(movemask(ended) & (kPacked ? 1 : 0xf));
 }
 
 // Compiled for 6, 7 and 8 DOF (every loop unrolled: industrial arms, 7-DOF
 // arms, an arm on a torso) and for any DOF.
-template <bool kPose>
+template <bool kPose, bool kPacked>
 inline void stepPose(const KernelParams& P, LaneGroup* groups, int num_groups, std::uint8_t* ended) {
   switch (P.chain->n) {
     case 6:
-      for (int k = 0; k < num_groups; ++k) ended[k] = stepGroup<kPose, 6>(P, groups[k]);
+      for (int k = 0; k < num_groups; ++k) ended[k] = stepGroup<kPose, 6, kPacked>(P, groups[k]);
       break;
     case 7:
-      for (int k = 0; k < num_groups; ++k) ended[k] = stepGroup<kPose, 7>(P, groups[k]);
+      for (int k = 0; k < num_groups; ++k) ended[k] = stepGroup<kPose, 7, kPacked>(P, groups[k]);
       break;
     case 8:
-      for (int k = 0; k < num_groups; ++k) ended[k] = stepGroup<kPose, 8>(P, groups[k]);
+      for (int k = 0; k < num_groups; ++k) ended[k] = stepGroup<kPose, 8, kPacked>(P, groups[k]);
       break;
     default:
-      for (int k = 0; k < num_groups; ++k) ended[k] = stepGroup<kPose, 0>(P, groups[k]);
+      for (int k = 0; k < num_groups; ++k) ended[k] = stepGroup<kPose, 0, kPacked>(P, groups[k]);
   }
 }
 
+template <bool kPacked>
 inline void stepAll(const KernelParams& P, LaneGroup* groups, int num_groups, std::uint8_t* ended) {
   if (P.pose) {
-    stepPose<true>(P, groups, num_groups, ended);
+    stepPose<true, kPacked>(P, groups, num_groups, ended);
   } else {
-    stepPose<false>(P, groups, num_groups, ended);
+    stepPose<false, kPacked>(P, groups, num_groups, ended);
   }
 }
 

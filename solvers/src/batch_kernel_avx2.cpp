@@ -38,7 +38,11 @@ namespace {
 }  // namespace
 
 void step(const KernelParams& params, LaneGroup* groups, int num_groups, std::uint8_t* ended) {
-  stepAll(params, groups, num_groups, ended);
+  stepAll<false>(params, groups, num_groups, ended);
+}
+
+void oneStep(const KernelParams& params, LaneGroup* groups, int num_groups, std::uint8_t* ended) {
+  stepAll<true>(params, groups, num_groups, ended);
 }
 
 }  // namespace avx2
@@ -54,7 +58,9 @@ void step(const KernelParams& params, LaneGroup* groups, int num_groups, std::ui
 namespace ikbench::batch {
 #ifdef IKBENCH_BATCH_HAVE_AVX2
 StepFn avx2Step() { return &avx2::step; }
+StepFn avx2OneStep() { return &avx2::oneStep; }
 #else
 StepFn avx2Step() { return nullptr; }
+StepFn avx2OneStep() { return nullptr; }
 #endif
 }  // namespace ikbench::batch

@@ -43,11 +43,16 @@ namespace {
 }  // namespace
 
 void step(const KernelParams& params, LaneGroup* groups, int num_groups, std::uint8_t* ended) {
-  stepAll(params, groups, num_groups, ended);
+  stepAll<false>(params, groups, num_groups, ended);
+}
+
+void oneStep(const KernelParams& params, LaneGroup* groups, int num_groups, std::uint8_t* ended) {
+  stepAll<true>(params, groups, num_groups, ended);
 }
 
 }  // namespace portable
 
 StepFn portableStep() { return &portable::step; }
+StepFn portableOneStep() { return &portable::oneStep; }
 
 }  // namespace ikbench::batch

@@ -41,6 +41,10 @@ struct Chain {
   double base_R[9], base_p[3]; // world_T_F-1, R row-major
   ChainJoint joint[kMaxDof];
   double tool_p[3];            // effector point in F_{n-1}
+  // joint[i].lo, .hi again, contiguous for the one-problem step; 0 from n on.
+  alignas(32) double lo[kMaxDof] = {}, hi[kMaxDof] = {};
+  // joint[i].phi for hinges, 0 for sliders and from n on.
+  alignas(32) double phi[kMaxDof] = {};
 };
 
 // What the kernel does per step (from the spec and SolverOptions).
@@ -89,7 +93,13 @@ struct alignas(64) LaneGroup {
   // Current iterate and its evaluation.
   double q[kMaxDof][kWidth];
   double r[6][kWidth];          // weighted residual (target - current)
-  double J[kMaxDof][6][kWidth];  // weighted geometric Jacobian, column by column
+  union {
+    double J[kMaxDof][6][kWidth];  // weighted geometric Jacobian, column by column
+    // The one-problem step (oneStep) keeps lane 0's Jacobian here instead:
+    // column v's rows 0..3 in Jp[v][0..3], rows 4, 5 in Jp[v][4..5] and
+    // zeros in Jp[v][6..7] (two 4-wide loads per column).
+    double Jp[kMaxDof][8];
+  };
   double pe[kWidth], oe[kWidth], wn[kWidth];  // position / orientation error, |r|
   double step[kWidth];          // |dq| of the last step
   double lambda2[kWidth];       // lambda^2 of the last step (its last freeze pass)
@@ -115,5 +125,15 @@ using StepFn = void (*)(const KernelParams& params, LaneGroup* groups, int num_g
 // build cannot make it). Only call avx2Step() on a CPU with AVX2 and FMA.
 StepFn portableStep();
 StepFn avx2Step();
+
+// The one-problem step: one problem in lane 0 of one group (the other lanes
+// idle), packed within the problem instead of across problems: the frame's
+// columns, the Jacobian's columns and the normal matrix's columns are
+// vectors, four hinges share one sin/cos. Every lane-0 value it computes is
+// bitwise what step() computes for that lane (same operations in the same
+// order, element by element); it keeps lane 0's Jacobian in LaneGroup::Jp,
+// so a group is stepped by one of the two kinds of step only.
+StepFn portableOneStep();
+StepFn avx2OneStep();
 
 }  // namespace ikbench::batch

@@ -50,14 +50,20 @@ bool cpuHasAvx2() {
 #endif
 }
 
-// The kernel an ISA request gets on this machine, and its name.
-std::pair<batch::StepFn, const char*> selectKernel(BatchIsa isa) {
+// The kernel an ISA request gets on this machine: its lane step, its
+// one-problem step and its name.
+struct KernelIsa {
+  batch::StepFn step;
+  batch::StepFn one_step;
+  const char* name;
+};
+KernelIsa selectKernel(BatchIsa isa) {
   if (isa == BatchIsa::kAuto) {
     const char* env = std::getenv("IKBENCH_BATCH_ISA");
     if (env != nullptr && std::strcmp(env, "portable") == 0) isa = BatchIsa::kPortable;
   }
-  if (isa != BatchIsa::kPortable && cpuHasAvx2()) return {batch::avx2Step(), "avx2"};
-  return {batch::portableStep(), "portable"};
+  if (isa != BatchIsa::kPortable && cpuHasAvx2()) return {batch::avx2Step(), batch::avx2OneStep(), "avx2"};
+  return {batch::portableStep(), batch::portableOneStep(), "portable"};
 }
 
 // ---------------------------------------------------------- spec plan --
@@ -69,6 +75,7 @@ struct SpecPlan {
   KernelParams params;  // the spec's part (damping, step, limits)
   bool auto_limits = false;  // limits=auto: freeze decided per chain (redundant or not)
   CommonSpecOptions common;  // restarts, budget, iteration cap and stall rule
+  std::string one_problem;   // kernel=auto|lanes|packed: how Solver::solve runs the kernel
 };
 
 SpecPlan planSpec(const SolverSpec& spec) {
@@ -96,6 +103,7 @@ SpecPlan planSpec(const SolverSpec& spec) {
     plan.why = "kernel=generic asks for the generic model code";
     return plan;
   }
+  plan.one_problem = value("kernel");
   if (value("jacobian") != "geometric") {
     plan.why = "the batch kernel uses the geometric Jacobian";
     return plan;
@@ -238,6 +246,9 @@ ChainPlan planChain(const Problem& problem) {
     j.sphi = std::sin(phi);
     j.lo = model.lowerLimits()[iv];
     j.hi = model.upperLimits()[iv];
+    ch.lo[k] = j.lo;
+    ch.hi[k] = j.hi;
+    ch.phi[k] = j.prismatic ? 0.0 : j.phi;
     plan.q_index.push_back(model.idxQ(mj));
     // randomConfiguration's draw: the limits where finite, else +-pi (hinge)
     // or +-1 (slider).
@@ -454,6 +465,17 @@ void startFromStart(LaneGroup& G, int l, const ChainPlan& plan, const Eigen::Vec
 void startFromRestart(LaneGroup& G, int l, const ChainPlan& plan, Rng& rng) {
   for (int k = 0; k < plan.chain.n; ++k) G.q[k][l] = rng.uniform(plan.draw_lo[k], plan.draw_hi[k]);
   startAttempt(G, l);
+}
+
+// Lane 0's Jacobian from the one-problem step's layout (LaneGroup::Jp,
+// which shares J's memory) into the lanes' (J[v][i][0]); the other lanes'
+// columns are left holding other values, as a lane's Jacobian is written by
+// its first evaluation before any step reads it.
+void packedToLanes(LaneGroup& G, int n, int rows) {
+  double Jp[kMaxDof][8];
+  std::memcpy(Jp, G.Jp, sizeof Jp);
+  for (int v = 0; v < n; ++v)
+    for (int i = 0; i < rows; ++i) G.J[v][i][0] = Jp[v][i];
 }
 
 // ------------------------------------------------------------- engine --
@@ -743,7 +765,8 @@ void runScalar(Shared& s, std::unique_ptr<Solver>& solver) {
 // attempt order (kernel_solve.h says why the answer is the sequential one).
 struct KernelSolve::Impl {
   SpecPlan spec_plan;
-  batch::StepFn step = nullptr;
+  batch::StepFn step = nullptr;      // the lane step
+  batch::StepFn one_step = nullptr;  // the one-problem step
   // The plan of the last problem's model and goal structure (the model kept
   // alive, so that its address cannot be reused by another).
   std::shared_ptr<const Model> model;
@@ -774,7 +797,9 @@ std::unique_ptr<KernelSolve> KernelSolve::make(const SolverSpec& spec) {
   std::unique_ptr<KernelSolve> k(new KernelSolve());
   Impl& m = *k->impl_;
   m.spec_plan = std::move(plan);
-  m.step = selectKernel(BatchIsa::kAuto).first;
+  const KernelIsa isa = selectKernel(BatchIsa::kAuto);
+  m.step = isa.step;
+  m.one_step = isa.one_step;
   m.group = std::make_unique<LaneGroup>();
   // Idle lanes hold a finite, harmless problem (q = 0, target at the origin
   // with the identity rotation), as the batch engine's.
@@ -807,6 +832,14 @@ bool KernelSolve::solve(const Problem& problem, const Eigen::VectorXd& start, co
   const bool trace = options.record_trace;
   const double budget = options.time_budget_us;
   const long last_attempt = m.spec_plan.common.restarts;  // attempts 0 .. restarts
+  // The one-problem step runs while only lane 0 is busy: always with
+  // kernel=packed (one attempt at a time), and with kernel=auto until
+  // restarts start beside attempt 0 (never, without restarts); then lane 0's
+  // Jacobian moves to the lanes' layout and the lane step runs up to four
+  // attempts at once. The answer is the same, bitwise, either way.
+  const std::string& choice = m.spec_plan.one_problem;
+  const bool packed = choice == "packed";
+  bool one = choice != "lanes";  // the one-problem step runs now
   auto elapsed = [&] { return std::chrono::duration<double, std::micro>(Clock::now() - t0).count(); };
 
   for (int l = 0; l < kWidth; ++l) fillTarget(G, l, plan, goal);
@@ -832,10 +865,15 @@ bool KernelSolve::solve(const Problem& problem, const Eigen::VectorXd& start, co
     // add freeze-loop passes (the kernel's passes are those of its busiest
     // lane).
     bool hold = false;
-    for (int l = 0; l < kWidth; ++l)
+    for (int l = 0; l < (one ? 1 : kWidth); ++l)
       if (lane_attempt[l] == 0 && (G.fresh[l] != 0 || static_cast<long>(G.iteration[l]) < Impl::kAttemptsAfter))
         hold = true;
-    for (int l = 0; l < kWidth; ++l) {
+    if (one && !packed && !hold && !time_up && next_start > 0 && next_start <= last_attempt) {
+      packedToLanes(G, n, plan.pose ? 6 : 3);
+      one = false;
+    }
+    const int lanes = one ? 1 : kWidth;
+    for (int l = 0; l < lanes; ++l) {
       if (lane_attempt[l] >= 0 || time_up || next_start > last_attempt || next_start >= next_taken + Impl::kWindow)
         continue;
       if (next_start > 0 && hold) continue;
@@ -848,7 +886,7 @@ bool KernelSolve::solve(const Problem& problem, const Eigen::VectorXd& start, co
       lane_attempt[l] = next_start++;
     }
     std::uint8_t busy = 0, fresh = 0;
-    for (int l = 0; l < kWidth; ++l) {
+    for (int l = 0; l < lanes; ++l) {
       busy |= static_cast<std::uint8_t>((lane_attempt[l] >= 0) << l);
       fresh |= static_cast<std::uint8_t>((lane_attempt[l] >= 0 && G.fresh[l] != 0) << l);
     }
@@ -862,7 +900,7 @@ bool KernelSolve::solve(const Problem& problem, const Eigen::VectorXd& start, co
       for (unsigned e = expired; e != 0; e &= e - 1) G.active[__builtin_ctz(e)] = 0;
     }
     std::uint8_t ended = 0;
-    if ((busy & ~expired) != 0) m.step(params, &G, 1, &ended);
+    if ((busy & ~expired) != 0) (one ? m.one_step : m.step)(params, &G, 1, &ended);
     if (trace) {
       // SolveContext::begin / endIteration's records (a step that failed
       // records nothing), kept per attempt until it is taken.
@@ -938,7 +976,69 @@ bool KernelSolve::solve(const Problem& problem, const Eigen::VectorXd& start, co
   return true;
 }
 
-std::string batchIsaName(BatchIsa isa) { return selectKernel(isa).second; }
+std::string batchIsaName(BatchIsa isa) { return selectKernel(isa).name; }
+
+// ---------------------------------------------------- KernelEvaluator --
+
+struct KernelEvaluator::Impl {
+  ChainPlan plan;
+  KernelParams params;
+  std::unique_ptr<LaneGroup> group;
+  batch::StepFn step = nullptr;
+  bool packed = true;
+  int nq = 0, nv = 0;
+};
+
+KernelEvaluator::KernelEvaluator(const Problem& problem, bool packed, BatchIsa isa) : impl_(std::make_unique<Impl>()) {
+  Impl& m = *impl_;
+  std::string why;
+  if (!problem.isValid(&why)) throw std::invalid_argument("KernelEvaluator: " + why);
+  if (problem.goals.size() != 1) throw std::invalid_argument("KernelEvaluator: the kernel takes one goal");
+  m.plan = planChain(problem);
+  if (!m.plan.why.empty()) throw std::invalid_argument("KernelEvaluator: " + m.plan.why);
+  m.params = kernelParams(planSpec(Registry::global().parse("dls")), m.plan, SolverOptions());
+  const KernelIsa k = selectKernel(isa);
+  m.packed = packed;
+  m.step = packed ? k.one_step : k.step;
+  m.nq = problem.model->nq();
+  m.nv = problem.model->nv();
+  m.group = std::make_unique<LaneGroup>();
+  std::memset(static_cast<void*>(m.group.get()), 0, sizeof(LaneGroup));
+  for (int l = 0; l < kWidth; ++l) fillTarget(*m.group, l, m.plan, problem.goals.front());
+}
+
+KernelEvaluator::~KernelEvaluator() = default;
+
+void KernelEvaluator::evaluate(const Eigen::VectorXd& q) {
+  Impl& m = *impl_;
+  if (q.size() != m.nq)
+    throw std::invalid_argument(fmt::format("KernelEvaluator::evaluate: q has {} entries, the model {}", q.size(), m.nq));
+  LaneGroup& G = *m.group;
+  for (int k = 0; k < m.plan.chain.n; ++k) G.q[k][0] = q[m.plan.q_index[k]];
+  startAttempt(G, 0);
+  std::uint8_t ended = 0;
+  m.step(m.params, &G, 1, &ended);
+  G.active[0] = 0;
+}
+
+double KernelEvaluator::positionError() const { return impl_->group->pe[0]; }
+double KernelEvaluator::orientationError() const { return impl_->group->oe[0]; }
+
+Eigen::VectorXd KernelEvaluator::residual() const {
+  const int rows = impl_->plan.pose ? 6 : 3;
+  Eigen::VectorXd r(rows);
+  for (int i = 0; i < rows; ++i) r[i] = impl_->group->r[i][0];
+  return r;
+}
+
+Eigen::MatrixXd KernelEvaluator::jacobian() const {
+  const Impl& m = *impl_;
+  const int rows = m.plan.pose ? 6 : 3;
+  Eigen::MatrixXd J = Eigen::MatrixXd::Zero(rows, m.nv);
+  for (int k = 0; k < m.plan.chain.n; ++k)
+    for (int i = 0; i < rows; ++i) J(i, m.plan.q_index[k]) = m.packed ? m.group->Jp[k][i] : m.group->J[k][i][0];
+  return J;
+}
 
 std::string batchFallbackReason(const Problem& problem, const SolverSpec& spec, const SolverOptions& options) {
   std::string why;
@@ -974,8 +1074,8 @@ std::vector<BatchResult> solveBatch(const std::vector<Problem>& problems, const 
   s.spec = &spec;
   s.results = &results;
   s.spec_plan = planSpec(spec);
-  const auto [step, isa] = selectKernel(options.isa);
-  s.step = step;
+  const KernelIsa isa = selectKernel(options.isa);
+  s.step = isa.step;
   // The options Solver::solve would use (the spec's keys applied).
   s.solve = withSpecOptions(s.spec_plan.common, options.solve);
 
@@ -1030,7 +1130,7 @@ std::vector<BatchResult> solveBatch(const std::vector<Problem>& problems, const 
     *stats = BatchStats();
     stats->problems = static_cast<long>(problems.size());
     stats->batched = static_cast<long>(problems.size() - s.fallback.size());
-    stats->isa = isa;
+    stats->isa = isa.name;
     for (const BatchStats& b : per_thread) {
       stats->lane_steps += b.lane_steps;
       stats->busy_lane_steps += b.busy_lane_steps;

@@ -324,7 +324,8 @@ std::string kernelHelp(const std::string& when) {
   return "'auto': the compiled chain kernel (the batch path's SIMD kernel, one problem per solve)" + when +
          " for a single pose or position goal on a chain of hinges and sliders with every DOF on its path and unit "
          "DOF weights, the generic model code otherwise; 'generic': the generic code always (the two agree to "
-         "rounding)";
+         "rounding); 'lanes' / 'packed': the kernel with up to four attempts at once in its lanes / one attempt at "
+         "a time packed within the problem ('auto' takes packed while one attempt runs; the answers are bitwise equal)";
 }
 
 }  // namespace

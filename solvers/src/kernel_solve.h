@@ -17,6 +17,12 @@
 // answer is therefore bitwise solveBatch's for the problem (a binding time
 // budget aside), at the rounds of the slowest attempt up to the answer
 // instead of the sum of their rounds.
+//
+// While only one attempt runs (a solve without restarts; attempt 0 until
+// restarts start beside it), the kernel's one-problem step runs instead of
+// the lane step: packed within the problem, bitwise the lane step's values
+// for that lane, in less time (kernel=packed / kernel=lanes force one or
+// the other throughout).
 #pragma once
 
 #include <Eigen/Core>

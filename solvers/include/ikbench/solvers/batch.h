@@ -120,4 +120,34 @@ std::vector<BatchResult> solveBatch(const std::shared_ptr<const Model>& model, c
                                     std::string_view spec, const BatchOptions& options = {},
                                     BatchStats* stats = nullptr);
 
+// The compiled chain kernel's evaluation of one problem at a configuration:
+// forward kinematics, goal errors, the weighted residual and the weighted
+// geometric Jacobian, as a kernel step computes them for a fresh attempt.
+// `packed` picks the one-problem step (packed within the problem, what
+// Solver::solve runs for a solve with one attempt) or the lane step (four
+// problems per vector, solveBatch's); the two give bitwise the same values.
+// For benchmarks (bench_kinematics' KernelFkErrorsJacobian: the cost of FK +
+// errors + Jacobian in the kernel) and for checking the kernel against the
+// model's own FK, goal errors and goalJacobian.
+class KernelEvaluator {
+ public:
+  // Throws std::invalid_argument naming why when the kernel does not take
+  // the problem (batchFallbackReason's reasons).
+  explicit KernelEvaluator(const Problem& problem, bool packed = true, BatchIsa isa = BatchIsa::kAuto);
+  ~KernelEvaluator();
+  KernelEvaluator(const KernelEvaluator&) = delete;
+  KernelEvaluator& operator=(const KernelEvaluator&) = delete;
+
+  // Evaluates at q (the model's configuration, nq; not clamped).
+  void evaluate(const Eigen::VectorXd& q);
+  double positionError() const;
+  double orientationError() const;
+  Eigen::VectorXd residual() const;  // goal rows (3 or 6), target - current, weighted
+  Eigen::MatrixXd jacobian() const;  // goal rows x nv; zero columns off the chain
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
 }  // namespace ikbench

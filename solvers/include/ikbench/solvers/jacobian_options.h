@@ -55,9 +55,21 @@ enum class KernelChoice {
   // The generic model code always (forward_kinematics.h, goal.h,
   // jacobian_dls.cpp).
   kGeneric,
+  // The kernel's two ways of running one problem, which kAuto combines (the
+  // one-problem step while one attempt runs: a solve without restarts, and
+  // attempt 0 until restarts start beside it; the lanes after that):
+  // kLanes runs up to four attempts of the solve at once, one per lane;
+  // kPacked runs one attempt at a time in the one-problem step
+  // (batch_layout.h oneStep), packed within the problem. Same answers,
+  // bitwise; only the time differs.
+  kLanes,
+  kPacked,
 };
-inline constexpr EnumTable<KernelChoice, 2> kKernelChoiceNames{
-    {{{KernelChoice::kAuto, "auto"}, {KernelChoice::kGeneric, "generic"}}}, "kernel"};
+inline constexpr EnumTable<KernelChoice, 4> kKernelChoiceNames{{{{KernelChoice::kAuto, "auto"},
+                                                                 {KernelChoice::kGeneric, "generic"},
+                                                                 {KernelChoice::kLanes, "lanes"},
+                                                                 {KernelChoice::kPacked, "packed"}}},
+                                                               "kernel"};
 
 // Keys every Jacobian backend accepts.
 struct JacobianOptions {
