@@ -7,6 +7,12 @@
 //   Scalar/<spec>                  one Solver, the problems one after another
 //                                  (Solver::solve: the same kernel, one problem
 //                                  in one lane)
+//   ScalarPacked/<spec>, ScalarLanes/<spec>
+//                                  the same with kernel=packed (one attempt at
+//                                  a time in the one-problem step) and
+//                                  kernel=lanes (up to four attempts at once,
+//                                  one per lane); Scalar's kernel=auto takes
+//                                  packed when the spec has no restarts
 //   ScalarGeneric/<spec>           the same with kernel=generic: the generic
 //                                  model code (forward_kinematics.h, goal.h,
 //                                  jacobian_dls.cpp)
@@ -14,8 +20,9 @@
 //                                  L lanes, isa 0 = auto (AVX2 + FMA when the CPU
 //                                  has them), 1 = portable (SSE2)
 //   Batch2T/<spec>                 solveBatch on 2 threads (16 lanes each)
-//   ScalarPerIteration/<spec>, ScalarGenericPerIteration/<spec>,
-//   BatchPerIteration/<spec>
+//   ScalarPerIteration/<spec> (the one-problem step),
+//   ScalarLanesPerIteration/<spec> (the lane step, one lane busy),
+//   ScalarGenericPerIteration/<spec>, BatchPerIteration/<spec>
 //                                  200 iterations per solve towards targets out
 //                                  of reach, stall test off (bench_solvers'
 //                                  PerIteration protocol; for auto its
@@ -204,6 +211,12 @@ void registerAll() {
     benchmark::RegisterBenchmark(fmt::format("Scalar/{}", name).c_str(),
                                  [spec = spec](benchmark::State& st) { scalarSolves(st, spec, false); })
         ->Unit(benchmark::kMicrosecond);
+    for (const char* kernel : {"packed", "lanes"})
+      benchmark::RegisterBenchmark(fmt::format("Scalar{}/{}", kernel[0] == 'p' ? "Packed" : "Lanes", name).c_str(),
+                                   [spec = spec + ":kernel=" + kernel](benchmark::State& st) {
+                                     scalarSolves(st, spec, false);
+                                   })
+          ->Unit(benchmark::kMicrosecond);
     benchmark::RegisterBenchmark(fmt::format("ScalarGeneric/{}", name).c_str(),
                                  [spec = spec + ":kernel=generic"](benchmark::State& st) { scalarSolves(st, spec, false); })
         ->Unit(benchmark::kMicrosecond);
@@ -223,6 +236,11 @@ void registerAll() {
         ->UseRealTime();
     benchmark::RegisterBenchmark(fmt::format("ScalarPerIteration/{}", name).c_str(),
                                  [spec = iteration_spec](benchmark::State& st) { scalarSolves(st, spec, true); })
+        ->Unit(benchmark::kMicrosecond);
+    benchmark::RegisterBenchmark(fmt::format("ScalarLanesPerIteration/{}", name).c_str(),
+                                 [spec = iteration_spec + ":kernel=lanes"](benchmark::State& st) {
+                                   scalarSolves(st, spec, true);
+                                 })
         ->Unit(benchmark::kMicrosecond);
     benchmark::RegisterBenchmark(fmt::format("ScalarGenericPerIteration/{}", name).c_str(),
                                  [spec = iteration_spec + ":kernel=generic"](benchmark::State& st) {

@@ -6,6 +6,10 @@
 // Case names say every argument by name:
 //   ForwardKinematics/dof:<n>/joint:<revolute|ball|prismatic>
 //   FkErrorsJacobian/dof:<n>/joint:<revolute|ball>/goal:<position|pose>
+//   KernelFkErrorsJacobian/dof:<n>/step:<packed|lanes>/goal:<position|pose>
+//       the same evaluation of the same revolute chain in the compiled chain
+//       kernel (KernelEvaluator): the one-problem step packed within the
+//       problem, or the lane step (four lanes at the cost of one; one busy)
 // Counter: dof (tangent DOFs of the chain).
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
@@ -13,6 +17,7 @@
 #include "ikbench/kinematics/forward_kinematics.h"
 #include "ikbench/kinematics/goal.h"
 #include "ikbench/scenarios/generators.h"
+#include "ikbench/solvers/batch.h"
 #include "bench_main.h"
 
 namespace ikbench {
@@ -64,6 +69,20 @@ void fkErrorsJacobianCase(benchmark::State& state, int dof, JointType type, Goal
   state.counters["dof"] = f.model->nv();
 }
 
+void kernelFkErrorsJacobianCase(benchmark::State& state, int dof, bool packed, GoalKind kind) {
+  const Fixture f = makeFixture(dof, JointType::kRevolute, kind);
+  Problem p;
+  p.model = f.model;
+  p.goals = f.goals;
+  p.q0 = f.q;
+  KernelEvaluator k(p, packed);
+  for (auto _ : state) {
+    k.evaluate(f.q);
+    benchmark::DoNotOptimize(k.positionError());
+  }
+  state.counters["dof"] = f.model->nv();
+}
+
 void registerAll() {
   for (int dof : {7, 30, 100, 1000})
     for (JointType type : {JointType::kRevolute, JointType::kBall, JointType::kPrismatic})
@@ -76,6 +95,15 @@ void registerAll() {
         benchmark::RegisterBenchmark(
             fmt::format("FkErrorsJacobian/dof:{}/joint:{}/goal:{}", dof, toString(type), toString(kind)).c_str(),
             [dof, type, kind](benchmark::State& s) { fkErrorsJacobianCase(s, dof, type, kind); });
+  for (int dof : {6, 7, 16})
+    for (bool packed : {true, false})
+      for (GoalKind kind : {GoalKind::kPosition, GoalKind::kPose})
+        benchmark::RegisterBenchmark(fmt::format("KernelFkErrorsJacobian/dof:{}/step:{}/goal:{}", dof,
+                                                 packed ? "packed" : "lanes", toString(kind))
+                                         .c_str(),
+                                     [dof, packed, kind](benchmark::State& s) {
+                                       kernelFkErrorsJacobianCase(s, dof, packed, kind);
+                                     });
 }
 
 }  // namespace

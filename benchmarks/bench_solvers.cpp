@@ -19,8 +19,10 @@
 //                        counter time_per_iteration [s]; every backend at 7 and
 //                        30 DOF, those without an nv x nv system over the whole
 //                        DOF sweep; dls and dls-adaptive at up to 16 DOF run the
-//                        compiled chain kernel (kernel=auto), PerIteration/
-//                        dls:kernel=generic/dof:7 is their generic code
+//                        compiled chain kernel (kernel=auto: the one-problem
+//                        step), PerIteration/dls:kernel=generic/dof:7 is their
+//                        generic code and dls:kernel=lanes the kernel's lane
+//                        step with one lane busy
 //   SolveRobot/spec:<spec>/robot:<arm>   full pose solves on a shipped arm, for
 //                        every backend and the named recipes (presets) such as
 //                        auto, and KDL LMA with restarts
@@ -193,13 +195,16 @@ void registerAll() {
       }
     }
   }
-  // The generic model code of dls where the compiled chain kernel would run.
-  for (int kind : {0, 1})
-    benchmark::RegisterBenchmark(fmt::format("PerIteration/dls:kernel=generic/dof:7/goal:{}", goalName(kind)).c_str(),
-                                 [kind](benchmark::State& state) {
-                                   runSolves(state, "dls:kernel=generic", chainProblems(7, kind, true), true);
-                                 })
-        ->Unit(benchmark::kMicrosecond);
+  // The generic model code of dls where the compiled chain kernel would run,
+  // and the kernel's lane step on one problem (kernel=auto runs the
+  // one-problem step for dls, which has no restarts).
+  for (const char* kernel : {"generic", "lanes"})
+    for (int kind : {0, 1})
+      benchmark::RegisterBenchmark(fmt::format("PerIteration/dls:kernel={}/dof:7/goal:{}", kernel, goalName(kind)).c_str(),
+                                   [kind, spec = std::string("dls:kernel=") + kernel](benchmark::State& state) {
+                                     runSolves(state, spec, chainProblems(7, kind, true), true);
+                                   })
+          ->Unit(benchmark::kMicrosecond);
   for (const char* name : {"ccd", "fabrik", "dls"}) {
     if (!Registry::global().contains(name)) continue;
     for (const bool one_iteration : {false, true}) {
