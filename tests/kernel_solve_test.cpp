@@ -26,6 +26,19 @@ namespace {
 // The auto preset without its time budget: results that cannot depend on the machine.
 constexpr const char* kAutoNoBudget = "auto:budget_us=0";
 
+// Reachable pose goals on a random chain (limits +-2.5) with 30 % sliders.
+std::vector<Problem> prismaticProblems(int joints, AxisStyle axes, std::uint64_t seed, int count) {
+  ChainSpec cs;
+  cs.joints = joints;
+  cs.prismatic = 0.3;
+  cs.axes = axes;
+  cs.limit = 2.5;
+  GoalSetSpec gs;
+  gs.count = count;
+  gs.kind = GoalKind::kPose;
+  return reachableGoals(randomChain(cs, seed), gs, seed + 1, "pr");
+}
+
 std::vector<Problem> armProblems(const char* arm, int count) {
   const UrdfModel um = loadUrdf(std::string(IKBENCH_SOURCE_DIR) + "/scenarios/data/robots/" + arm + ".urdf");
   GoalSetSpec gs;
@@ -125,17 +138,7 @@ TEST(KernelSolve, PackedStepIsBitwiseTheLaneStep) {
   for (int dof : {6, 7, 8, 9})
     for (Problem& p : test::poseProblems(dof, 2, 10)) problems.push_back(std::move(p));
   for (Problem& p : test::poseProblems(5, 2, 10, GoalKind::kPosition)) problems.push_back(std::move(p));
-  {
-    ChainSpec cs;
-    cs.joints = 8;
-    cs.prismatic = 0.3;
-    cs.axes = AxisStyle::kAlternating;
-    cs.limit = 2.5;
-    GoalSetSpec gs;
-    gs.count = 15;
-    gs.kind = GoalKind::kPose;
-    for (Problem& p : reachableGoals(randomChain(cs, 17), gs, 18, "pr")) problems.push_back(std::move(p));
-  }
+  for (Problem& p : prismaticProblems(8, AxisStyle::kAlternating, 17, 15)) problems.push_back(std::move(p));
   for (const char* arm : {"ur5", "panda", "iiwa14"})
     for (Problem& p : armProblems(arm, 10)) problems.push_back(std::move(p));
   const size_t plain = problems.size();
@@ -223,15 +226,7 @@ TEST(KernelSolve, PackedStepIsBitwiseTheLaneStep) {
 TEST(KernelSolve, EvaluatorAgreesWithTheModelsFkErrorsAndJacobian) {
   std::vector<Problem> problems = test::poseProblems(7, 3, 5);
   for (Problem& p : test::poseProblems(6, 2, 5, GoalKind::kPosition)) problems.push_back(std::move(p));
-  {
-    ChainSpec cs;
-    cs.joints = 9;
-    cs.prismatic = 0.3;
-    cs.limit = 2.5;
-    GoalSetSpec gs;
-    gs.count = 5;
-    for (Problem& p : reachableGoals(randomChain(cs, 23), gs, 24, "pr")) problems.push_back(std::move(p));
-  }
+  for (Problem& p : prismaticProblems(9, ChainSpec().axes, 23, 5)) problems.push_back(std::move(p));
   for (Problem& p : armProblems("panda", 5)) problems.push_back(std::move(p));
   problems[2].goals.front().weight = 3.0;
   problems[3].goals.front().orientation_scale = 0.25;
