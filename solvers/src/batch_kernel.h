@@ -299,24 +299,24 @@ void evaluate(const KernelParams& P, LaneGroup& g, const V* lq) {
 
 // Helpers of the one-problem step, on vectors holding one problem's values.
 // v's elements rotated: (y, z, x, w) and (z, x, y, w), for cross products.
-inline V yzx(V v) { return __builtin_shuffle(v, Mk{1, 2, 0, 3}); }
-inline V zxy(V v) { return __builtin_shuffle(v, Mk{2, 0, 1, 3}); }
+inline V yzx(V v) { return __builtin_shufflevector(v, v, 1, 2, 0, 3); }
+inline V zxy(V v) { return __builtin_shufflevector(v, v, 2, 0, 1, 3); }
 // Lane 0 of x[c], ..., x[c + 3] in one vector (0 from x[n] on), by
 // shuffles (a vector load of four scalar stores would wait for them).
 inline V lanes0(const V* x, int c, int n) {
   const V zero = splat(0.0);
   const V a = x[c], b = c + 1 < n ? x[c + 1] : zero, d = c + 2 < n ? x[c + 2] : zero, e = c + 3 < n ? x[c + 3] : zero;
-  return __builtin_shuffle(__builtin_shuffle(a, b, Mk{0, 4, 0, 4}), __builtin_shuffle(d, e, Mk{0, 4, 0, 4}),
-                           Mk{0, 1, 4, 5});
+  return __builtin_shufflevector(__builtin_shufflevector(a, b, 0, 4, 0, 4), __builtin_shufflevector(d, e, 0, 4, 0, 4),
+                                 0, 1, 4, 5);
 }
 // (a, b, c, d) as rows of a 4 x 4 matrix -> its columns.
 inline void transpose4(V& a, V& b, V& c, V& d) {
-  const V t0 = __builtin_shuffle(a, b, Mk{0, 4, 2, 6}), t1 = __builtin_shuffle(a, b, Mk{1, 5, 3, 7});
-  const V t2 = __builtin_shuffle(c, d, Mk{0, 4, 2, 6}), t3 = __builtin_shuffle(c, d, Mk{1, 5, 3, 7});
-  a = __builtin_shuffle(t0, t2, Mk{0, 1, 4, 5});
-  b = __builtin_shuffle(t1, t3, Mk{0, 1, 4, 5});
-  c = __builtin_shuffle(t0, t2, Mk{2, 3, 6, 7});
-  d = __builtin_shuffle(t1, t3, Mk{2, 3, 6, 7});
+  const V t0 = __builtin_shufflevector(a, b, 0, 4, 2, 6), t1 = __builtin_shufflevector(a, b, 1, 5, 3, 7);
+  const V t2 = __builtin_shufflevector(c, d, 0, 4, 2, 6), t3 = __builtin_shufflevector(c, d, 1, 5, 3, 7);
+  a = __builtin_shufflevector(t0, t2, 0, 1, 4, 5);
+  b = __builtin_shufflevector(t1, t3, 0, 1, 4, 5);
+  c = __builtin_shufflevector(t0, t2, 2, 3, 6, 7);
+  d = __builtin_shufflevector(t1, t3, 2, 3, 6, 7);
 }
 
 // evaluate() for one problem, lane 0 of g, packed within the problem: the
@@ -383,8 +383,8 @@ void evaluatePacked(const KernelParams& P, LaneGroup& g, const V* lq) {
     if (!unit) j = wp * j;
     if constexpr (kPose) {
       const V zw = unit ? z : wo * z;
-      store(col, __builtin_shuffle(j, zw, Mk{0, 1, 2, 4}));
-      store(col + 4, __builtin_shuffle(zw, Mk{1, 2, 3, 3}));
+      store(col, __builtin_shufflevector(j, zw, 0, 1, 2, 4));
+      store(col + 4, __builtin_shufflevector(zw, zw, 1, 2, 3, 3));
     } else {
       store(col, j);
     }
@@ -682,8 +682,8 @@ void dlsStep(const KernelParams& P, const LaneGroup& g, Jac& jac, const Mk& step
     // The largest |dq_v| (the order of a maximum does not matter; a NaN
     // fails the step above).
     for (int c = 0; c < n; c += 4) amax = vmax(amax, vabs(dq0[c / 4]));
-    amax = vmax(amax, __builtin_shuffle(amax, Mk{2, 3, 0, 1}));
-    amax = vmax(amax, __builtin_shuffle(amax, Mk{1, 0, 3, 2}));
+    amax = vmax(amax, __builtin_shufflevector(amax, amax, 2, 3, 0, 1));
+    amax = vmax(amax, __builtin_shufflevector(amax, amax, 1, 0, 3, 2));
   } else {
     for (int v = 0; v < n; ++v) amax = vmax(amax, vabs(dq[v]));
   }
