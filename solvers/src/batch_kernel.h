@@ -223,7 +223,7 @@ void evaluate(const KernelParams& P, LaneGroup& g, const V* lq) {
       cs[i] = splat(jc.cphi);
       sn[i] = splat(jc.sphi);
     } else {
-      vsinCos(lq[i] + splat(jc.phi), sn[i], cs[i]);
+      vsinCos(lq[i] + splat(ch.phi[i]), sn[i], cs[i]);
     }
   }
   for (int i = 0; i < n; ++i) {
@@ -637,7 +637,7 @@ void dlsStep(const KernelParams& P, const LaneGroup& g, Jac& jac, const Mk& step
     const Mk work = stepping & ~failed;
     for (int v = 0; v < n; ++v) {
       const V x = q[v] + dq[v];
-      const V lo = splat(ch.joint[v].lo), hi = splat(ch.joint[v].hi);
+      const V lo = splat(ch.lo[v]), hi = splat(ch.hi[v]);
       const Mk over = x > hi, under = x < lo;
       const Mk nf = work & (any_frozen ? ~frozen[v] : splatMask(-1)) & (over | under);
       if (!movemask(nf)) continue;
@@ -718,7 +718,7 @@ void dlsStep(const KernelParams& P, const LaneGroup& g, Jac& jac, const Mk& step
       const V d = select(scale, dq[v] * f, dq[v]);
       step2 = vfma(d, d, step2);
       const V x = q[v] + d;
-      const V lo = splat(ch.joint[v].lo), hi = splat(ch.joint[v].hi);
+      const V lo = splat(ch.lo[v]), hi = splat(ch.hi[v]);
       const V c = select(x < lo, lo, select(hi < x, hi, x));
       q_finite &= finiteMask(c);
       qn[v] = c;

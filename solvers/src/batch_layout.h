@@ -29,9 +29,7 @@ inline constexpr int kMaxDof = 16;   // longest chain the kernel takes
 struct ChainJoint {
   double t[3];             // pivot in F_{i-1}
   double ca, sa;           // cos, sin of alpha_i
-  double phi;              // hinge offset (revolute)
-  double cphi, sphi;       // cos, sin of phi (prismatic)
-  double lo, hi;           // limits of q_i
+  double cphi, sphi;       // cos, sin of phi_i (prismatic)
   bool has_alpha;          // alpha_i != 0
   bool prismatic;
 };
@@ -41,9 +39,10 @@ struct Chain {
   double base_R[9], base_p[3]; // world_T_F-1, R row-major
   ChainJoint joint[kMaxDof];
   double tool_p[3];            // effector point in F_{n-1}
-  // joint[i].lo, .hi again, contiguous for the one-problem step; 0 from n on.
+  // Per joint, contiguous so that the one-problem step loads four at once
+  // (0 from n on): the limits of q_i, and phi_i for a hinge (0 for a slider,
+  // whose constant rotation is joint[i].cphi, .sphi).
   alignas(32) double lo[kMaxDof] = {}, hi[kMaxDof] = {};
-  // joint[i].phi for hinges, 0 for sliders and from n on.
   alignas(32) double phi[kMaxDof] = {};
 };
 

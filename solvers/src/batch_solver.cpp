@@ -241,20 +241,17 @@ ChainPlan planChain(const Problem& problem) {
     j.ca = std::cos(alpha);
     j.sa = std::sin(alpha);
     j.prismatic = model.type(mj) == JointType::kPrismatic;
-    j.phi = phi;
     j.cphi = std::cos(phi);
     j.sphi = std::sin(phi);
-    j.lo = model.lowerLimits()[iv];
-    j.hi = model.upperLimits()[iv];
-    ch.lo[k] = j.lo;
-    ch.hi[k] = j.hi;
-    ch.phi[k] = j.prismatic ? 0.0 : j.phi;
+    ch.phi[k] = j.prismatic ? 0.0 : phi;
+    ch.lo[k] = model.lowerLimits()[iv];
+    ch.hi[k] = model.upperLimits()[iv];
     plan.q_index.push_back(model.idxQ(mj));
     // randomConfiguration's draw: the limits where finite, else +-pi (hinge)
     // or +-1 (slider).
     const double dlo = j.prismatic ? -1.0 : -std::numbers::pi, dhi = j.prismatic ? 1.0 : std::numbers::pi;
-    plan.draw_lo.push_back(std::isfinite(j.lo) ? j.lo : std::max(dlo, j.lo));
-    plan.draw_hi.push_back(std::isfinite(j.hi) ? j.hi : std::min(dhi, j.hi));
+    plan.draw_lo.push_back(std::isfinite(ch.lo[k]) ? ch.lo[k] : std::max(dlo, ch.lo[k]));
+    plan.draw_hi.push_back(std::isfinite(ch.hi[k]) ? ch.hi[k] : std::min(dhi, ch.hi[k]));
   }
   // randomConfiguration draws joint by joint in model order: the path must
   // be in that order (it is, for a chain: parents come first).
@@ -414,7 +411,7 @@ Summary tallySummary(const AttemptTally& t, const ChainPlan& plan, const std::st
   sum.orientation_error = t.best_oe;
   bool within = true;
   for (int k = 0; k < n; ++k)
-    within &= t.best_q[k] >= plan.chain.joint[k].lo - kLimitSlack && t.best_q[k] <= plan.chain.joint[k].hi + kLimitSlack;
+    within &= t.best_q[k] >= plan.chain.lo[k] - kLimitSlack && t.best_q[k] <= plan.chain.hi[k] + kLimitSlack;
   sum.within_limits = within;
   Status status;
   std::string message = reasonMessage(backend, solve, t.best_reason, t.best_reason_iteration, &status);
@@ -456,7 +453,7 @@ void startAttempt(LaneGroup& G, int l) {
 // Attempt 0 in lane l: from the start clamped into the limits (Solver::solve).
 void startFromStart(LaneGroup& G, int l, const ChainPlan& plan, const Eigen::VectorXd& start) {
   for (int k = 0; k < plan.chain.n; ++k)
-    G.q[k][l] = std::clamp(start[plan.q_index[k]], plan.chain.joint[k].lo, plan.chain.joint[k].hi);
+    G.q[k][l] = std::clamp(start[plan.q_index[k]], plan.chain.lo[k], plan.chain.hi[k]);
   startAttempt(G, l);
 }
 
