@@ -443,6 +443,16 @@ void fillTarget(LaneGroup& G, int l, const ChainPlan& plan, const Goal& goal) {
     for (int c = 0; c < 3; ++c) G.target_R[3 * r + c][l] = Rt(r, c);
 }
 
+// Lane groups with every lane idle: a finite, harmless problem (q = 0,
+// target at the origin with the identity rotation) that a step may evaluate
+// with the busy lanes.
+void clearGroups(LaneGroup* groups, size_t count) {
+  std::memset(static_cast<void*>(groups), 0, count * sizeof(LaneGroup));
+  for (size_t g = 0; g < count; ++g)
+    for (int l = 0; l < kWidth; ++l)
+      for (int c : {0, 4, 8}) groups[g].target_R[c][l] = 1.0;
+}
+
 // A fresh attempt in lane l (its q already written).
 void startAttempt(LaneGroup& G, int l) {
   G.active[l] = -1;
@@ -507,12 +517,7 @@ struct Shared {
 class Engine {
  public:
   Engine(Shared& shared, int lanes) : s_(shared), groups_(lanes / kWidth), lanes_(lanes), group_plan_(lanes / kWidth, -1) {
-    // Empty lanes hold a finite, harmless problem (q = 0, target at the
-    // origin with the identity rotation): they are evaluated with the rest.
-    std::memset(static_cast<void*>(groups_.data()), 0, groups_.size() * sizeof(LaneGroup));
-    for (LaneGroup& G : groups_)
-      for (int l = 0; l < kWidth; ++l)
-        for (int k : {0, 4, 8}) G.target_R[k][l] = 1.0;
+    clearGroups(groups_.data(), groups_.size());
     ended_.resize(groups_.size());
   }
 
@@ -798,11 +803,7 @@ std::unique_ptr<KernelSolve> KernelSolve::make(const SolverSpec& spec) {
   m.step = isa.step;
   m.one_step = isa.one_step;
   m.group = std::make_unique<LaneGroup>();
-  // Idle lanes hold a finite, harmless problem (q = 0, target at the origin
-  // with the identity rotation), as the batch engine's.
-  std::memset(static_cast<void*>(m.group.get()), 0, sizeof(LaneGroup));
-  for (int l = 0; l < kWidth; ++l)
-    for (int c : {0, 4, 8}) m.group->target_R[c][l] = 1.0;
+  clearGroups(m.group.get(), 1);
   return k;
 }
 
@@ -1000,7 +1001,7 @@ KernelEvaluator::KernelEvaluator(const Problem& problem, bool packed, BatchIsa i
   m.nq = problem.model->nq();
   m.nv = problem.model->nv();
   m.group = std::make_unique<LaneGroup>();
-  std::memset(static_cast<void*>(m.group.get()), 0, sizeof(LaneGroup));
+  clearGroups(m.group.get(), 1);
   for (int l = 0; l < kWidth; ++l) fillTarget(*m.group, l, m.plan, problem.goals.front());
 }
 
