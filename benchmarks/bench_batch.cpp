@@ -54,6 +54,7 @@
 #include "ikbench/scenarios/generators.h"
 #include "ikbench/solvers/batch.h"
 #include "ikbench/solvers/registry.h"
+#include "ikbench/solvers/seed_library.h"
 #include "bench_main.h"
 
 namespace ikbench {
@@ -201,7 +202,30 @@ void fmaPeak(benchmark::State& state, int lanes) {
 }
 #endif
 
+// SeedLibrary::nearest: the k entries nearest each target of the
+// throughput problems (their own chain's library), one query per iteration:
+// k = 1 is a solve's first start, k = kStarts its restarts.
+void libraryNearest(benchmark::State& state, int entries, int k) {
+  const std::vector<Problem>& problems = throughputProblems(false);
+  std::vector<std::shared_ptr<const SeedLibrary>> libraries;
+  for (const Problem& p : problems) libraries.push_back(SeedLibrary::forGoals(p.model, p.goals, entries));
+  int out[SeedLibrary::kStarts];
+  size_t i = 0;
+  long found = 0;
+  for (auto _ : state) {
+    found += libraries[i]->nearest(problems[i].goals.front(), k, out);
+    benchmark::DoNotOptimize(out);
+    if (++i == problems.size()) i = 0;
+  }
+  state.counters["found"] = static_cast<double>(found) / static_cast<double>(state.iterations());
+}
+
 void registerAll() {
+  for (int entries : {4096, 65536, 131072})
+    for (int k : {1, SeedLibrary::kStarts})
+      benchmark::RegisterBenchmark(fmt::format("LibraryNearest/entries:{}/k:{}", entries, k).c_str(),
+                                   [entries, k](benchmark::State& st) { libraryNearest(st, entries, k); })
+          ->Unit(benchmark::kMicrosecond);
   // The auto preset's iteration without its restarts, budget, stall window
   // and cap, for the PerIteration protocol.
   const std::string auto_iteration = "dls-adaptive:mode=error:err_gain=0.05:limits=freeze:max_step=2";

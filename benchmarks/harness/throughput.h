@@ -54,6 +54,11 @@ struct ThroughputResult {
   // count; its points have path "generic".
   std::vector<double> batch_over_generic;
   std::string isa;
+  // A spec with a seed library (library=N): the wall time [s] that building
+  // the libraries of the problems' models took, once per model before any
+  // timed run (the rates exclude it); 0 without a library.
+  double library_build_s = 0.0;
+  int libraries = 0;
   std::string cpu;
   std::string load_average;  // /proc/loadavg, 1 min, at the start
   std::string start_time, end_time;

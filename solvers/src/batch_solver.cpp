@@ -28,6 +28,7 @@
 #include "ikbench/kinematics/forward_kinematics.h"
 #include "ikbench/kinematics/rng.h"
 #include "ikbench/solvers/registry.h"
+#include "ikbench/solvers/seed_library.h"
 
 namespace ikbench {
 namespace {
@@ -144,6 +145,7 @@ struct ChainPlan {
   std::vector<double> draw_lo, draw_hi;  // restart draw ranges (randomConfiguration), path order
   bool pose = true;
   double w_pos = 1.0, w_ori = 1.0;
+  std::shared_ptr<const SeedLibrary> library;  // the spec's seed library (library=N), else null
 };
 
 Eigen::Vector3d anyNormal(const Eigen::Vector3d& w) {
@@ -474,6 +476,28 @@ void startFromRestart(LaneGroup& G, int l, const ChainPlan& plan, Rng& rng) {
   startAttempt(G, l);
 }
 
+// An attempt in lane l from a seed library entry (nq values, within the
+// limits).
+void startFromEntry(LaneGroup& G, int l, const ChainPlan& plan, const double* q) {
+  for (int k = 0; k < plan.chain.n; ++k) G.q[k][l] = q[plan.q_index[k]];
+  startAttempt(G, l);
+}
+
+// Attempt `attempt` of a solve in lane l, as Solver::runAttempts starts it:
+// from the seed library's next entry while it has one for this attempt
+// (restarts, and the first attempt with start=library), else from the start
+// (attempt 0) or the restart stream.
+void startAttemptAt(LaneGroup& G, int l, const ChainPlan& plan, long attempt, bool start_from_library,
+                    LibraryStarts& library, const Eigen::VectorXd& start, Rng& rng) {
+  const double* entry = attempt > 0 || start_from_library ? library.next() : nullptr;
+  if (entry != nullptr)
+    startFromEntry(G, l, plan, entry);
+  else if (attempt == 0)
+    startFromStart(G, l, plan, start);
+  else
+    startFromRestart(G, l, plan, rng);
+}
+
 // Lane 0's Jacobian from the one-problem step's layout (LaneGroup::Jp,
 // which shares J's memory) into the lanes' (J[v][i][0]); the other lanes'
 // columns are left holding other values, as a lane's Jacobian is written by
@@ -492,6 +516,7 @@ struct LaneState {
   int problem = -1;
   long attempt = 0;
   Rng rng{0};
+  LibraryStarts library;  // the seed library's starts (plan.library)
   double share_at_entry = 0.0;  // Engine::share_sum_ when the problem came in
   double deadline_us = 0.0;  // 0 = none
   AttemptTally tally;
@@ -652,7 +677,8 @@ class Engine {
     occupied_[g] |= static_cast<std::uint8_t>(1u << l);
     if (st.deadline_us > 0.0) next_deadline_ = std::min(next_deadline_, st.share_at_entry + st.deadline_us);
     fillTarget(G, l, plan, pr.goals.front());
-    startFromStart(G, l, plan, pr.q0);
+    st.library = LibraryStarts(plan.library.get(), &pr.goals.front());
+    startAttemptAt(G, l, plan, 0, s_.spec_plan.common.start == StartMode::kLibrary, st.library, pr.q0, st.rng);
   }
 
   // Lanes whose problem's budget is spent end their attempt (time-limit);
@@ -687,7 +713,7 @@ class Engine {
     const bool time_up = st.deadline_us > 0.0 && chargedUs(st) >= st.deadline_us;
     if (!done && !time_up && st.attempt < s_.spec_plan.common.restarts) {
       ++st.attempt;
-      startFromRestart(G, l, plan, st.rng);
+      startAttemptAt(G, l, plan, st.attempt, false, st.library, s_.problems[st.problem].q0, st.rng);
       return;
     }
     finish(g, l);
@@ -842,6 +868,11 @@ bool KernelSolve::solve(const Problem& problem, const Eigen::VectorXd& start, co
 
   for (int l = 0; l < kWidth; ++l) fillTarget(G, l, plan, goal);
   Rng rng(Rng::mix(options.seed, kRestartStreamSalt));
+  const std::shared_ptr<const SeedLibrary> library =
+      m.spec_plan.common.library > 0 ? SeedLibrary::forGoals(problem.model, problem.goals, m.spec_plan.common.library)
+                                     : nullptr;
+  LibraryStarts library_starts(library.get(), &goal);
+  const bool start_from_library = library && m.spec_plan.common.start == StartMode::kLibrary;
   long lane_attempt[kWidth];  // the attempt each lane runs, -1: idle
   std::fill_n(lane_attempt, kWidth, -1L);
   long next_start = 0;  // the next attempt to start
@@ -875,12 +906,8 @@ bool KernelSolve::solve(const Problem& problem, const Eigen::VectorXd& start, co
       if (lane_attempt[l] >= 0 || time_up || next_start > last_attempt || next_start >= next_taken + Impl::kWindow)
         continue;
       if (next_start > 0 && hold) continue;
-      if (next_start == 0) {
-        startFromStart(G, l, plan, start);
-        hold = true;  // attempt 0 is fresh
-      } else {
-        startFromRestart(G, l, plan, rng);
-      }
+      startAttemptAt(G, l, plan, next_start, start_from_library, library_starts, start, rng);
+      if (next_start == 0) hold = true;  // attempt 0 is fresh
       lane_attempt[l] = next_start++;
     }
     std::uint8_t busy = 0, fresh = 0;
@@ -1093,6 +1120,8 @@ std::vector<BatchResult> solveBatch(const std::vector<Problem>& problems, const 
         ChainPlan plan = planChain(pr);
         const int id = plan.why.empty() ? static_cast<int>(s.plans.size()) : -1;
         if (id >= 0) {
+          if (s.spec_plan.common.library > 0)
+            plan.library = SeedLibrary::forGoals(pr.model, pr.goals, s.spec_plan.common.library);
           s.plans.push_back(std::move(plan));
           plan_problems.emplace_back();
         }

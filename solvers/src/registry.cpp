@@ -140,6 +140,7 @@ SolverSpec Registry::parse(std::string_view text) const {
   }
   try {
     spec.common = commonSpecBinding().parse(spec.name, common);
+    if (std::string why; !spec.common.isValid(&why)) throw SpecError(why);
     spec.parameters = info.resolve(spec.given);
   } catch (const SpecError& e) {
     throw SpecError(fmt::format("spec '{}': {}", spec.text, e.what()));

@@ -9,6 +9,7 @@
 #include "ikbench/core/numeric.h"
 #include "ikbench/kinematics/config.h"
 #include "ikbench/kinematics/forward_kinematics.h"
+#include "ikbench/solvers/seed_library.h"
 #include "kernel_solve.h"
 
 namespace ikbench {
@@ -261,8 +262,18 @@ bool Solver::runAttempts(const Problem& problem, const Eigen::VectorXd& start, c
   double best_score = std::numeric_limits<double>::infinity();
   best->q = start;
   Eigen::VectorXd attempt_q;
+  // The seed library's entries nearest the target, before uniform draws
+  // (library=N), and for the first attempt too (start=library).
+  const std::shared_ptr<const SeedLibrary> library =
+      common_.library > 0 ? SeedLibrary::forGoals(problem.model, problem.goals, common_.library) : nullptr;
+  LibraryStarts library_starts(library.get(), problem.goals.data());
+  const bool start_from_library = library && common_.start == StartMode::kLibrary;
   for (long attempt = 0; attempt < attempts; ++attempt) {
-    attempt_q = attempt == 0 ? start : randomConfiguration(model, ctx.rng());
+    const double* entry = attempt > 0 || start_from_library ? library_starts.next() : nullptr;
+    if (entry != nullptr)
+      attempt_q = Eigen::Map<const Eigen::VectorXd>(entry, model.nq());
+    else
+      attempt_q = attempt == 0 ? start : randomConfiguration(model, ctx.rng());
     ctx.iteration_offset_ = summary->iterations;
     ctx.status_ = Status::kMaxIterations;
     ctx.message_.clear();

@@ -9,6 +9,7 @@
 #include <cstdlib>
 
 #include "ikbench/core/solver_options.h"
+#include "ikbench/solvers/seed_library.h"
 
 namespace ikbench {
 namespace {
@@ -129,12 +130,28 @@ const OptionsBinding<CommonSpecOptions>& commonSpecBinding() {
     b.choice("solutions", &CommonSpecOptions::solutions, kSolutionsModeNames,
              "'first': stop at the first converged attempt; 'all': keep restarting and return every distinct "
              "converged answer (solution coverage), until the restarts or the budget run out");
+    b.integer("library", &CommonSpecOptions::library, Range::closed(0, SeedLibrary::kMaxEntries), "",
+              fmt::format("seed library of this many configurations drawn within the limits, indexed by the pose "
+                          "they reach (k-d tree): restarts start from the {} entries nearest the target, nearest "
+                          "first, before uniform draws; 0 = none (one pose or position goal; built once per model "
+                          "and cached)",
+                          SeedLibrary::kStarts));
+    b.choice("start", &CommonSpecOptions::start, kStartModeNames,
+             "'given': the first attempt starts from the problem's start; 'library': from the seed library's "
+             "entry nearest the target (needs library > 0)");
     return b;
   }();
   return binding;
 }
 
-bool CommonSpecOptions::isValid(std::string* why) const { return commonSpecBinding().check(*this, why); }
+bool CommonSpecOptions::isValid(std::string* why) const {
+  if (!commonSpecBinding().check(*this, why)) return false;
+  if (start == StartMode::kLibrary && library == 0) {
+    if (why != nullptr) *why = "start=library needs a seed library: library = 0 (expected library > 0, e.g. 65536)";
+    return false;
+  }
+  return true;
+}
 
 SolverOptions withSpecOptions(const CommonSpecOptions& common, SolverOptions base) {
   if (common.budget_us) base.time_budget_us = *common.budget_us;

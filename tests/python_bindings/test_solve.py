@@ -194,7 +194,7 @@ def test_registry_listing():
     names = [b["name"] for b in reg["solvers"]]
     assert names == sorted(names) and {"dls", "ccd", "fabrik", "kdl-lma", "ceres-lm"} <= set(names)
     assert [p["name"] for p in reg["common_parameters"]] == ["restarts", "budget_us", "max_iters", "stall_iters",
-                                                         "stall_improvement", "solutions"]
+                                                         "stall_improvement", "solutions", "library", "start"]
     assert any(p["name"] == "auto" for p in reg["presets"])
     for b in reg["solvers"]:
         assert ik.Solver(b["name"]).name == b["name"]

@@ -34,6 +34,14 @@ enum class SolutionsMode {
 inline constexpr EnumTable<SolutionsMode, 2> kSolutionsModeNames{
     {{{SolutionsMode::kFirst, "first"}, {SolutionsMode::kAll, "all"}}}, "solutions mode"};
 
+// Where a solve's first attempt starts.
+enum class StartMode {
+  kGiven,    // the problem's start configuration
+  kLibrary,  // the seed library's entry nearest the target (SeedLibrary)
+};
+inline constexpr EnumTable<StartMode, 2> kStartModeNames{
+    {{{StartMode::kGiven, "given"}, {StartMode::kLibrary, "library"}}}, "start mode"};
+
 // The keys every solver accepts, beside its own.
 struct CommonSpecOptions {
   // Random restarts from seeded random configurations within the limits
@@ -55,11 +63,18 @@ struct CommonSpecOptions {
   std::optional<int> stall_iters;
   std::optional<double> stall_improvement;
   SolutionsMode solutions = SolutionsMode::kFirst;
+  // A seed library of this many entries (0 = none; ikbench/solvers/
+  // seed_library.h): restarts start from its entries nearest the target,
+  // nearest first (up to SeedLibrary::kStarts), before any uniform draw.
+  int library = 0;
+  // start=library: the first attempt starts from the nearest entry too
+  // (needs library > 0); the problem's start is then not used.
+  StartMode start = StartMode::kGiven;
 
   bool isValid(std::string* why) const;
 };
 // The binding of the common keys (restarts, budget_us, max_iters, stall_iters,
-// stall_improvement, solutions).
+// stall_improvement, solutions, library, start).
 const OptionsBinding<CommonSpecOptions>& commonSpecBinding();
 // `base` with the keys the spec gives (budget_us, max_iters, stall_iters,
 // stall_improvement) in place of the run's settings: the options a solve of

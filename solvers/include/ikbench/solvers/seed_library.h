@@ -1,0 +1,129 @@
+// A library of starts: configurations drawn uniformly within the limits,
+// each stored with the pose its effector point reaches, and a grid over
+// those points. For a target, the entries whose poses lie nearest it are
+// starts from which a local method has the least way to go: a cache of IK
+// seeds indexed by workspace pose, the idea behind MoveIt's cached IK plugin
+// (Moll et al., "Cached IK", 2018) and the nearest-neighbour seeding of
+// learned IK (IKFlow, Ames et al. 2022) without the learning.
+//
+// Solvers use it through the common spec keys `library=<entries>` (restarts
+// start from the library's entries nearest the target, nearest first, before
+// any uniform draw) and `start=library` (the first attempt too).
+//
+// The distance between an entry and a target is
+//   |p - p_t|^2 + rho^2 |R - R_t|_F^2          (pose goals)
+//   |p - p_t|^2                                 (position goals)
+// where |R - R_t|_F^2 = 8 (1 - (q . q_t)^2) (unit quaternions q, q_t) grows
+// with the rotation angle between them, and rho [m] (a quarter of the
+// largest distance of an entry's point from the entries' centroid) weighs a
+// radian of rotation against a quarter of the workspace's radius.
+//
+// The search is over a uniform grid of the entries' points (kPerCell
+// entries per cell of their bounding box on average): the entries of the
+// 3 x 3 x 3 cells around the target's cell (wider shells while those hold
+// fewer than k) are ranked by the full distance, which is exact among the
+// entries whose points lie within one cell of the target and near-exact
+// overall. A k-d tree over the 12 coordinates (p, rho R) gives the exact
+// nearest, but the entries fill a 6-dimensional manifold in them, where a
+// k-d tree prunes little: nanoflann's took 42 us per query at 65 536
+// entries, the grid about 1 us (bench_batch LibraryNearest), and the
+// grid's starts needed about as few iterations (docs/tuning.md, "A seed
+// library").
+//
+// Entries are drawn from a fixed seed (kSeed mixed with the entry count):
+// the same model and count give the same library in every process and on
+// every thread.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "ikbench/kinematics/goal.h"
+#include "ikbench/kinematics/model.h"
+
+namespace ikbench {
+
+class SeedLibrary {
+ public:
+  static constexpr int kMaxEntries = 1 << 20;
+  // The seed every library draws its entries from (with the entry count).
+  static constexpr std::uint64_t kSeed = 0x5eed11b2a2e5ULL;
+  // Starts one solve takes from the library (the nearest this many entries);
+  // later restarts draw uniformly within the limits.
+  static constexpr int kStarts = 8;
+  // Mean entries per occupied grid cell.
+  static constexpr int kPerCell = 2;
+
+  // A library of `entries` (1..kMaxEntries) configurations for the point
+  // `point` of body `body`, keyed by its pose (pose = true) or its position.
+  // Throws std::invalid_argument on a bad body, count or model.
+  SeedLibrary(std::shared_ptr<const Model> model, int body, const Eigen::Vector3d& point, bool pose, int entries);
+  ~SeedLibrary();
+  SeedLibrary(const SeedLibrary&) = delete;
+  SeedLibrary& operator=(const SeedLibrary&) = delete;
+
+  // The library for the single goal of a problem, shared through a
+  // process-wide cache (built on first use under a lock, kept while among
+  // the most recently used up to 2^23 entries in all); null when the goals
+  // are not one position or pose goal.
+  static std::shared_ptr<const SeedLibrary> forGoals(const std::shared_ptr<const Model>& model,
+                                                     const std::vector<Goal>& goals, int entries);
+
+  int size() const;
+  int nq() const;
+  bool pose() const;
+  double rho() const;       // [m] the weight of the rotation coordinates
+  double cellSize() const;  // [m] the grid's cell edge
+  const Model& model() const;
+  // The k (<= size()) entries nearest the goal's target, nearest first, into
+  // out[0..k); returns how many were written.
+  int nearest(const Goal& goal, int k, int* out) const;
+  // Entry i's configuration (nq values) and the position of the point it
+  // reaches (entries are stored in grid-cell order, not in draw order).
+  const double* configuration(int i) const;
+  Eigen::Vector3d position(int i) const;
+  // The library's distance of entry i from the goal's target (see above).
+  double distance(int i, const Goal& goal) const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// The library's starts of one solve, taken in attempt order: the nearest
+// SeedLibrary::kStarts entries, nearest first. The first is found alone
+// (most solves need no other); the others when the second is asked for.
+class LibraryStarts {
+ public:
+  LibraryStarts() = default;
+  LibraryStarts(const SeedLibrary* library, const Goal* goal) : library_(library), goal_(goal) {}
+  // The next entry's configuration (nq values), or null when the library's
+  // share is used up or there is no library.
+  const double* next() {
+    if (library_ == nullptr) return nullptr;
+    if (next_ == 0) {
+      count_ = library_->nearest(*goal_, 1, index_);
+    } else if (next_ == 1 && count_ == 1) {
+      // The nearest kStarts, with the one already taken first: it is their
+      // first unless a wider search found nearer ones (nearest stops
+      // widening once it has k).
+      const int taken = index_[0];
+      count_ = library_->nearest(*goal_, SeedLibrary::kStarts, index_);
+      int at = 0;
+      while (at < count_ && index_[at] != taken) ++at;
+      if (at == count_) at = count_ < SeedLibrary::kStarts ? count_++ : count_ - 1;
+      for (; at > 0; --at) index_[at] = index_[at - 1];
+      index_[0] = taken;
+    }
+    return next_ < count_ ? library_->configuration(index_[next_++]) : nullptr;
+  }
+
+ private:
+  const SeedLibrary* library_ = nullptr;
+  const Goal* goal_ = nullptr;
+  int index_[SeedLibrary::kStarts] = {};
+  int count_ = 0;
+  int next_ = 0;
+};
+
+}  // namespace ikbench
