@@ -677,8 +677,9 @@ class Engine {
     occupied_[g] |= static_cast<std::uint8_t>(1u << l);
     if (st.deadline_us > 0.0) next_deadline_ = std::min(next_deadline_, st.share_at_entry + st.deadline_us);
     fillTarget(G, l, plan, pr.goals.front());
-    st.library = LibraryStarts(plan.library.get(), &pr.goals.front());
-    startAttemptAt(G, l, plan, 0, s_.spec_plan.common.start == StartMode::kLibrary, st.library, pr.q0, st.rng);
+    const bool start_from_library = plan.library && s_.spec_plan.common.start == StartMode::kLibrary;
+    st.library = LibraryStarts(plan.library.get(), &pr.goals.front(), start_from_library);
+    startAttemptAt(G, l, plan, 0, start_from_library, st.library, pr.q0, st.rng);
   }
 
   // Lanes whose problem's budget is spent end their attempt (time-limit);
@@ -833,7 +834,8 @@ std::unique_ptr<KernelSolve> KernelSolve::make(const SolverSpec& spec) {
   return k;
 }
 
-bool KernelSolve::solve(const Problem& problem, const Eigen::VectorXd& start, const SolverOptions& options,
+bool KernelSolve::solve(const Problem& problem, const Eigen::VectorXd& start, const SeedLibrary* library,
+                        const SolverOptions& options,
                         std::chrono::steady_clock::time_point t0, Summary* summary, Eigen::VectorXd* q,
                         Status* status, std::string* message) {
   Impl& m = *impl_;
@@ -868,11 +870,8 @@ bool KernelSolve::solve(const Problem& problem, const Eigen::VectorXd& start, co
 
   for (int l = 0; l < kWidth; ++l) fillTarget(G, l, plan, goal);
   Rng rng(Rng::mix(options.seed, kRestartStreamSalt));
-  const std::shared_ptr<const SeedLibrary> library =
-      m.spec_plan.common.library > 0 ? SeedLibrary::forGoals(problem.model, problem.goals, m.spec_plan.common.library)
-                                     : nullptr;
-  LibraryStarts library_starts(library.get(), &goal);
-  const bool start_from_library = library && m.spec_plan.common.start == StartMode::kLibrary;
+  const bool start_from_library = library != nullptr && m.spec_plan.common.start == StartMode::kLibrary;
+  LibraryStarts library_starts(library, &goal, start_from_library);
   long lane_attempt[kWidth];  // the attempt each lane runs, -1: idle
   std::fill_n(lane_attempt, kWidth, -1L);
   long next_start = 0;  // the next attempt to start

@@ -37,6 +37,8 @@
 
 namespace ikbench {
 
+class SeedLibrary;
+
 class KernelSolve {
  public:
   // Null when the spec is not one the kernel runs (another backend, another
@@ -45,14 +47,16 @@ class KernelSolve {
   ~KernelSolve();
 
   // Solves problem from start (nq; clamped into the limits) with the
-  // effective options. False when the problem is not for the kernel (several
+  // effective options; restarts (and with start=library the first attempt)
+  // start from the seed library's nearest entries first when library is
+  // not null. False when the problem is not for the kernel (several
   // goals, a ball or free joint, a DOF off the goal's path, weighted DOF,
   // ...): nothing is written and the caller runs the generic path. True: the
   // summary has iterations, restarts, evaluation counts and the trace (when
   // options.record_trace); *q, *status and *message are the best attempt's
   // configuration, end status and message, for Solver::verdict.
-  bool solve(const Problem& problem, const Eigen::VectorXd& start, const SolverOptions& options,
-             std::chrono::steady_clock::time_point t0, Summary* summary, Eigen::VectorXd* q, Status* status,
+  bool solve(const Problem& problem, const Eigen::VectorXd& start, const SeedLibrary* library,
+             const SolverOptions& options, std::chrono::steady_clock::time_point t0, Summary* summary, Eigen::VectorXd* q, Status* status,
              std::string* message);
 
  private:

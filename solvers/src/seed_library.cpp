@@ -305,6 +305,8 @@ std::shared_ptr<const SeedLibrary> SeedLibrary::forGoals(const std::shared_ptr<c
                                                          const std::vector<Goal>& goals, int entries) {
   if (!model || goals.size() != 1 || goals.front().kind == GoalKind::kOrientation) return nullptr;
   const Goal& g = goals.front();
+  if (g.body < 0 || g.body >= model->numJoints() || !g.point.allFinite() || entries < 1 || entries > kMaxEntries)
+    return nullptr;
   const CacheKey key{model.get(), g.body, g.point.x(), g.point.y(), g.point.z(), g.kind == GoalKind::kPose, entries};
   // The last library this thread asked for, without the lock.
   thread_local CacheEntry last{};

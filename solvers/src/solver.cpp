@@ -159,6 +159,11 @@ Summary Solver::solve(const Problem& problem, const SolverOptions& options, Eige
 }
 
 Summary Solver::solve(const Problem& problem, Eigen::VectorXd& q, const SolverOptions& base_options) {
+  // The seed library (library=N) of the problem's model and goal point:
+  // built on the first solve that asks for it and shared from then on, so
+  // its one-time cost is kept out of this solve's time and budget.
+  const std::shared_ptr<const SeedLibrary> library =
+      common_.library > 0 ? SeedLibrary::forGoals(problem.model, problem.goals, common_.library) : nullptr;
   const auto t0 = SolveContext::Clock::now();
   auto finish = [&](Summary& s) -> Summary {
     s.time_us = std::chrono::duration<double, std::micro>(SolveContext::Clock::now() - t0).count();
@@ -195,12 +200,13 @@ Summary Solver::solve(const Problem& problem, Eigen::VectorXd& q, const SolverOp
   Eigen::VectorXd start = q;
   clampToLimits(model, start);
   AttemptResult best;
-  if (kernel_ && kernel_->solve(problem, start, options, t0, &summary, &best.q, &best.status, &best.message)) {
+  if (kernel_ &&
+      kernel_->solve(problem, start, library.get(), options, t0, &summary, &best.q, &best.status, &best.message)) {
     verdict(model, best, ctx, &summary);
     q = best.q;
     return finish(summary);
   }
-  if (!runAttempts(problem, start, options, ctx, &summary, &best)) return finish(summary);
+  if (!runAttempts(problem, start, library.get(), options, ctx, &summary, &best)) return finish(summary);
   if (candidate_count_ > 0) {
     collectSolutions(model, start, ctx, &summary);
     if (!summary.solutions.empty()) best.q = summary.solutions.front();
@@ -254,8 +260,8 @@ bool Solver::validate(const Problem& problem, const Eigen::VectorXd& q, const So
   return true;
 }
 
-bool Solver::runAttempts(const Problem& problem, const Eigen::VectorXd& start, const SolverOptions& options,
-                         SolveContext& ctx, Summary* summary, AttemptResult* best) {
+bool Solver::runAttempts(const Problem& problem, const Eigen::VectorXd& start, const SeedLibrary* library,
+                         const SolverOptions& options, SolveContext& ctx, Summary* summary, AttemptResult* best) {
   const Model& model = *problem.model;
   const bool all_solutions = common_.solutions == SolutionsMode::kAll;
   const long attempts = 1 + (restartable() ? static_cast<long>(common_.restarts) : 0L);
@@ -264,10 +270,8 @@ bool Solver::runAttempts(const Problem& problem, const Eigen::VectorXd& start, c
   Eigen::VectorXd attempt_q;
   // The seed library's entries nearest the target, before uniform draws
   // (library=N), and for the first attempt too (start=library).
-  const std::shared_ptr<const SeedLibrary> library =
-      common_.library > 0 ? SeedLibrary::forGoals(problem.model, problem.goals, common_.library) : nullptr;
-  LibraryStarts library_starts(library.get(), problem.goals.data());
-  const bool start_from_library = library && common_.start == StartMode::kLibrary;
+  const bool start_from_library = library != nullptr && common_.start == StartMode::kLibrary;
+  LibraryStarts library_starts(library, problem.goals.data(), start_from_library);
   for (long attempt = 0; attempt < attempts; ++attempt) {
     const double* entry = attempt > 0 || start_from_library ? library_starts.next() : nullptr;
     if (entry != nullptr)

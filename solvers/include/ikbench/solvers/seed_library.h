@@ -65,7 +65,8 @@ class SeedLibrary {
   // The library for the single goal of a problem, shared through a
   // process-wide cache (built on first use under a lock, kept while among
   // the most recently used up to 2^23 entries in all); null when the goals
-  // are not one position or pose goal.
+  // are not one position or pose goal of a valid body with a finite point,
+  // or entries is out of range.
   static std::shared_ptr<const SeedLibrary> forGoals(const std::shared_ptr<const Model>& model,
                                                      const std::vector<Goal>& goals, int entries);
 
@@ -91,19 +92,22 @@ class SeedLibrary {
 };
 
 // The library's starts of one solve, taken in attempt order: the nearest
-// SeedLibrary::kStarts entries, nearest first. The first is found alone
-// (most solves need no other); the others when the second is asked for.
+// SeedLibrary::kStarts entries, nearest first. When the first attempt starts
+// from the library (start=library) its entry is found alone (most solves
+// need no other) and the rest when the second is asked for; otherwise all
+// at the first restart.
 class LibraryStarts {
  public:
   LibraryStarts() = default;
-  LibraryStarts(const SeedLibrary* library, const Goal* goal) : library_(library), goal_(goal) {}
+  LibraryStarts(const SeedLibrary* library, const Goal* goal, bool first_alone)
+      : library_(library), goal_(goal), first_alone_(first_alone) {}
   // The next entry's configuration (nq values), or null when the library's
   // share is used up or there is no library.
   const double* next() {
     if (library_ == nullptr) return nullptr;
     if (next_ == 0) {
-      count_ = library_->nearest(*goal_, 1, index_);
-    } else if (next_ == 1 && count_ == 1) {
+      count_ = library_->nearest(*goal_, first_alone_ ? 1 : SeedLibrary::kStarts, index_);
+    } else if (next_ == 1 && first_alone_) {
       // The nearest kStarts, with the one already taken first: it is their
       // first unless a wider search found nearer ones (nearest stops
       // widening once it has k).
@@ -121,6 +125,7 @@ class LibraryStarts {
  private:
   const SeedLibrary* library_ = nullptr;
   const Goal* goal_ = nullptr;
+  bool first_alone_ = false;
   int index_[SeedLibrary::kStarts] = {};
   int count_ = 0;
   int next_ = 0;

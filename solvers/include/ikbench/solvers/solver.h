@@ -122,6 +122,7 @@ class SolveContext {
 };
 
 class KernelSolve;
+class SeedLibrary;
 
 class Solver {
  public:
@@ -165,16 +166,19 @@ class Solver {
   bool validate(const Problem& problem, const Eigen::VectorXd& q, const SolverOptions& options, Summary* summary);
   // 2. The attempts: the first from the start (clamped into the limits), then
   //    random restarts while they remain and the budget lasts; stops at the
-  //    first converged attempt unless every solution is wanted. Returns the
-  //    best attempt's configuration; false when the backend refused the
-  //    problem (unsupported / invalid input, summary final).
+  //    first converged attempt unless every solution is wanted. With a seed
+  //    library (library=N; null otherwise) restarts, and with start=library
+  //    the first attempt too, start from its entries nearest the target
+  //    first. Returns the best attempt's configuration; false when the
+  //    backend refused the problem (unsupported / invalid input, summary
+  //    final).
   struct AttemptResult {
     Eigen::VectorXd q;
     Status status = Status::kMaxIterations;
     std::string message;
   };
-  bool runAttempts(const Problem& problem, const Eigen::VectorXd& start, const SolverOptions& options,
-                   SolveContext& ctx, Summary* summary, AttemptResult* best);
+  bool runAttempts(const Problem& problem, const Eigen::VectorXd& start, const SeedLibrary* library,
+                   const SolverOptions& options, SolveContext& ctx, Summary* summary, AttemptResult* best);
   // 3. Keeps the distinct converged candidates (closed-form backends,
   //    solutions=all), closest to the start first.
   void collectSolutions(const Model& model, const Eigen::VectorXd& start, SolveContext& ctx, Summary* summary);
