@@ -28,8 +28,8 @@ struct SeedLibrary::Impl {
   std::vector<double> q;  // entries x nq, cell order
   // The entries' points and rotations (unit quaternions w, x, y, z), one
   // array per coordinate, cell order, single precision (ample for ranking
-  // starts), each padded by kPad entries far from any target, so that a
-  // query reads whole vectors past the end of a run.
+  // starts), each padded by kPad entries at infinity, so that a query reads
+  // whole vectors past the end of a run.
   static constexpr int kPad = 4;
   std::vector<float> key[7];
   // The grid: cells of size h from lo, cells[0..2] per axis; entries of cell
@@ -119,7 +119,7 @@ SeedLibrary::SeedLibrary(std::shared_ptr<const Model> model, int body, const Eig
   }
   for (long c = 0; c < total; ++c) m.start[c + 1] += m.start[c];
   std::vector<int> fill(m.start.begin(), m.start.end() - 1);
-  for (int a = 0; a < 7; ++a) m.key[a].assign(static_cast<size_t>(entries) + Impl::kPad, a < 3 ? 1e18f : 0.0f);
+  for (int a = 0; a < 7; ++a) m.key[a].assign(static_cast<size_t>(entries) + Impl::kPad, a < 3 ? INFINITY : 0.0f);
   m.w8 = pose ? static_cast<float>(8.0 * m.rho * m.rho) : 0.0f;
   m.q.resize(q.size());
   for (int i = 0; i < entries; ++i) {
@@ -186,9 +186,8 @@ int SeedLibrary::nearest(const Goal& goal, int k, int* out) const {
   int found = 0;
   float worst = INFINITY;  // best_d[k - 1] once k are found
   // Entries [b, e): their distances four at a time (GCC/clang vector
-  // extensions: SSE2 on x86-64, whatever the target has elsewhere; reads
-  // past e land in the padding), then the few that beat the k-th best are
-  // inserted.
+  // extensions: SSE2 on x86-64, whatever the target has elsewhere), then
+  // the few that beat the k-th best are inserted.
   using V4 = float __attribute__((vector_size(16)));
   auto load = [](const float* x) {
     V4 v;
@@ -199,19 +198,31 @@ int SeedLibrary::nearest(const Goal& goal, int k, int* out) const {
   const V4 rw = {tr[0], tr[0], tr[0], tr[0]}, rx = {tr[1], tr[1], tr[1], tr[1]}, ry = {tr[2], tr[2], tr[2], tr[2]},
            rz = {tr[3], tr[3], tr[3], tr[3]};
   const V4 w8 = {m.w8, m.w8, m.w8, m.w8}, one = {1.0f, 1.0f, 1.0f, 1.0f};
-  const float* K[7];
-  for (int a = 0; a < 7; ++a) K[a] = m.key[a].data();
-  using I4 = int __attribute__((vector_size(16)));
+  const float *kx = m.key[0].data(), *ky = m.key[1].data(), *kz = m.key[2].data(), *kw = m.key[3].data(),
+              *ka = m.key[4].data(), *kb = m.key[5].data(), *kc = m.key[6].data();
   V4 worst4 = {worst, worst, worst, worst};
+  // Which of four distances beat the k-th best, as bits.
+  auto better = [&](const V4& d) {
+#if defined(__SSE__)
+    return __builtin_ia32_movmskps((V4)(d < worst4));  // the lanes' sign bits
+#else
+    int bits = 0;
+    for (int j = 0; j < 4; ++j) bits |= (d[j] < worst) << j;
+    return bits;
+#endif
+  };
   auto scan = [&](int b, int e) {
     for (; b < e; b += 4) {
-      const V4 dx = load(K[0] + b) - tx, dy = load(K[1] + b) - ty, dz = load(K[2] + b) - tz;
-      const V4 c = load(K[3] + b) * rw + load(K[4] + b) * rx + load(K[5] + b) * ry + load(K[6] + b) * rz;
-      V4 d = dx * dx + dy * dy + dz * dz + w8 * (one - c * c);
-      for (int j = e - b; j < 4; ++j) d[j] = INFINITY;  // past the run
-      const I4 better = d < worst4;
-      if (!(better[0] | better[1] | better[2] | better[3])) continue;
-      for (int j = 0; j < 4; ++j) {
+      const V4 dx = load(kx + b) - tx, dy = load(ky + b) - ty, dz = load(kz + b) - tz;
+      const V4 c = load(kw + b) * rw + load(ka + b) * rx + load(kb + b) * ry + load(kc + b) * rz;
+      // Up to three entries past the run are ranked too: entries of the
+      // next cell (real ones, a little farther) or the padding, which is
+      // infinitely far.
+      const V4 d = dx * dx + dy * dy + dz * dz + w8 * (one - c * c);
+      int bits = better(d);
+      while (bits != 0) {
+        const int j = __builtin_ctz(static_cast<unsigned>(bits));
+        bits &= bits - 1;
         const float dj = d[j];
         if (!(dj < worst)) continue;
         int at = found < k ? found++ : k - 1;
@@ -246,7 +257,7 @@ int SeedLibrary::nearest(const Goal& goal, int k, int* out) const {
       }
     for (int r = 0; r < count; ++r)
       for (int i = runs[r][0]; i < runs[r][1]; i += 16)
-        for (const float* k_a : K) __builtin_prefetch(k_a + i);
+        for (const float* k_a : {kx, ky, kz, kw, ka, kb, kc}) __builtin_prefetch(k_a + i);
     for (int r = 0; r < count; ++r) scan(runs[r][0], runs[r][1]);
   }
   // Wider shells while fewer than k entries have been seen.
