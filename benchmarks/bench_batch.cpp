@@ -20,6 +20,15 @@
 //                                  L lanes, isa 0 = auto (AVX2 + FMA when the CPU
 //                                  has them), 1 = portable (SSE2)
 //   Batch2T/<spec>                 solveBatch on 2 threads (16 lanes each)
+//   Batch/auto:library=131072[:start=library]/lanes:16/isa:0, Batch2T/...
+//                                  auto with a seed library: restarts from
+//                                  its entries nearest the target (and the
+//                                  first attempt with start=library); the
+//                                  libraries are built in the first
+//                                  iteration (LibraryNearest below times a
+//                                  search)
+//   LibraryNearest/entries:N/k:K   SeedLibrary::nearest, the K nearest of N
+//                                  entries to one target
 //   ScalarPerIteration/<spec> (the one-problem step),
 //   ScalarLanesPerIteration/<spec> (the lane step, one lane busy),
 //   ScalarGenericPerIteration/<spec>, BatchPerIteration/<spec>
@@ -41,7 +50,8 @@
 // nominal start (PerIteration: 16 unreachable targets per chain, so that
 // every lane group is full). Counters: per_solve
 // (seconds per solve), converged_per_s, success_rate, iterations (mean per
-// solve), lanes_filled (fraction of lane-iterations that held a problem),
+// solve), lane_steps (Batch: iterations plus one start evaluation per
+// attempt, per solve), lanes_filled (fraction of lane-iterations that held a problem),
 // time_per_iteration (PerIteration).
 #include <benchmark/benchmark.h>
 #if defined(__x86_64__)
@@ -127,13 +137,14 @@ void batchSolves(benchmark::State& state, const std::string& spec, int lanes, Ba
   bo.lanes = lanes;
   bo.isa = isa;
   bo.threads = threads;
-  double solves = 0, converged = 0, iterations = 0, fill = 0, rounds = 0;
+  double solves = 0, converged = 0, iterations = 0, attempts = 0, fill = 0, rounds = 0;
   BatchStats stats;
   for (auto _ : state) {
     const std::vector<BatchResult> r = solveBatch(problems, spec, bo, &stats);
     for (const BatchResult& x : r) {
       converged += x.summary.converged();
       iterations += x.summary.iterations;
+      attempts += 1 + x.summary.restarts;
     }
     solves += static_cast<double>(problems.size());
     fill += stats.fill();
@@ -141,6 +152,8 @@ void batchSolves(benchmark::State& state, const std::string& spec, int lanes, Ba
     benchmark::DoNotOptimize(r.data());
   }
   setCounters(state, solves, converged, iterations);
+  // Lane-steps per solve: the iterations plus each attempt's start evaluation.
+  state.counters["lane_steps"] = (iterations + attempts) / std::max(1.0, solves);
   state.counters["lanes_filled"] = fill / std::max(1.0, rounds);
   state.counters["batched"] = static_cast<double>(stats.batched) / static_cast<double>(stats.problems);
   if (per_iteration)
@@ -279,6 +292,17 @@ void registerAll() {
         ->ArgsProduct({{16}, {0, 1}})
         ->ArgNames({"lanes", "isa"})
         ->Unit(benchmark::kMicrosecond);
+  }
+  // auto with a seed library (131072 entries): restarts from it (the start
+  // is still the problem's), and the first attempt from it too.
+  for (const char* spec : {"auto:library=131072", "auto:library=131072:start=library"}) {
+    benchmark::RegisterBenchmark(fmt::format("Batch/{}/lanes:16/isa:0", spec).c_str(),
+                                 [spec](benchmark::State& st) { batchSolves(st, spec, 16, BatchIsa::kAuto, 1, false); })
+        ->Unit(benchmark::kMicrosecond);
+    benchmark::RegisterBenchmark(fmt::format("Batch2T/{}", spec).c_str(),
+                                 [spec](benchmark::State& st) { batchSolves(st, spec, 16, BatchIsa::kAuto, 2, false); })
+        ->Unit(benchmark::kMicrosecond)
+        ->UseRealTime();
   }
 #ifdef IKBENCH_HAVE_PEAK_CASES
   for (int lanes : {4, 8})
