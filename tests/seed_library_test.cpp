@@ -76,7 +76,10 @@ TEST(SeedLibrary, NearestIsExactAmongTheEntriesNearTheTarget) {
       for (int k : {1, SeedLibrary::kStarts}) {
         int out[SeedLibrary::kStarts];
         ASSERT_EQ(lib.nearest(g, k, out), k);
-        for (int j = 1; j < k; ++j) ASSERT_LE(lib.distance(out[j - 1], g), lib.distance(out[j], g));
+        for (int j = 1; j < k; ++j) {
+          ASSERT_LE(lib.distance(out[j - 1], g), lib.distance(out[j], g));
+          ASSERT_TRUE(std::find(out, out + j, out[j]) == out + j) << "entry " << out[j] << " returned twice";
+        }
         const double kth = lib.distance(out[k - 1], g);
         int within = 0;
         for (int i = 0; i < lib.size(); ++i) {

@@ -28,8 +28,8 @@ struct SeedLibrary::Impl {
   std::vector<double> q;  // entries x nq, cell order
   // The entries' points and rotations (unit quaternions w, x, y, z), one
   // array per coordinate, cell order, single precision (ample for ranking
-  // starts), each padded by kPad entries at infinity, so that a query reads
-  // whole vectors past the end of a run.
+  // starts), each padded by kPad entries (at infinity), so that a query may
+  // read whole vectors past the end of a run.
   static constexpr int kPad = 4;
   std::vector<float> key[7];
   // The grid: cells of size h from lo, cells[0..2] per axis; entries of cell
@@ -186,8 +186,9 @@ int SeedLibrary::nearest(const Goal& goal, int k, int* out) const {
   int found = 0;
   float worst = INFINITY;  // best_d[k - 1] once k are found
   // Entries [b, e): their distances four at a time (GCC/clang vector
-  // extensions: SSE2 on x86-64, whatever the target has elsewhere), then
-  // the few that beat the k-th best are inserted.
+  // extensions: SSE2 on x86-64, whatever the target has elsewhere; whole
+  // vectors, reading up to three entries past e), then the few that beat
+  // the k-th best are inserted.
   using V4 = float __attribute__((vector_size(16)));
   auto load = [](const float* x) {
     V4 v;
@@ -215,11 +216,10 @@ int SeedLibrary::nearest(const Goal& goal, int k, int* out) const {
     for (; b < e; b += 4) {
       const V4 dx = load(kx + b) - tx, dy = load(ky + b) - ty, dz = load(kz + b) - tz;
       const V4 c = load(kw + b) * rw + load(ka + b) * rx + load(kb + b) * ry + load(kc + b) * rz;
-      // Up to three entries past the run are ranked too: entries of the
-      // next cell (real ones, a little farther) or the padding, which is
-      // infinitely far.
+      // The lanes past the run (entries of the next cell, which another run
+      // may hold too, or the padding) are masked out.
       const V4 d = dx * dx + dy * dy + dz * dz + w8 * (one - c * c);
-      int bits = better(d);
+      int bits = better(d) & ((1 << std::min(4, e - b)) - 1);
       while (bits != 0) {
         const int j = __builtin_ctz(static_cast<unsigned>(bits));
         bits &= bits - 1;
