@@ -662,6 +662,27 @@ TEST(HarnessCli, BadCommandsExitNonZeroWithAClearMessage) {
   EXPECT_NE(out.find("converged on none"), std::string::npos) << out;
 }
 
+// A spec with a seed library: the libraries are built before the timed runs,
+// one per chain, and the build is reported beside the rates.
+TEST(HarnessCli, ThroughputBuildsSeedLibrariesBeforeTiming) {
+  std::string out;
+  const std::string dir = tempDir("cli_throughput_library");
+  ASSERT_EQ(runCli("throughput --solver auto:library=512:start=library --solves 400 --problems 100 --threads 1,2 "
+                   "--batch --out " + dir,
+                   &out),
+            0)
+      << out;
+  EXPECT_NE(out.find("20 seed libraries of 512 entries built in"), std::string::npos) << out;
+  const auto j = nlohmann::json::parse(readFile(dir + "/throughput.json"));
+  EXPECT_EQ(j["seed_libraries"], 20);
+  EXPECT_GT(j["seed_library_build_s"].get<double>(), 0.0);
+  for (const auto& p : j["points"]) EXPECT_EQ(p["converged"], p["solves"]) << p;
+  // Without a library nothing is built.
+  ASSERT_EQ(runCli("throughput --solver auto --solves 100 --problems 20 --threads 1 --out " + dir, &out), 0) << out;
+  EXPECT_EQ(out.find("seed libraries"), std::string::npos) << out;
+  EXPECT_EQ(nlohmann::json::parse(readFile(dir + "/throughput.json"))["seed_libraries"], 0);
+}
+
 TEST(HarnessCli, ChainRunWritesResultsAndListsSolvers) {
   std::string out;
   const std::string dir = tempDir("cli_ok");
