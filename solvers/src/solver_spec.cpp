@@ -131,10 +131,10 @@ const OptionsBinding<CommonSpecOptions>& commonSpecBinding() {
              "'first': stop at the first converged attempt; 'all': keep restarting and return every distinct "
              "converged answer (solution coverage), until the restarts or the budget run out");
     b.integer("library", &CommonSpecOptions::library, Range::closed(0, SeedLibrary::kMaxEntries), "",
-              fmt::format("seed library of this many configurations drawn within the limits, indexed by the pose "
-                          "they reach (k-d tree): restarts start from the {} entries nearest the target, nearest "
-                          "first, before uniform draws; 0 = none (one pose or position goal; built once per model "
-                          "and cached)",
+              fmt::format("seed library of this many configurations drawn within the limits from a fixed seed, "
+                          "filed under the pose they reach: restarts start from the {} entries nearest the target, "
+                          "nearest first, before uniform draws; 0 = none (one pose or position goal; built once per "
+                          "model and goal point, outside the solve's time, and cached)",
                           SeedLibrary::kStarts));
     b.choice("start", &CommonSpecOptions::start, kStartModeNames,
              "'given': the first attempt starts from the problem's start; 'library': from the seed library's "

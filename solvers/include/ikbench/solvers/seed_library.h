@@ -25,10 +25,10 @@
 // entries whose points lie within one cell of the target and near-exact
 // overall. A k-d tree over the 12 coordinates (p, rho R) gives the exact
 // nearest, but the entries fill a 6-dimensional manifold in them, where a
-// k-d tree prunes little: nanoflann's took 42 us per query at 65 536
-// entries, the grid about 1 us (bench_batch LibraryNearest), and the
-// grid's starts needed about as few iterations (docs/tuning.md, "A seed
-// library").
+// k-d tree prunes little: nanoflann's took 42 us for the nearest 8 of
+// 65 536 entries, the grid 1.4 us (0.6 us for the nearest alone; bench_batch
+// LibraryNearest), and the grid's starts needed about as few iterations
+// (docs/performance.md, "A seed library").
 //
 // Entries are drawn from a fixed seed (kSeed mixed with the entry count):
 // the same model and count give the same library in every process and on
