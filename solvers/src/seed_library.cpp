@@ -19,9 +19,27 @@
 
 namespace ikbench {
 
+namespace {
+
+// Four floats in one vector register (GCC/clang vector extensions: SSE2 on
+// x86-64, whatever the target has elsewhere).
+using V4 = float __attribute__((vector_size(16)));
+
+// The library's distance |p - p_t|^2 + w8 (1 - (q . q_t)^2), w8 = 8 rho^2
+// (0 for position libraries), of a key (point x, y, z and unit quaternion
+// w, a, b, c) from a target (tp, tr): one entry (T = float) or four at once
+// (T = V4).
+template <class T>
+T keyDistance(T x, T y, T z, T w, T a, T b, T c, const T tp[3], const T tr[4], T w8, T one) {
+  const T dx = x - tp[0], dy = y - tp[1], dz = z - tp[2];
+  const T dot = w * tr[0] + a * tr[1] + b * tr[2] + c * tr[3];
+  return dx * dx + dy * dy + dz * dz + w8 * (one - dot * dot);
+}
+
+}  // namespace
+
 struct SeedLibrary::Impl {
-  std::shared_ptr<const Model> model;
-  bool pose = true;
+  std::shared_ptr<const Model> model;  // kept alive: the cache's key is its address
   int entries = 0;
   int nq = 0;
   double rho = 1.0;
@@ -46,9 +64,8 @@ struct SeedLibrary::Impl {
   // The distance of entry i from a target at p with rotation r (unit).
   float distance(int i, const float p[3], const float r[4]) const {
     const size_t e = static_cast<size_t>(i);
-    const float dx = key[0][e] - p[0], dy = key[1][e] - p[1], dz = key[2][e] - p[2];
-    const float c = key[3][e] * r[0] + key[4][e] * r[1] + key[5][e] * r[2] + key[6][e] * r[3];
-    return dx * dx + dy * dy + dz * dz + w8 * (1.0f - c * c);
+    return keyDistance<float>(key[0][e], key[1][e], key[2][e], key[3][e], key[4][e], key[5][e], key[6][e], p, r, w8,
+                              1.0f);
   }
   float w8 = 0.0f;  // 8 rho^2 for pose libraries, 0 for position libraries
 };
@@ -66,7 +83,6 @@ SeedLibrary::SeedLibrary(std::shared_ptr<const Model> model, int body, const Eig
   if (!point.allFinite()) throw std::invalid_argument("seed library: the effector point is not finite");
   Impl& m = *impl_;
   m.model = std::move(model);
-  m.pose = pose;
   m.entries = entries;
   const Model& mdl = *m.model;
   m.nq = mdl.nq();
@@ -135,10 +151,8 @@ SeedLibrary::~SeedLibrary() = default;
 
 int SeedLibrary::size() const { return impl_->entries; }
 int SeedLibrary::nq() const { return impl_->nq; }
-bool SeedLibrary::pose() const { return impl_->pose; }
 double SeedLibrary::rho() const { return impl_->rho; }
 double SeedLibrary::cellSize() const { return impl_->h; }
-const Model& SeedLibrary::model() const { return *impl_->model; }
 
 const double* SeedLibrary::configuration(int i) const {
   return impl_->q.data() + static_cast<size_t>(i) * static_cast<size_t>(impl_->nq);
@@ -185,23 +199,21 @@ int SeedLibrary::nearest(const Goal& goal, int k, int* out) const {
   float* best_d = k > kStarts ? heap_d.data() : stack_d;
   int found = 0;
   float worst = INFINITY;  // best_d[k - 1] once k are found
-  // Entries [b, e): their distances four at a time (GCC/clang vector
-  // extensions: SSE2 on x86-64, whatever the target has elsewhere; whole
-  // vectors, reading up to three entries past e), then the few that beat
-  // the k-th best are inserted.
-  using V4 = float __attribute__((vector_size(16)));
+  // Entries [b, e): their distances four at a time (whole vectors, reading
+  // up to three entries past e), then the few that beat the k-th best are
+  // inserted.
   auto load = [](const float* x) {
     V4 v;
     std::memcpy(&v, x, sizeof v);
     return v;
   };
-  const V4 tx = {tp[0], tp[0], tp[0], tp[0]}, ty = {tp[1], tp[1], tp[1], tp[1]}, tz = {tp[2], tp[2], tp[2], tp[2]};
-  const V4 rw = {tr[0], tr[0], tr[0], tr[0]}, rx = {tr[1], tr[1], tr[1], tr[1]}, ry = {tr[2], tr[2], tr[2], tr[2]},
-           rz = {tr[3], tr[3], tr[3], tr[3]};
-  const V4 w8 = {m.w8, m.w8, m.w8, m.w8}, one = {1.0f, 1.0f, 1.0f, 1.0f};
+  auto splat = [](float x) { return V4{x, x, x, x}; };
+  const V4 tpv[3] = {splat(tp[0]), splat(tp[1]), splat(tp[2])};
+  const V4 trv[4] = {splat(tr[0]), splat(tr[1]), splat(tr[2]), splat(tr[3])};
+  const V4 w8 = splat(m.w8), one = splat(1.0f);
   const float *kx = m.key[0].data(), *ky = m.key[1].data(), *kz = m.key[2].data(), *kw = m.key[3].data(),
               *ka = m.key[4].data(), *kb = m.key[5].data(), *kc = m.key[6].data();
-  V4 worst4 = {worst, worst, worst, worst};
+  V4 worst4 = splat(worst);
   // Which of four distances beat the k-th best, as bits.
   auto better = [&](const V4& d) {
 #if defined(__SSE__)
@@ -214,11 +226,10 @@ int SeedLibrary::nearest(const Goal& goal, int k, int* out) const {
   };
   auto scan = [&](int b, int e) {
     for (; b < e; b += 4) {
-      const V4 dx = load(kx + b) - tx, dy = load(ky + b) - ty, dz = load(kz + b) - tz;
-      const V4 c = load(kw + b) * rw + load(ka + b) * rx + load(kb + b) * ry + load(kc + b) * rz;
       // The lanes past the run (entries of the next cell, which another run
       // may hold too, or the padding) are masked out.
-      const V4 d = dx * dx + dy * dy + dz * dz + w8 * (one - c * c);
+      const V4 d = keyDistance<V4>(load(kx + b), load(ky + b), load(kz + b), load(kw + b), load(ka + b), load(kb + b),
+                                   load(kc + b), tpv, trv, w8, one);
       int bits = better(d) & ((1 << std::min(4, e - b)) - 1);
       while (bits != 0) {
         const int j = __builtin_ctz(static_cast<unsigned>(bits));
@@ -235,7 +246,7 @@ int SeedLibrary::nearest(const Goal& goal, int k, int* out) const {
         out[at] = b + j;
         if (found == k) {
           worst = best_d[k - 1];
-          worst4 = V4{worst, worst, worst, worst};
+          worst4 = splat(worst);
         }
       }
     }

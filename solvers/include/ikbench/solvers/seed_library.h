@@ -72,10 +72,8 @@ class SeedLibrary {
 
   int size() const;
   int nq() const;
-  bool pose() const;
   double rho() const;       // [m] the weight of the rotation coordinates
   double cellSize() const;  // [m] the grid's cell edge
-  const Model& model() const;
   // The k (<= size()) entries nearest the goal's target, nearest first, into
   // out[0..k); returns how many were written.
   int nearest(const Goal& goal, int k, int* out) const;
