@@ -487,10 +487,9 @@ void startFromEntry(LaneGroup& G, int l, const ChainPlan& plan, const double* q)
 // from the seed library's next entry while it has one for this attempt
 // (restarts, and the first attempt with start=library), else from the start
 // (attempt 0) or the restart stream.
-void startAttemptAt(LaneGroup& G, int l, const ChainPlan& plan, long attempt, bool start_from_library,
-                    LibraryStarts& library, const Eigen::VectorXd& start, Rng& rng) {
-  const double* entry = attempt > 0 || start_from_library ? library.next() : nullptr;
-  if (entry != nullptr)
+void startAttemptAt(LaneGroup& G, int l, const ChainPlan& plan, long attempt, LibraryStarts& library,
+                    const Eigen::VectorXd& start, Rng& rng) {
+  if (const double* entry = library.forAttempt(attempt); entry != nullptr)
     startFromEntry(G, l, plan, entry);
   else if (attempt == 0)
     startFromStart(G, l, plan, start);
@@ -677,9 +676,8 @@ class Engine {
     occupied_[g] |= static_cast<std::uint8_t>(1u << l);
     if (st.deadline_us > 0.0) next_deadline_ = std::min(next_deadline_, st.share_at_entry + st.deadline_us);
     fillTarget(G, l, plan, pr.goals.front());
-    const bool start_from_library = plan.library && s_.spec_plan.common.start == StartMode::kLibrary;
-    st.library = LibraryStarts(plan.library.get(), &pr.goals.front(), start_from_library);
-    startAttemptAt(G, l, plan, 0, start_from_library, st.library, pr.q0, st.rng);
+    st.library = LibraryStarts(plan.library.get(), &pr.goals.front(), s_.spec_plan.common.start);
+    startAttemptAt(G, l, plan, 0, st.library, pr.q0, st.rng);
   }
 
   // Lanes whose problem's budget is spent end their attempt (time-limit);
@@ -714,7 +712,7 @@ class Engine {
     const bool time_up = st.deadline_us > 0.0 && chargedUs(st) >= st.deadline_us;
     if (!done && !time_up && st.attempt < s_.spec_plan.common.restarts) {
       ++st.attempt;
-      startAttemptAt(G, l, plan, st.attempt, false, st.library, s_.problems[st.problem].q0, st.rng);
+      startAttemptAt(G, l, plan, st.attempt, st.library, s_.problems[st.problem].q0, st.rng);
       return;
     }
     finish(g, l);
@@ -870,8 +868,7 @@ bool KernelSolve::solve(const Problem& problem, const Eigen::VectorXd& start, co
 
   for (int l = 0; l < kWidth; ++l) fillTarget(G, l, plan, goal);
   Rng rng(Rng::mix(options.seed, kRestartStreamSalt));
-  const bool start_from_library = library != nullptr && m.spec_plan.common.start == StartMode::kLibrary;
-  LibraryStarts library_starts(library, &goal, start_from_library);
+  LibraryStarts library_starts(library, &goal, m.spec_plan.common.start);
   long lane_attempt[kWidth];  // the attempt each lane runs, -1: idle
   std::fill_n(lane_attempt, kWidth, -1L);
   long next_start = 0;  // the next attempt to start
@@ -905,7 +902,7 @@ bool KernelSolve::solve(const Problem& problem, const Eigen::VectorXd& start, co
       if (lane_attempt[l] >= 0 || time_up || next_start > last_attempt || next_start >= next_taken + Impl::kWindow)
         continue;
       if (next_start > 0 && hold) continue;
-      startAttemptAt(G, l, plan, next_start, start_from_library, library_starts, start, rng);
+      startAttemptAt(G, l, plan, next_start, library_starts, start, rng);
       if (next_start == 0) hold = true;  // attempt 0 is fresh
       lane_attempt[l] = next_start++;
     }

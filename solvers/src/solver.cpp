@@ -270,11 +270,9 @@ bool Solver::runAttempts(const Problem& problem, const Eigen::VectorXd& start, c
   Eigen::VectorXd attempt_q;
   // The seed library's entries nearest the target, before uniform draws
   // (library=N), and for the first attempt too (start=library).
-  const bool start_from_library = library != nullptr && common_.start == StartMode::kLibrary;
-  LibraryStarts library_starts(library, problem.goals.data(), start_from_library);
+  LibraryStarts library_starts(library, problem.goals.data(), common_.start);
   for (long attempt = 0; attempt < attempts; ++attempt) {
-    const double* entry = attempt > 0 || start_from_library ? library_starts.next() : nullptr;
-    if (entry != nullptr)
+    if (const double* entry = library_starts.forAttempt(attempt); entry != nullptr)
       attempt_q = Eigen::Map<const Eigen::VectorXd>(entry, model.nq());
     else
       attempt_q = attempt == 0 ? start : randomConfiguration(model, ctx.rng());

@@ -40,6 +40,7 @@
 
 #include "ikbench/kinematics/goal.h"
 #include "ikbench/kinematics/model.h"
+#include "ikbench/solvers/solver_spec.h"
 
 namespace ikbench {
 
@@ -90,22 +91,25 @@ class SeedLibrary {
 };
 
 // The library's starts of one solve, taken in attempt order: the nearest
-// SeedLibrary::kStarts entries, nearest first. When the first attempt starts
-// from the library (start=library) its entry is found alone (most solves
-// need no other) and the rest when the second is asked for; otherwise all
-// at the first restart.
+// SeedLibrary::kStarts entries, nearest first, for the restarts, and for the
+// first attempt too with start=library. In that case its entry is found
+// alone (most solves need no other) and the rest when the second is asked
+// for; otherwise all at the first restart.
 class LibraryStarts {
  public:
   LibraryStarts() = default;
-  LibraryStarts(const SeedLibrary* library, const Goal* goal, bool first_alone)
-      : library_(library), goal_(goal), first_alone_(first_alone) {}
-  // The next entry's configuration (nq values), or null when the library's
-  // share is used up or there is no library.
-  const double* next() {
-    if (library_ == nullptr) return nullptr;
+  LibraryStarts(const SeedLibrary* library, const Goal* goal, StartMode start)
+      : library_(library), goal_(goal), first_from_library_(library != nullptr && start == StartMode::kLibrary) {}
+  // The configuration (nq values) attempt `attempt` starts from, asked for
+  // in attempt order: the library's next entry, or null when the attempt
+  // starts elsewhere (the first from the problem's start unless
+  // start=library; later ones from uniform draws once the library's share is
+  // used up, or without a library).
+  const double* forAttempt(long attempt) {
+    if (library_ == nullptr || (attempt == 0 && !first_from_library_)) return nullptr;
     if (next_ == 0) {
-      count_ = library_->nearest(*goal_, first_alone_ ? 1 : SeedLibrary::kStarts, index_);
-    } else if (next_ == 1 && first_alone_) {
+      count_ = library_->nearest(*goal_, first_from_library_ ? 1 : SeedLibrary::kStarts, index_);
+    } else if (next_ == 1 && first_from_library_) {
       // The nearest kStarts, with the one already taken first: it is their
       // first unless a wider search found nearer ones (nearest stops
       // widening once it has k).
@@ -123,7 +127,7 @@ class LibraryStarts {
  private:
   const SeedLibrary* library_ = nullptr;
   const Goal* goal_ = nullptr;
-  bool first_alone_ = false;
+  bool first_from_library_ = false;
   int index_[SeedLibrary::kStarts] = {};
   int count_ = 0;
   int next_ = 0;
