@@ -96,6 +96,33 @@ TEST(SeedLibrary, NearestIsExactAmongTheEntriesNearTheTarget) {
   }
 }
 
+// The AVX search and the build's baseline (IKBENCH_BATCH_ISA=portable) round
+// alike (no FMA in either) and give the same entries in the same order; a
+// target that is not finite gets none.
+TEST(SeedLibrary, PortableAndAvxSearchesAgree) {
+  const auto model = chain7(11);
+  const int body = model->numJoints() - 1;
+  const SeedLibrary fast(model, body, Eigen::Vector3d::Zero(), true, 20000);
+  setenv("IKBENCH_BATCH_ISA", "portable", 1);
+  const SeedLibrary portable(model, body, Eigen::Vector3d::Zero(), true, 20000);
+  unsetenv("IKBENCH_BATCH_ISA");
+  GoalSetSpec gs;
+  gs.count = 200;
+  gs.kind = GoalKind::kPose;
+  for (const Problem& p : reachableGoals(model, gs, 13, "t")) {
+    for (int k : {1, SeedLibrary::kStarts}) {
+      int a[SeedLibrary::kStarts], b[SeedLibrary::kStarts];
+      ASSERT_EQ(fast.nearest(p.goals.front(), k, a), k);
+      ASSERT_EQ(portable.nearest(p.goals.front(), k, b), k);
+      for (int j = 0; j < k; ++j) ASSERT_EQ(a[j], b[j]) << p.name << " k " << k << " rank " << j;
+    }
+  }
+  Goal bad = reachableGoals(model, gs, 13, "t").front().goals.front();
+  bad.target_position.x() = NAN;
+  int out[SeedLibrary::kStarts];
+  EXPECT_EQ(fast.nearest(bad, SeedLibrary::kStarts, out), 0);
+}
+
 // A target far outside the workspace still gets k entries (the search
 // widens until it has them); an unusable goal set gets no library.
 TEST(SeedLibrary, FarTargetsAndGoalSetsWithoutALibrary) {

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <list>
 #include <mutex>
@@ -21,19 +22,143 @@ namespace ikbench {
 
 namespace {
 
-// Four floats in one vector register (GCC/clang vector extensions: SSE2 on
-// x86-64, whatever the target has elsewhere).
+// Eight floats: one row of a key block. Without AVX the compiler splits each
+// operation into two SSE2 ones; searchAvx below compiles the same code for
+// AVX registers. Neither target has FMA, so both round every operation
+// alike and rank entries identically (tests/seed_library_test.cpp). Every
+// function that takes or returns a V8 is inlined into one of the two, so
+// GCC's note that such a function's ABI differs between them (-Wpsabi)
+// does not apply.
+#pragma GCC diagnostic ignored "-Wpsabi"
+using V8 = float __attribute__((vector_size(32)));
 using V4 = float __attribute__((vector_size(16)));
+constexpr int kBlock = 8;  // entries per key block
 
 // The library's distance |p - p_t|^2 + w8 (1 - (q . q_t)^2), w8 = 8 rho^2
 // (0 for position libraries), of a key (point x, y, z and unit quaternion
-// w, a, b, c) from a target (tp, tr): one entry (T = float) or four at once
-// (T = V4).
+// w, a, b, c) from a target (tp, tr): one entry (T = float) or a block
+// (T = V8).
 template <class T>
-T keyDistance(T x, T y, T z, T w, T a, T b, T c, const T tp[3], const T tr[4], T w8, T one) {
+__attribute__((always_inline)) inline T keyDistance(T x, T y, T z, T w, T a, T b, T c, const T tp[3], const T tr[4],
+                                                    T w8, T one) {
   const T dx = x - tp[0], dy = y - tp[1], dz = z - tp[2];
   const T dot = w * tr[0] + a * tr[1] + b * tr[2] + c * tr[3];
   return dx * dx + dy * dy + dz * dz + w8 * (one - dot * dot);
+}
+
+// The keys of kBlock entries: row a holds coordinate a (x, y, z, w, qx, qy,
+// qz) of each. A run of entries spans consecutive blocks, so a search reads
+// a few contiguous cache lines per run instead of one or two in each of
+// seven arrays.
+struct alignas(32) KeyBlock {
+  float row[7][kBlock];
+};
+
+// The runs of entries a search ranks and the target they are ranked against.
+struct Query {
+  static constexpr int kMaxRuns = 9;
+  float tp[3], tr[4];
+  int runs[kMaxRuns][2];
+  int count = 0;
+};
+
+// The k best so far, sorted by distance (ties keep the earlier entry).
+struct Best {
+  int k = 0;
+  int found = 0;
+  float worst = INFINITY;  // d[k - 1] once k are found
+  float* d = nullptr;
+  int* out = nullptr;
+};
+
+// Inserts the lanes `bits` of block `block` (distances dist) that still beat
+// the k-th best. Inlined into each search (a call from AVX code into SSE
+// code would pay the processor's transition between the two).
+__attribute__((always_inline)) inline void insertLanes(Best& best, const float* dist, unsigned bits, int block) {
+  while (bits != 0) {
+    const int j = __builtin_ctz(bits);
+    bits &= bits - 1;
+    const float dj = dist[j];
+    if (!(dj < best.worst)) continue;
+    int at = best.found < best.k ? best.found++ : best.k - 1;
+    while (at > 0 && dj < best.d[at - 1]) {
+      best.d[at] = best.d[at - 1];
+      best.out[at] = best.out[at - 1];
+      --at;
+    }
+    best.d[at] = dj;
+    best.out[at] = block * kBlock + j;
+    if (best.found == best.k) best.worst = best.d[best.k - 1];
+  }
+}
+
+// Ranks the entries of q's runs into best, a block at a time; lanes outside
+// a run (the neighbouring cells' entries, which another run may hold too)
+// are masked out.
+__attribute__((always_inline)) inline void searchRuns(const KeyBlock* blocks, const Query& q, float w8s, Best& best) {
+  // Broadcasts by adding to a zero vector (no helper returning a vector
+  // crosses the two targets' ABIs).
+  const V8 zero = {};
+  const V8 tp[3] = {zero + q.tp[0], zero + q.tp[1], zero + q.tp[2]};
+  const V8 tr[4] = {zero + q.tr[0], zero + q.tr[1], zero + q.tr[2], zero + q.tr[3]};
+  const V8 w8 = zero + w8s, one = zero + 1.0f;
+  V8 worst = zero + best.worst;
+  for (int r = 0; r < q.count; ++r) {
+    const int begin = q.runs[r][0], end = q.runs[r][1];
+    if (begin >= end) continue;
+    const int first = begin / kBlock, last = (end - 1) / kBlock;
+    for (int blk = first; blk <= last; ++blk) {
+      const KeyBlock& K = blocks[blk];
+      V8 x, y, z, w, a, b, c;
+      std::memcpy(&x, K.row[0], sizeof x);
+      std::memcpy(&y, K.row[1], sizeof y);
+      std::memcpy(&z, K.row[2], sizeof z);
+      std::memcpy(&w, K.row[3], sizeof w);
+      std::memcpy(&a, K.row[4], sizeof a);
+      std::memcpy(&b, K.row[5], sizeof b);
+      std::memcpy(&c, K.row[6], sizeof c);
+      const V8 d = keyDistance<V8>(x, y, z, w, a, b, c, tp, tr, w8, one);
+      // Which lanes beat the k-th best, as bits (the lanes' sign bits).
+      const auto less = d < worst;
+      V4 lo, hi;
+      std::memcpy(&lo, &less, sizeof lo);
+      std::memcpy(&hi, reinterpret_cast<const char*>(&less) + sizeof lo, sizeof hi);
+#if defined(__SSE__)
+      unsigned bits = static_cast<unsigned>(__builtin_ia32_movmskps(lo) | __builtin_ia32_movmskps(hi) << 4);
+#else
+      unsigned bits = 0;
+      for (int j = 0; j < kBlock; ++j) bits |= static_cast<unsigned>(d[j] < best.worst) << j;
+#endif
+      if (blk == first) bits &= ~0u << (begin - first * kBlock);
+      if (blk == last) bits &= (1u << (end - last * kBlock)) - 1u;
+      if (__builtin_expect(bits == 0, 1)) continue;
+      float dist[kBlock];
+      std::memcpy(dist, &d, sizeof dist);
+      insertLanes(best, dist, bits, blk);
+      worst = zero + best.worst;
+    }
+  }
+}
+
+void searchPortable(const KeyBlock* blocks, const Query& q, float w8, Best& best) { searchRuns(blocks, q, w8, best); }
+
+#if defined(__x86_64__) || defined(__i386__)
+__attribute__((target("avx"))) void searchAvx(const KeyBlock* blocks, const Query& q, float w8, Best& best) {
+  searchRuns(blocks, q, w8, best);
+}
+#endif
+
+using SearchFn = void (*)(const KeyBlock*, const Query&, float, Best&);
+
+// AVX where the CPU has it, unless IKBENCH_BATCH_ISA=portable asks for the
+// build's baseline (as it does of the batch kernel).
+SearchFn selectSearch() {
+  const char* env = std::getenv("IKBENCH_BATCH_ISA");
+  if (env != nullptr && std::strcmp(env, "portable") == 0) return searchPortable;
+#if defined(__x86_64__) || defined(__i386__)
+  if (__builtin_cpu_supports("avx")) return searchAvx;
+#endif
+  return searchPortable;
 }
 
 }  // namespace
@@ -44,30 +169,32 @@ struct SeedLibrary::Impl {
   int nq = 0;
   double rho = 1.0;
   std::vector<double> q;  // entries x nq, cell order
-  // The entries' points and rotations (unit quaternions w, x, y, z), one
-  // array per coordinate, cell order, single precision (ample for ranking
-  // starts), each padded by kPad entries (at infinity), so that a query may
-  // read whole vectors past the end of a run.
-  static constexpr int kPad = 4;
-  std::vector<float> key[7];
+  // The entries' points and rotations (unit quaternions w, x, y, z) in
+  // blocks of kBlock, cell order, single precision (ample for ranking
+  // starts); the last block's lanes past the entries are at infinity.
+  std::vector<KeyBlock> blocks;
   // The grid: cells of size h from lo, cells[0..2] per axis; entries of cell
   // c are [start[c], start[c + 1]).
   Eigen::Vector3d lo = Eigen::Vector3d::Zero();
   double h = 1.0;
   int cells[3] = {1, 1, 1};
   std::vector<int> start;
+  float w8 = 0.0f;  // 8 rho^2 for pose libraries, 0 for position libraries
+  SearchFn search = selectSearch();
 
   int cellOf(double x, int axis) const {
     const double u = std::floor((x - lo[axis]) / h);
     return static_cast<int>(std::clamp(u, 0.0, static_cast<double>(cells[axis] - 1)));
   }
+  float key(int a, int i) const { return blocks[static_cast<size_t>(i / kBlock)].row[a][i % kBlock]; }
   // The distance of entry i from a target at p with rotation r (unit).
   float distance(int i, const float p[3], const float r[4]) const {
-    const size_t e = static_cast<size_t>(i);
-    return keyDistance<float>(key[0][e], key[1][e], key[2][e], key[3][e], key[4][e], key[5][e], key[6][e], p, r, w8,
+    return keyDistance<float>(key(0, i), key(1, i), key(2, i), key(3, i), key(4, i), key(5, i), key(6, i), p, r, w8,
                               1.0f);
   }
-  float w8 = 0.0f;  // 8 rho^2 for pose libraries, 0 for position libraries
+  // The target's cell and the runs of ring 1 (the 3 x 3 x 3 cells around
+  // it: nine rows of three cells along x, each one run of entries).
+  void ringOne(const Eigen::Vector3d& target, int c[3], Query& query) const;
 };
 
 SeedLibrary::SeedLibrary(std::shared_ptr<const Model> model, int body, const Eigen::Vector3d& point, bool pose,
@@ -135,13 +262,15 @@ SeedLibrary::SeedLibrary(std::shared_ptr<const Model> model, int body, const Eig
   }
   for (long c = 0; c < total; ++c) m.start[c + 1] += m.start[c];
   std::vector<int> fill(m.start.begin(), m.start.end() - 1);
-  for (int a = 0; a < 7; ++a) m.key[a].assign(static_cast<size_t>(entries) + Impl::kPad, a < 3 ? INFINITY : 0.0f);
+  m.blocks.resize(static_cast<size_t>((entries + kBlock - 1) / kBlock));
+  for (KeyBlock& K : m.blocks)
+    for (int a = 0; a < 7; ++a) std::fill_n(K.row[a], kBlock, a < 3 ? INFINITY : 0.0f);
   m.w8 = pose ? static_cast<float>(8.0 * m.rho * m.rho) : 0.0f;
   m.q.resize(q.size());
   for (int i = 0; i < entries; ++i) {
     const size_t j = static_cast<size_t>(fill[cell[i]]++);
     const double v[7] = {p[i].x(), p[i].y(), p[i].z(), r[i].w(), r[i].x(), r[i].y(), r[i].z()};
-    for (int a = 0; a < 7; ++a) m.key[a][j] = static_cast<float>(v[a]);
+    for (int a = 0; a < 7; ++a) m.blocks[j / kBlock].row[a][j % kBlock] = static_cast<float>(v[a]);
     std::copy_n(q.begin() + static_cast<std::ptrdiff_t>(i) * m.nq, m.nq,
                 m.q.begin() + static_cast<std::ptrdiff_t>(j) * m.nq);
   }
@@ -158,10 +287,7 @@ const double* SeedLibrary::configuration(int i) const {
   return impl_->q.data() + static_cast<size_t>(i) * static_cast<size_t>(impl_->nq);
 }
 
-Eigen::Vector3d SeedLibrary::position(int i) const {
-  const size_t e = static_cast<size_t>(i);
-  return {impl_->key[0][e], impl_->key[1][e], impl_->key[2][e]};
-}
+Eigen::Vector3d SeedLibrary::position(int i) const { return {impl_->key(0, i), impl_->key(1, i), impl_->key(2, i)}; }
 
 namespace {
 
@@ -184,99 +310,51 @@ double SeedLibrary::distance(int i, const Goal& goal) const {
   return impl_->distance(i, p, r);
 }
 
+void SeedLibrary::Impl::ringOne(const Eigen::Vector3d& target, int c[3], Query& query) const {
+  for (int a = 0; a < 3; ++a) c[a] = cellOf(target[a], a);
+  query.count = 0;
+  const int x0 = std::max(c[0] - 1, 0), x1 = std::min(c[0] + 1, cells[0] - 1);
+  for (int z = std::max(c[2] - 1, 0); z <= std::min(c[2] + 1, cells[2] - 1); ++z)
+    for (int y = std::max(c[1] - 1, 0); y <= std::min(c[1] + 1, cells[1] - 1); ++y) {
+      const int row = (z * cells[1] + y) * cells[0];
+      query.runs[query.count][0] = start[row + x0];
+      query.runs[query.count][1] = start[row + x1 + 1];
+      ++query.count;
+    }
+}
+
 int SeedLibrary::nearest(const Goal& goal, int k, int* out) const {
   const Impl& m = *impl_;
   k = std::clamp(k, 0, m.entries);
-  if (k == 0) return 0;
-  float tp[3], tr[4];
-  targetKey(goal, tp, tr);
-  const int c[3] = {m.cellOf(goal.target_position.x(), 0), m.cellOf(goal.target_position.y(), 1),
-                    m.cellOf(goal.target_position.z(), 2)};
-  // The k best so far, sorted by distance (ties keep the earlier entry).
+  if (k == 0 || !goal.target_position.allFinite()) return 0;
   float stack_d[kStarts];
   std::vector<float> heap_d;
   if (k > kStarts) heap_d.resize(static_cast<size_t>(k));
-  float* best_d = k > kStarts ? heap_d.data() : stack_d;
-  int found = 0;
-  float worst = INFINITY;  // best_d[k - 1] once k are found
-  // Entries [b, e): their distances four at a time (whole vectors, reading
-  // up to three entries past e), then the few that beat the k-th best are
-  // inserted.
-  auto load = [](const float* x) {
-    V4 v;
-    std::memcpy(&v, x, sizeof v);
-    return v;
-  };
-  auto splat = [](float x) { return V4{x, x, x, x}; };
-  const V4 tpv[3] = {splat(tp[0]), splat(tp[1]), splat(tp[2])};
-  const V4 trv[4] = {splat(tr[0]), splat(tr[1]), splat(tr[2]), splat(tr[3])};
-  const V4 w8 = splat(m.w8), one = splat(1.0f);
-  const float *kx = m.key[0].data(), *ky = m.key[1].data(), *kz = m.key[2].data(), *kw = m.key[3].data(),
-              *ka = m.key[4].data(), *kb = m.key[5].data(), *kc = m.key[6].data();
-  V4 worst4 = splat(worst);
-  // Which of four distances beat the k-th best, as bits.
-  auto better = [&](const V4& d) {
-#if defined(__SSE__)
-    return __builtin_ia32_movmskps((V4)(d < worst4));  // the lanes' sign bits
-#else
-    int bits = 0;
-    for (int j = 0; j < 4; ++j) bits |= (d[j] < worst) << j;
-    return bits;
-#endif
-  };
-  auto scan = [&](int b, int e) {
-    for (; b < e; b += 4) {
-      // The lanes past the run (entries of the next cell, which another run
-      // may hold too, or the padding) are masked out.
-      const V4 d = keyDistance<V4>(load(kx + b), load(ky + b), load(kz + b), load(kw + b), load(ka + b), load(kb + b),
-                                   load(kc + b), tpv, trv, w8, one);
-      int bits = better(d) & ((1 << std::min(4, e - b)) - 1);
-      while (bits != 0) {
-        const int j = __builtin_ctz(static_cast<unsigned>(bits));
-        bits &= bits - 1;
-        const float dj = d[j];
-        if (!(dj < worst)) continue;
-        int at = found < k ? found++ : k - 1;
-        while (at > 0 && dj < best_d[at - 1]) {
-          best_d[at] = best_d[at - 1];
-          out[at] = out[at - 1];
-          --at;
-        }
-        best_d[at] = dj;
-        out[at] = b + j;
-        if (found == k) {
-          worst = best_d[k - 1];
-          worst4 = splat(worst);
-        }
-      }
-    }
-  };
-  // Ring 1, the 3 x 3 x 3 block around the target's cell: nine rows of
-  // three cells along x, each one run of entries. The runs' rows are
-  // requested from memory before any is read (a library is larger than the
-  // caches; the misses overlap instead of queueing).
-  {
-    int runs[9][2];
-    int count = 0;
-    const int x0 = std::max(c[0] - 1, 0), x1 = std::min(c[0] + 1, m.cells[0] - 1);
-    for (int z = std::max(c[2] - 1, 0); z <= std::min(c[2] + 1, m.cells[2] - 1); ++z)
-      for (int y = std::max(c[1] - 1, 0); y <= std::min(c[1] + 1, m.cells[1] - 1); ++y) {
-        const int row = (z * m.cells[1] + y) * m.cells[0];
-        runs[count][0] = m.start[row + x0];
-        runs[count][1] = m.start[row + x1 + 1];
-        ++count;
-      }
-    for (int r = 0; r < count; ++r)
-      for (int i = runs[r][0]; i < runs[r][1]; i += 16)
-        for (const float* k_a : {kx, ky, kz, kw, ka, kb, kc}) __builtin_prefetch(k_a + i);
-    for (int r = 0; r < count; ++r) scan(runs[r][0], runs[r][1]);
-  }
-  // Wider shells while fewer than k entries have been seen.
-  for (int ring = 2; found < k; ++ring) {
+  Best best;
+  best.k = k;
+  best.d = k > kStarts ? heap_d.data() : stack_d;
+  best.out = out;
+  int c[3];
+  Query query;
+  targetKey(goal, query.tp, query.tr);
+  m.ringOne(goal.target_position, c, query);
+  m.search(m.blocks.data(), query, m.w8, best);
+  // Wider shells while fewer than k entries have been seen, up to nine runs
+  // at a time.
+  for (int ring = 2; best.found < k; ++ring) {
     const bool covers = c[0] - ring + 1 <= 0 && c[1] - ring + 1 <= 0 && c[2] - ring + 1 <= 0 &&
                         c[0] + ring - 1 >= m.cells[0] - 1 && c[1] + ring - 1 >= m.cells[1] - 1 &&
                         c[2] + ring - 1 >= m.cells[2] - 1;
     if (covers) break;  // the previous ring covered the grid
+    query.count = 0;
+    auto add = [&](int b, int e) {
+      query.runs[query.count][0] = b;
+      query.runs[query.count][1] = e;
+      if (++query.count == Query::kMaxRuns) {
+        m.search(m.blocks.data(), query, m.w8, best);
+        query.count = 0;
+      }
+    };
     const int inner = ring - 1;
     const int x0 = std::max(c[0] - ring, 0), x1 = std::min(c[0] + ring, m.cells[0] - 1);
     for (int z = std::max(c[2] - ring, 0); z <= std::min(c[2] + ring, m.cells[2] - 1); ++z) {
@@ -284,15 +362,16 @@ int SeedLibrary::nearest(const Goal& goal, int k, int* out) const {
         const int row = (z * m.cells[1] + y) * m.cells[0];
         if (std::abs(y - c[1]) <= inner && std::abs(z - c[2]) <= inner) {
           // The inner block's row was scanned: only this shell's two ends.
-          if (c[0] - ring >= 0) scan(m.start[row + c[0] - ring], m.start[row + c[0] - ring + 1]);
-          if (c[0] + ring < m.cells[0]) scan(m.start[row + c[0] + ring], m.start[row + c[0] + ring + 1]);
+          if (c[0] - ring >= 0) add(m.start[row + c[0] - ring], m.start[row + c[0] - ring + 1]);
+          if (c[0] + ring < m.cells[0]) add(m.start[row + c[0] + ring], m.start[row + c[0] + ring + 1]);
         } else {
-          scan(m.start[row + x0], m.start[row + x1 + 1]);
+          add(m.start[row + x0], m.start[row + x1 + 1]);
         }
       }
     }
+    m.search(m.blocks.data(), query, m.w8, best);
   }
-  return found;
+  return best.found;
 }
 
 // ------------------------------------------------------------- cache --

@@ -23,7 +23,9 @@
 // 3 x 3 x 3 cells around the target's cell (wider shells while those hold
 // fewer than k) are ranked by the full distance, which is exact among the
 // entries whose points lie within one cell of the target and near-exact
-// overall. A k-d tree over the 12 coordinates (p, rho R) gives the exact
+// overall. The keys are stored in blocks of eight entries (each coordinate
+// a row of eight floats), so that a run of entries is a few contiguous
+// cache lines, and ranked a block at a time in single precision. A k-d tree over the 12 coordinates (p, rho R) gives the exact
 // nearest, but the entries fill a 6-dimensional manifold in them, where a
 // k-d tree prunes little: nanoflann's took 42 us for the nearest 8 of
 // 65 536 entries, the grid 1.4 us (0.6 us for the nearest alone; bench_batch
@@ -76,7 +78,10 @@ class SeedLibrary {
   double rho() const;       // [m] the weight of the rotation coordinates
   double cellSize() const;  // [m] the grid's cell edge
   // The k (<= size()) entries nearest the goal's target, nearest first, into
-  // out[0..k); returns how many were written.
+  // out[0..k); returns how many were written (none for a target position
+  // that is not finite). The search runs on AVX registers where the CPU has
+  // them (IKBENCH_BATCH_ISA=portable, read when a library is built, asks for
+  // the build's baseline instead); both give the same answers.
   int nearest(const Goal& goal, int k, int* out) const;
   // Entry i's configuration (nq values) and the position of the point it
   // reaches (entries are stored in grid-cell order, not in draw order).
