@@ -18,6 +18,7 @@
 #include <map>
 #include <numbers>
 #include <stdexcept>
+#include <optional>
 #include <thread>
 #include <tuple>
 
@@ -278,6 +279,7 @@ struct PlanKey {
   double weight, orientation_scale;
   auto tie() const { return std::tie(model, body, px, py, pz, kind, weight, orientation_scale); }
   bool operator<(const PlanKey& o) const { return tie() < o.tie(); }
+  bool operator==(const PlanKey& o) const { return tie() == o.tie(); }
 };
 
 // ----------------------------------------------------------- attempts --
@@ -654,10 +656,24 @@ class Engine {
     }
   }
 
-  bool exhausted(int p) const { return s_.cursor[p].load(std::memory_order_relaxed) >= s_.plan_problems[p].size(); }
+  // A thread takes a plan's problems kChunk at a time: one atomic operation
+  // on the shared cursor per chunk rather than per problem (two threads'
+  // increments contend for its cache line). Which lane or thread solves a
+  // problem does not change its answer.
+  static constexpr size_t kChunk = 32;
+  bool exhausted(int p) const {
+    return taken_[p].first >= taken_[p].second &&
+           s_.cursor[p].load(std::memory_order_relaxed) >= s_.plan_problems[p].size();
+  }
   int take(int p) {
-    const size_t k = s_.cursor[p].fetch_add(1, std::memory_order_relaxed);
-    return k < s_.plan_problems[p].size() ? s_.plan_problems[p][k] : -1;
+    const std::vector<int>& list = s_.plan_problems[p];
+    auto& [next, end] = taken_[p];
+    if (next >= end) {
+      next = s_.cursor[p].fetch_add(kChunk, std::memory_order_relaxed);
+      end = std::min(next + kChunk, list.size());
+      if (next >= end) return -1;
+    }
+    return list[next++];
   }
 
   LaneState& state(int g, int l) { return lane_state_[g * kWidth + l]; }
@@ -748,6 +764,7 @@ class Engine {
   std::vector<std::uint8_t> occupied_ = std::vector<std::uint8_t>(groups_.size(), 0);  // lanes holding a problem
   double share_sum_ = 0.0;  // sum over rounds of (round time / lanes occupied) [us]
   long moves_ = 0;  // lanes moved by compact()
+  std::vector<std::pair<size_t, size_t>> taken_ = std::vector<std::pair<size_t, size_t>>(s_.plans.size());  // per plan: [next, end) of plan_problems this thread took
   double next_deadline_ = std::numeric_limits<double>::infinity();  // earliest share_sum_ at which a budget ends
 };
 
@@ -1102,15 +1119,42 @@ std::vector<BatchResult> solveBatch(const std::vector<Problem>& problems, const 
 
   std::string why;
   const bool spec_ok = s.spec_plan.why.empty() && !options.solve.record_trace && s.solve.isValid(&why);
+  const int threads = std::max(1, std::min<int>(options.threads, static_cast<int>(problems.size())));
+  // Which problems the kernel can take (a valid problem with one goal),
+  // checked on the batch's threads: for large batches this reads every
+  // problem's data once, which on one thread would be a serial share of the
+  // run.
+  std::vector<char> kernel_ok(problems.size(), 0);
+  if (spec_ok) {
+    auto check = [&](size_t b, size_t e) {
+      for (size_t i = b; i < e; ++i) kernel_ok[i] = problems[i].goals.size() == 1 && problems[i].isValid(nullptr);
+    };
+    constexpr size_t kSerialCheck = 1 << 14;
+    if (threads == 1 || problems.size() < kSerialCheck) {
+      check(0, problems.size());
+    } else {
+      std::vector<std::thread> pool;
+      const size_t share = (problems.size() + threads - 1) / threads;
+      for (int t = 0; t < threads; ++t)
+        pool.emplace_back(check, std::min(problems.size(), t * share), std::min(problems.size(), (t + 1) * share));
+      for (auto& th : pool) th.join();
+    }
+  }
   std::map<PlanKey, int> plan_of;
   std::vector<std::vector<int>> plan_problems;
+  std::optional<std::pair<PlanKey, int>> last;  // the previous problem's plan: batches come in runs of one chain
   for (size_t i = 0; i < problems.size(); ++i) {
     const Problem& pr = problems[i];
-    bool ok = spec_ok && pr.isValid(&why) && pr.goals.size() == 1;
+    bool ok = kernel_ok[i] != 0;
     if (ok) {
       const Goal& g = pr.goals.front();
       const PlanKey key{pr.model.get(), g.body, g.point.x(), g.point.y(), g.point.z(), g.kind, g.weight,
                         g.orientation_scale};
+      if (last && last->first == key) {
+        if (last->second >= 0) plan_problems[last->second].push_back(static_cast<int>(i));
+        else s.fallback.push_back(static_cast<int>(i));
+        continue;
+      }
       auto it = plan_of.find(key);
       if (it == plan_of.end()) {
         ChainPlan plan = planChain(pr);
@@ -1123,6 +1167,7 @@ std::vector<BatchResult> solveBatch(const std::vector<Problem>& problems, const 
         }
         it = plan_of.emplace(key, id).first;
       }
+      last.emplace(key, it->second);
       ok = it->second >= 0;
       if (ok) plan_problems[it->second].push_back(static_cast<int>(i));
     }
@@ -1132,7 +1177,6 @@ std::vector<BatchResult> solveBatch(const std::vector<Problem>& problems, const 
   s.cursor = std::vector<std::atomic<size_t>>(s.plans.size());
   for (const ChainPlan& plan : s.plans) s.params.push_back(kernelParams(s.spec_plan, plan, s.solve));
 
-  const int threads = std::max(1, std::min<int>(options.threads, static_cast<int>(problems.size())));
   std::vector<BatchStats> per_thread(static_cast<size_t>(threads));
   auto worker = [&](int t) {
     std::unique_ptr<Solver> scalar;
