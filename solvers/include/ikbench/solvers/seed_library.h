@@ -25,12 +25,13 @@
 // entries whose points lie within one cell of the target and near-exact
 // overall. The keys are stored in blocks of eight entries (each coordinate
 // a row of eight floats), so that a run of entries is a few contiguous
-// cache lines, and ranked a block at a time in single precision. A k-d tree over the 12 coordinates (p, rho R) gives the exact
-// nearest, but the entries fill a 6-dimensional manifold in them, where a
-// k-d tree prunes little: nanoflann's took 42 us for the nearest 8 of
-// 65 536 entries, the grid 1.4 us (0.6 us for the nearest alone; bench_batch
-// LibraryNearest), and the grid's starts needed about as few iterations
-// (docs/performance.md, "A seed library").
+// cache lines, and ranked a block at a time in single precision. A k-d
+// tree over the 12 coordinates (p, rho R) gives the exact nearest, but the
+// entries fill a 6-dimensional manifold in them, where a k-d tree prunes
+// little: nanoflann's took 42 us for the nearest 8 of 65 536 entries, the
+// grid 1.5 us (0.6 us for the nearest alone; bench_batch LibraryNearest),
+// and the grid's starts needed about as few iterations (docs/performance.md,
+// "A seed library").
 //
 // Entries are drawn from a fixed seed (kSeed mixed with the entry count):
 // the same model and count give the same library in every process and on
