@@ -96,9 +96,10 @@ TEST(SeedLibrary, NearestIsExactAmongTheEntriesNearTheTarget) {
   }
 }
 
-// The AVX search and the build's baseline (IKBENCH_BATCH_ISA=portable) round
-// alike (no FMA in either) and give the same entries in the same order; a
-// target that is not finite gets none.
+// The AVX2 + FMA search and the build's baseline (IKBENCH_BATCH_ISA=portable)
+// differ only in rounding (fused multiply-adds): the same entries in the
+// same order, except where two entries' distances tie to within rounding.
+// A target that is not finite gets none.
 TEST(SeedLibrary, PortableAndAvxSearchesAgree) {
   const auto model = chain7(11);
   const int body = model->numJoints() - 1;
@@ -109,14 +110,22 @@ TEST(SeedLibrary, PortableAndAvxSearchesAgree) {
   GoalSetSpec gs;
   gs.count = 200;
   gs.kind = GoalKind::kPose;
+  int same = 0, ranks = 0;
   for (const Problem& p : reachableGoals(model, gs, 13, "t")) {
+    const Goal& g = p.goals.front();
     for (int k : {1, SeedLibrary::kStarts}) {
       int a[SeedLibrary::kStarts], b[SeedLibrary::kStarts];
-      ASSERT_EQ(fast.nearest(p.goals.front(), k, a), k);
-      ASSERT_EQ(portable.nearest(p.goals.front(), k, b), k);
-      for (int j = 0; j < k; ++j) ASSERT_EQ(a[j], b[j]) << p.name << " k " << k << " rank " << j;
+      ASSERT_EQ(fast.nearest(g, k, a), k);
+      ASSERT_EQ(portable.nearest(g, k, b), k);
+      for (int j = 0; j < k; ++j, ++ranks) {
+        same += a[j] == b[j];
+        // Another entry only as a tie: both libraries put the two at the
+        // same distance to within single-precision rounding.
+        if (a[j] != b[j]) EXPECT_NEAR(fast.distance(a[j], g), fast.distance(b[j], g), 1e-5) << p.name << " rank " << j;
+      }
     }
   }
+  EXPECT_GE(same, ranks * 99 / 100) << same << " of " << ranks << " ranks agree";
   Goal bad = reachableGoals(model, gs, 13, "t").front().goals.front();
   bad.target_position.x() = NAN;
   int out[SeedLibrary::kStarts];

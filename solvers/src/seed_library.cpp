@@ -17,148 +17,28 @@
 #include "ikbench/kinematics/data.h"
 #include "ikbench/kinematics/forward_kinematics.h"
 #include "ikbench/kinematics/rng.h"
+#include "seed_search.h"
 
 namespace ikbench {
 
 namespace {
 
-// Eight floats: one row of a key block. Without AVX the compiler splits each
-// operation into two SSE2 ones; searchAvx below compiles the same code for
-// AVX registers. Neither target has FMA, so both round every operation
-// alike and rank entries identically (tests/seed_library_test.cpp). Every
-// function that takes or returns a V8 is inlined into one of the two, so
-// GCC's note that such a function's ABI differs between them (-Wpsabi)
-// does not apply.
-#pragma GCC diagnostic ignored "-Wpsabi"
-using V8 = float __attribute__((vector_size(32)));
-using V4 = float __attribute__((vector_size(16)));
-constexpr int kBlock = 8;  // entries per key block
+using seed_search::KeyBlock;
+using seed_search::kBlock;
 
-// The library's distance |p - p_t|^2 + w8 (1 - (q . q_t)^2), w8 = 8 rho^2
-// (0 for position libraries), of a key (point x, y, z and unit quaternion
-// w, a, b, c) from a target (tp, tr): one entry (T = float) or a block
-// (T = V8).
-template <class T>
-__attribute__((always_inline)) inline T keyDistance(T x, T y, T z, T w, T a, T b, T c, const T tp[3], const T tr[4],
-                                                    T w8, T one) {
-  const T dx = x - tp[0], dy = y - tp[1], dz = z - tp[2];
-  const T dot = w * tr[0] + a * tr[1] + b * tr[2] + c * tr[3];
-  return dx * dx + dy * dy + dz * dz + w8 * (one - dot * dot);
-}
-
-// The keys of kBlock entries: row a holds coordinate a (x, y, z, w, qx, qy,
-// qz) of each. A run of entries spans consecutive blocks, so a search reads
-// a few contiguous cache lines per run instead of one or two in each of
-// seven arrays.
-struct alignas(32) KeyBlock {
-  float row[7][kBlock];
-};
-
-// The runs of entries a search ranks and the target they are ranked against.
-struct Query {
-  static constexpr int kMaxRuns = 9;
-  float tp[3], tr[4];
-  int runs[kMaxRuns][2];
-  int count = 0;
-};
-
-// The k best so far, sorted by distance (ties keep the earlier entry).
-struct Best {
-  int k = 0;
-  int found = 0;
-  float worst = INFINITY;  // d[k - 1] once k are found
-  float* d = nullptr;
-  int* out = nullptr;
-};
-
-// Inserts the lanes `bits` of block `block` (distances dist) that still beat
-// the k-th best. Inlined into each search (a call from AVX code into SSE
-// code would pay the processor's transition between the two).
-__attribute__((always_inline)) inline void insertLanes(Best& best, const float* dist, unsigned bits, int block) {
-  while (bits != 0) {
-    const int j = __builtin_ctz(bits);
-    bits &= bits - 1;
-    const float dj = dist[j];
-    if (!(dj < best.worst)) continue;
-    int at = best.found < best.k ? best.found++ : best.k - 1;
-    while (at > 0 && dj < best.d[at - 1]) {
-      best.d[at] = best.d[at - 1];
-      best.out[at] = best.out[at - 1];
-      --at;
-    }
-    best.d[at] = dj;
-    best.out[at] = block * kBlock + j;
-    if (best.found == best.k) best.worst = best.d[best.k - 1];
-  }
-}
-
-// Ranks the entries of q's runs into best, a block at a time; lanes outside
-// a run (the neighbouring cells' entries, which another run may hold too)
-// are masked out.
-__attribute__((always_inline)) inline void searchRuns(const KeyBlock* blocks, const Query& q, float w8s, Best& best) {
-  // Broadcasts by adding to a zero vector (no helper returning a vector
-  // crosses the two targets' ABIs).
-  const V8 zero = {};
-  const V8 tp[3] = {zero + q.tp[0], zero + q.tp[1], zero + q.tp[2]};
-  const V8 tr[4] = {zero + q.tr[0], zero + q.tr[1], zero + q.tr[2], zero + q.tr[3]};
-  const V8 w8 = zero + w8s, one = zero + 1.0f;
-  V8 worst = zero + best.worst;
-  for (int r = 0; r < q.count; ++r) {
-    const int begin = q.runs[r][0], end = q.runs[r][1];
-    if (begin >= end) continue;
-    const int first = begin / kBlock, last = (end - 1) / kBlock;
-    for (int blk = first; blk <= last; ++blk) {
-      const KeyBlock& K = blocks[blk];
-      V8 x, y, z, w, a, b, c;
-      std::memcpy(&x, K.row[0], sizeof x);
-      std::memcpy(&y, K.row[1], sizeof y);
-      std::memcpy(&z, K.row[2], sizeof z);
-      std::memcpy(&w, K.row[3], sizeof w);
-      std::memcpy(&a, K.row[4], sizeof a);
-      std::memcpy(&b, K.row[5], sizeof b);
-      std::memcpy(&c, K.row[6], sizeof c);
-      const V8 d = keyDistance<V8>(x, y, z, w, a, b, c, tp, tr, w8, one);
-      // Which lanes beat the k-th best, as bits (the lanes' sign bits).
-      const auto less = d < worst;
-      V4 lo, hi;
-      std::memcpy(&lo, &less, sizeof lo);
-      std::memcpy(&hi, reinterpret_cast<const char*>(&less) + sizeof lo, sizeof hi);
-#if defined(__SSE__)
-      unsigned bits = static_cast<unsigned>(__builtin_ia32_movmskps(lo) | __builtin_ia32_movmskps(hi) << 4);
-#else
-      unsigned bits = 0;
-      for (int j = 0; j < kBlock; ++j) bits |= static_cast<unsigned>(d[j] < best.worst) << j;
-#endif
-      if (blk == first) bits &= ~0u << (begin - first * kBlock);
-      if (blk == last) bits &= (1u << (end - last * kBlock)) - 1u;
-      if (__builtin_expect(bits == 0, 1)) continue;
-      float dist[kBlock];
-      std::memcpy(dist, &d, sizeof dist);
-      insertLanes(best, dist, bits, blk);
-      worst = zero + best.worst;
-    }
-  }
-}
-
-void searchPortable(const KeyBlock* blocks, const Query& q, float w8, Best& best) { searchRuns(blocks, q, w8, best); }
-
-#if defined(__x86_64__) || defined(__i386__)
-__attribute__((target("avx"))) void searchAvx(const KeyBlock* blocks, const Query& q, float w8, Best& best) {
-  searchRuns(blocks, q, w8, best);
-}
-#endif
-
-using SearchFn = void (*)(const KeyBlock*, const Query&, float, Best&);
-
-// AVX where the CPU has it, unless IKBENCH_BATCH_ISA=portable asks for the
-// build's baseline (as it does of the batch kernel).
-SearchFn selectSearch() {
+// The search kernels: AVX2 + FMA where the CPU has both, unless
+// IKBENCH_BATCH_ISA=portable asks for the build's baseline (as it does of
+// the batch kernel).
+seed_search::Kernels selectKernels() {
   const char* env = std::getenv("IKBENCH_BATCH_ISA");
-  if (env != nullptr && std::strcmp(env, "portable") == 0) return searchPortable;
+  const bool portable = env != nullptr && std::strcmp(env, "portable") == 0;
 #if defined(__x86_64__) || defined(__i386__)
-  if (__builtin_cpu_supports("avx")) return searchAvx;
+  if (!portable && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+    const seed_search::Kernels k = seed_search::avx2Kernels();
+    if (k.search != nullptr) return k;
+  }
 #endif
-  return searchPortable;
+  return seed_search::portableKernels();
 }
 
 }  // namespace
@@ -169,9 +49,9 @@ struct SeedLibrary::Impl {
   int nq = 0;
   double rho = 1.0;
   std::vector<double> q;  // entries x nq, cell order
-  // The entries' points and rotations (unit quaternions w, x, y, z) in
-  // blocks of kBlock, cell order, single precision (ample for ranking
-  // starts); the last block's lanes past the entries are at infinity.
+  // The entries' keys (seed_search.h) in blocks of kBlock, cell order,
+  // single precision (ample for ranking starts); the last block's lanes past
+  // the entries are at infinity.
   std::vector<KeyBlock> blocks;
   // The grid: cells of size h from lo, cells[0..2] per axis; entries of cell
   // c are [start[c], start[c + 1]).
@@ -180,21 +60,18 @@ struct SeedLibrary::Impl {
   int cells[3] = {1, 1, 1};
   std::vector<int> start;
   float w8 = 0.0f;  // 8 rho^2 for pose libraries, 0 for position libraries
-  SearchFn search = selectSearch();
+  seed_search::Kernels kernels = selectKernels();
 
   int cellOf(double x, int axis) const {
     const double u = std::floor((x - lo[axis]) / h);
     return static_cast<int>(std::clamp(u, 0.0, static_cast<double>(cells[axis] - 1)));
   }
   float key(int a, int i) const { return blocks[static_cast<size_t>(i / kBlock)].row[a][i % kBlock]; }
-  // The distance of entry i from a target at p with rotation r (unit).
-  float distance(int i, const float p[3], const float r[4]) const {
-    return keyDistance<float>(key(0, i), key(1, i), key(2, i), key(3, i), key(4, i), key(5, i), key(6, i), p, r, w8,
-                              1.0f);
-  }
+  // The search's target for a goal.
+  seed_search::Target target(const Goal& goal) const;
   // The target's cell and the runs of ring 1 (the 3 x 3 x 3 cells around
   // it: nine rows of three cells along x, each one run of entries).
-  void ringOne(const Eigen::Vector3d& target, int c[3], Query& query) const;
+  void ringOne(const Eigen::Vector3d& target, int c[3], seed_search::Runs& runs) const;
 };
 
 SeedLibrary::SeedLibrary(std::shared_ptr<const Model> model, int body, const Eigen::Vector3d& point, bool pose,
@@ -264,13 +141,13 @@ SeedLibrary::SeedLibrary(std::shared_ptr<const Model> model, int body, const Eig
   std::vector<int> fill(m.start.begin(), m.start.end() - 1);
   m.blocks.resize(static_cast<size_t>((entries + kBlock - 1) / kBlock));
   for (KeyBlock& K : m.blocks)
-    for (int a = 0; a < 7; ++a) std::fill_n(K.row[a], kBlock, a < 3 ? INFINITY : 0.0f);
+    for (int a = 0; a < 8; ++a) std::fill_n(K.row[a], kBlock, a < seed_search::kQw ? INFINITY : 0.0f);
   m.w8 = pose ? static_cast<float>(8.0 * m.rho * m.rho) : 0.0f;
   m.q.resize(q.size());
   for (int i = 0; i < entries; ++i) {
     const size_t j = static_cast<size_t>(fill[cell[i]]++);
-    const double v[7] = {p[i].x(), p[i].y(), p[i].z(), r[i].w(), r[i].x(), r[i].y(), r[i].z()};
-    for (int a = 0; a < 7; ++a) m.blocks[j / kBlock].row[a][j % kBlock] = static_cast<float>(v[a]);
+    const double v[8] = {p[i].x(), p[i].y(), p[i].z(), p[i].squaredNorm(), r[i].w(), r[i].x(), r[i].y(), r[i].z()};
+    for (int a = 0; a < 8; ++a) m.blocks[j / kBlock].row[a][j % kBlock] = static_cast<float>(v[a]);
     std::copy_n(q.begin() + static_cast<std::ptrdiff_t>(i) * m.nq, m.nq,
                 m.q.begin() + static_cast<std::ptrdiff_t>(j) * m.nq);
   }
@@ -289,37 +166,38 @@ const double* SeedLibrary::configuration(int i) const {
 
 Eigen::Vector3d SeedLibrary::position(int i) const { return {impl_->key(0, i), impl_->key(1, i), impl_->key(2, i)}; }
 
-namespace {
-
-// A goal's target as the library's key: point, and rotation as a unit
-// quaternion (w, x, y, z).
-void targetKey(const Goal& goal, float p[3], float r[4]) {
+seed_search::Target SeedLibrary::Impl::target(const Goal& goal) const {
   const Eigen::Quaterniond q = Eigen::Quaterniond(goal.target_orientation).normalized();
-  for (int a = 0; a < 3; ++a) p[a] = static_cast<float>(goal.target_position[a]);
-  r[0] = static_cast<float>(q.w());
-  r[1] = static_cast<float>(q.x());
-  r[2] = static_cast<float>(q.y());
-  r[3] = static_cast<float>(q.z());
+  seed_search::Target t;
+  for (int a = 0; a < 3; ++a) t.p2[a] = static_cast<float>(goal.target_position[a]) * 2.0f;
+  t.r[0] = static_cast<float>(q.w());
+  t.r[1] = static_cast<float>(q.x());
+  t.r[2] = static_cast<float>(q.y());
+  t.r[3] = static_cast<float>(q.z());
+  t.w8 = w8;
+  const Eigen::Vector3f p = goal.target_position.cast<float>();
+  t.offset = p.cast<double>().squaredNorm() + w8;
+  return t;
 }
-
-}  // namespace
 
 double SeedLibrary::distance(int i, const Goal& goal) const {
-  float p[3], r[4];
-  targetKey(goal, p, r);
-  return impl_->distance(i, p, r);
+  const Impl& m = *impl_;
+  const seed_search::Target target = m.target(goal);
+  float d[kBlock];
+  m.kernels.block(m.blocks[static_cast<size_t>(i / kBlock)], target, d);
+  return static_cast<double>(d[i % kBlock]) + target.offset;
 }
 
-void SeedLibrary::Impl::ringOne(const Eigen::Vector3d& target, int c[3], Query& query) const {
+void SeedLibrary::Impl::ringOne(const Eigen::Vector3d& target, int c[3], seed_search::Runs& runs) const {
   for (int a = 0; a < 3; ++a) c[a] = cellOf(target[a], a);
-  query.count = 0;
+  runs.count = 0;
   const int x0 = std::max(c[0] - 1, 0), x1 = std::min(c[0] + 1, cells[0] - 1);
   for (int z = std::max(c[2] - 1, 0); z <= std::min(c[2] + 1, cells[2] - 1); ++z)
     for (int y = std::max(c[1] - 1, 0); y <= std::min(c[1] + 1, cells[1] - 1); ++y) {
       const int row = (z * cells[1] + y) * cells[0];
-      query.runs[query.count][0] = start[row + x0];
-      query.runs[query.count][1] = start[row + x1 + 1];
-      ++query.count;
+      runs.run[runs.count][0] = start[row + x0];
+      runs.run[runs.count][1] = start[row + x1 + 1];
+      ++runs.count;
     }
 }
 
@@ -330,15 +208,15 @@ int SeedLibrary::nearest(const Goal& goal, int k, int* out) const {
   float stack_d[kStarts];
   std::vector<float> heap_d;
   if (k > kStarts) heap_d.resize(static_cast<size_t>(k));
-  Best best;
+  seed_search::Best best;
   best.k = k;
   best.d = k > kStarts ? heap_d.data() : stack_d;
   best.out = out;
+  const seed_search::Target target = m.target(goal);
   int c[3];
-  Query query;
-  targetKey(goal, query.tp, query.tr);
-  m.ringOne(goal.target_position, c, query);
-  m.search(m.blocks.data(), query, m.w8, best);
+  seed_search::Runs runs;
+  m.ringOne(goal.target_position, c, runs);
+  m.kernels.search(m.blocks.data(), target, runs, best);
   // Wider shells while fewer than k entries have been seen, up to nine runs
   // at a time.
   for (int ring = 2; best.found < k; ++ring) {
@@ -346,13 +224,13 @@ int SeedLibrary::nearest(const Goal& goal, int k, int* out) const {
                         c[0] + ring - 1 >= m.cells[0] - 1 && c[1] + ring - 1 >= m.cells[1] - 1 &&
                         c[2] + ring - 1 >= m.cells[2] - 1;
     if (covers) break;  // the previous ring covered the grid
-    query.count = 0;
+    runs.count = 0;
     auto add = [&](int b, int e) {
-      query.runs[query.count][0] = b;
-      query.runs[query.count][1] = e;
-      if (++query.count == Query::kMaxRuns) {
-        m.search(m.blocks.data(), query, m.w8, best);
-        query.count = 0;
+      runs.run[runs.count][0] = b;
+      runs.run[runs.count][1] = e;
+      if (++runs.count == seed_search::Runs::kMax) {
+        m.kernels.search(m.blocks.data(), target, runs, best);
+        runs.count = 0;
       }
     };
     const int inner = ring - 1;
@@ -369,7 +247,7 @@ int SeedLibrary::nearest(const Goal& goal, int k, int* out) const {
         }
       }
     }
-    m.search(m.blocks.data(), query, m.w8, best);
+    m.kernels.search(m.blocks.data(), target, runs, best);
   }
   return best.found;
 }

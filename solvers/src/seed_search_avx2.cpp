@@ -1,0 +1,50 @@
+// The seed library's search on AVX2 + FMA: eight entries per ymm register,
+// fused multiply-adds. Compiled for AVX2 + FMA by the target pragma below,
+// reachable only through avx2Kernels(), which SeedLibrary calls after
+// __builtin_cpu_supports("avx2") and ("fma") said yes.
+#include <immintrin.h>
+
+#include "seed_search.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#define IKBENCH_SEED_HAVE_AVX2 1
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((target("avx2,fma"))), apply_to = function)
+#else
+#pragma GCC push_options
+#pragma GCC target("avx2,fma")
+#endif
+
+namespace ikbench::seed_search {
+namespace avx2 {
+namespace {
+
+typedef float V8 __attribute__((vector_size(32)));
+inline V8 madd(V8 a, V8 b, V8 c) { return (V8)_mm256_fmadd_ps((__m256)a, (__m256)b, (__m256)c); }
+inline unsigned lessMask(V8 a, V8 b) {
+  return static_cast<unsigned>(_mm256_movemask_ps(_mm256_cmp_ps((__m256)a, (__m256)b, _CMP_LT_OQ)));
+}
+
+#include "seed_search_body.h"
+
+}  // namespace
+
+Kernels kernels() { return {&search, &block, "avx2"}; }
+
+}  // namespace avx2
+}  // namespace ikbench::seed_search
+
+#if defined(__clang__)
+#pragma clang attribute pop
+#else
+#pragma GCC pop_options
+#endif
+#endif
+
+namespace ikbench::seed_search {
+#ifdef IKBENCH_SEED_HAVE_AVX2
+Kernels avx2Kernels() { return avx2::kernels(); }
+#else
+Kernels avx2Kernels() { return {}; }
+#endif
+}  // namespace ikbench::seed_search
