@@ -637,7 +637,6 @@ class Engine {
   // Binds an empty group to the next plan with problems left, then fills its
   // free lanes from that plan.
   void refill(int g) {
-    LaneGroup& G = groups_[g];
     if (group_plan_[g] < 0 || (occupied_[g] == 0 && exhausted(group_plan_[g]))) {
       if (occupied_[g] != 0) return;
       group_plan_[g] = -1;
@@ -1120,59 +1119,65 @@ std::vector<BatchResult> solveBatch(const std::vector<Problem>& problems, const 
   std::string why;
   const bool spec_ok = s.spec_plan.why.empty() && !options.solve.record_trace && s.solve.isValid(&why);
   const int threads = std::max(1, std::min<int>(options.threads, static_cast<int>(problems.size())));
-  // Which problems the kernel can take (a valid problem with one goal),
-  // checked on the batch's threads: for large batches this reads every
-  // problem's data once, which on one thread would be a serial share of the
-  // run.
-  std::vector<char> kernel_ok(problems.size(), 0);
-  if (spec_ok) {
-    auto check = [&](size_t b, size_t e) {
-      for (size_t i = b; i < e; ++i) kernel_ok[i] = problems[i].goals.size() == 1 && problems[i].isValid(nullptr);
-    };
-    constexpr size_t kSerialCheck = 1 << 14;
-    if (threads == 1 || problems.size() < kSerialCheck) {
-      check(0, problems.size());
-    } else {
-      std::vector<std::thread> pool;
-      const size_t share = (problems.size() + threads - 1) / threads;
-      for (int t = 0; t < threads; ++t)
-        pool.emplace_back(check, std::min(problems.size(), t * share), std::min(problems.size(), (t + 1) * share));
-      for (auto& th : pool) th.join();
+  // Which problems the kernel can take (a valid problem with one goal) and
+  // the chain each belongs to, found on the batch's threads over contiguous
+  // shares of the problems (for large batches this reads every problem's
+  // data once, which on one thread would be a serial share of the run), as
+  // runs of consecutive problems with one key (none: not for the kernel).
+  struct Run {
+    size_t begin, end;
+    std::optional<PlanKey> key;
+  };
+  auto keyOf = [&](size_t i) -> std::optional<PlanKey> {
+    const Problem& pr = problems[i];
+    if (!spec_ok || pr.goals.size() != 1 || !pr.isValid(nullptr)) return std::nullopt;
+    const Goal& g = pr.goals.front();
+    return PlanKey{pr.model.get(), g.body, g.point.x(), g.point.y(), g.point.z(), g.kind, g.weight, g.orientation_scale};
+  };
+  constexpr size_t kSerialCheck = 1 << 14;
+  const int sharers = problems.size() < kSerialCheck ? 1 : threads;
+  const size_t share = (problems.size() + sharers - 1) / sharers;
+  std::vector<std::vector<Run>> runs(static_cast<size_t>(sharers));
+  auto scan = [&](int t) {
+    for (size_t i = std::min(problems.size(), t * share); i < std::min(problems.size(), (t + 1) * share); ++i) {
+      std::optional<PlanKey> key = keyOf(i);
+      std::vector<Run>& mine = runs[static_cast<size_t>(t)];
+      if (!mine.empty() && mine.back().end == i && mine.back().key == key) ++mine.back().end;
+      else mine.push_back({i, i + 1, std::move(key)});
     }
+  };
+  if (sharers == 1) {
+    scan(0);
+  } else {
+    std::vector<std::thread> pool;
+    for (int t = 0; t < sharers; ++t) pool.emplace_back(scan, t);
+    for (auto& th : pool) th.join();
   }
+  // Plans in the order of their first problem.
   std::map<PlanKey, int> plan_of;
   std::vector<std::vector<int>> plan_problems;
-  std::optional<std::pair<PlanKey, int>> last;  // the previous problem's plan: batches come in runs of one chain
-  for (size_t i = 0; i < problems.size(); ++i) {
-    const Problem& pr = problems[i];
-    bool ok = kernel_ok[i] != 0;
-    if (ok) {
-      const Goal& g = pr.goals.front();
-      const PlanKey key{pr.model.get(), g.body, g.point.x(), g.point.y(), g.point.z(), g.kind, g.weight,
-                        g.orientation_scale};
-      if (last && last->first == key) {
-        if (last->second >= 0) plan_problems[last->second].push_back(static_cast<int>(i));
-        else s.fallback.push_back(static_cast<int>(i));
-        continue;
-      }
-      auto it = plan_of.find(key);
-      if (it == plan_of.end()) {
-        ChainPlan plan = planChain(pr);
-        const int id = plan.why.empty() ? static_cast<int>(s.plans.size()) : -1;
-        if (id >= 0) {
-          if (s.spec_plan.common.library > 0)
-            plan.library = SeedLibrary::forGoals(pr.model, pr.goals, s.spec_plan.common.library);
-          s.plans.push_back(std::move(plan));
-          plan_problems.emplace_back();
+  for (const std::vector<Run>& mine : runs)
+    for (const Run& run : mine) {
+      int id = -1;
+      if (run.key) {
+        auto it = plan_of.find(*run.key);
+        if (it == plan_of.end()) {
+          const Problem& pr = problems[run.begin];
+          ChainPlan plan = planChain(pr);
+          if (plan.why.empty()) {
+            id = static_cast<int>(s.plans.size());
+            if (s.spec_plan.common.library > 0)
+              plan.library = SeedLibrary::forGoals(pr.model, pr.goals, s.spec_plan.common.library);
+            s.plans.push_back(std::move(plan));
+            plan_problems.emplace_back();
+          }
+          it = plan_of.emplace(*run.key, id).first;
         }
-        it = plan_of.emplace(key, id).first;
+        id = it->second;
       }
-      last.emplace(key, it->second);
-      ok = it->second >= 0;
-      if (ok) plan_problems[it->second].push_back(static_cast<int>(i));
+      std::vector<int>& to = id >= 0 ? plan_problems[static_cast<size_t>(id)] : s.fallback;
+      for (size_t i = run.begin; i < run.end; ++i) to.push_back(static_cast<int>(i));
     }
-    if (!ok) s.fallback.push_back(static_cast<int>(i));
-  }
   s.plan_problems = std::move(plan_problems);
   s.cursor = std::vector<std::atomic<size_t>>(s.plans.size());
   for (const ChainPlan& plan : s.plans) s.params.push_back(kernelParams(s.spec_plan, plan, s.solve));
