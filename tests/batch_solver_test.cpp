@@ -146,6 +146,68 @@ TEST(BatchSolver, DeterministicAcrossThreadsLanesAndOrder) {
   same(solveBatch({problems[7]}, kAutoNoBudget, bo), {7}, "alone");
 }
 
+// A batch large enough for its problems to be checked and sorted into chains
+// on the batch's threads (16 384 problems or more), with the chains
+// interleaved problem by problem in one part and in long runs in another,
+// and problems the kernel does not take scattered through both: every
+// problem gets the answer it gets alone, and the counts of batched problems
+// agree, on one thread and on two.
+TEST(BatchSolver, LargeBatchesAreSortedIntoChainsOnTheirThreads) {
+  const std::vector<Problem> base = chainProblems(3, 10);
+  constexpr const char* kSpec = "dls:restarts=0";
+  BatchOptions bo;
+  bo.solve.max_iterations = 4;
+  const std::vector<BatchResult> alone = solveBatch(base, kSpec, bo);
+  std::vector<Problem> big;
+  std::vector<int> from;  // base index, -1 invalid, -2 two goals
+  for (int i = 0; i < 20000; ++i) {
+    // Problems 5000..8999 all of the first chain; elsewhere a new chain at
+    // every problem.
+    const int b = i >= 5000 && i < 9000 ? (i % 10) : (i * 7 + i / 1000) % 30;
+    big.push_back(base[b]);
+    from.push_back(b);
+    if (i % 997 == 3) {
+      big.back().q0[0] = std::nan("");
+      from.back() = -1;
+    } else if (i % 1499 == 5) {
+      big.back().goals.push_back(big.back().goals.front());
+      from.back() = -2;
+    }
+  }
+  std::vector<BatchResult> by_threads[2];
+  long batched[2] = {0, 0};
+  for (int threads : {1, 2}) {
+    BatchOptions o = bo;
+    o.threads = threads;
+    BatchStats stats;
+    by_threads[threads - 1] = solveBatch(big, kSpec, o, &stats);
+    batched[threads - 1] = stats.batched;
+  }
+  EXPECT_EQ(batched[0], batched[1]);
+  long expect_batched = 0;
+  for (size_t i = 0; i < big.size(); ++i) {
+    const BatchResult& a = by_threads[0][i];
+    const BatchResult& b = by_threads[1][i];
+    ASSERT_EQ(a.summary.status, b.summary.status) << i;
+    ASSERT_EQ(a.batched, b.batched) << i;
+    // (an invalid problem's answer is its start, which holds a NaN)
+    if (from[i] != -1) ASSERT_TRUE(a.q == b.q) << i;
+    if (from[i] == -1) {
+      EXPECT_FALSE(a.batched) << i;
+      EXPECT_EQ(a.summary.status, Status::kInvalidInput) << i;
+    } else if (from[i] == -2) {
+      EXPECT_FALSE(a.batched) << i;
+    } else {
+      ++expect_batched;
+      ASSERT_TRUE(a.batched) << i;
+      ASSERT_EQ(a.summary.status, alone[from[i]].summary.status) << i;
+      ASSERT_EQ(a.summary.iterations, alone[from[i]].summary.iterations) << i;
+      ASSERT_TRUE(a.q == alone[from[i]].q) << i;
+    }
+  }
+  EXPECT_EQ(batched[0], expect_batched);
+}
+
 // Per-problem seeds are the scalar path's SolverOptions::seed: a restarted
 // solve draws the same restart configurations.
 TEST(BatchSolver, SeedsPerProblemMatchTheScalarSeeds) {

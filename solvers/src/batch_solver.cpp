@@ -510,6 +510,18 @@ void packedToLanes(LaneGroup& G, int n, int rows) {
     for (int i = 0; i < rows; ++i) G.J[v][i][0] = Jp[v][i];
 }
 
+// Runs f(0), ..., f(n - 1), each on its own thread when n > 1.
+template <class F>
+void onThreads(int n, const F& f) {
+  if (n == 1) {
+    f(0);
+    return;
+  }
+  std::vector<std::thread> pool;
+  for (int t = 0; t < n; ++t) pool.emplace_back(f, t);
+  for (auto& th : pool) th.join();
+}
+
 // ------------------------------------------------------------- engine --
 
 // One problem's Solver::solve state while it occupies a lane.
@@ -1146,13 +1158,7 @@ std::vector<BatchResult> solveBatch(const std::vector<Problem>& problems, const 
       else mine.push_back({i, i + 1, std::move(key)});
     }
   };
-  if (sharers == 1) {
-    scan(0);
-  } else {
-    std::vector<std::thread> pool;
-    for (int t = 0; t < sharers; ++t) pool.emplace_back(scan, t);
-    for (auto& th : pool) th.join();
-  }
+  onThreads(sharers, scan);
   // Plans in the order of their first problem.
   std::map<PlanKey, int> plan_of;
   std::vector<std::vector<int>> plan_problems;
@@ -1191,13 +1197,7 @@ std::vector<BatchResult> solveBatch(const std::vector<Problem>& problems, const 
       engine.run(per_thread[t]);
     }
   };
-  if (threads == 1) {
-    worker(0);
-  } else {
-    std::vector<std::thread> pool;
-    for (int t = 0; t < threads; ++t) pool.emplace_back(worker, t);
-    for (auto& th : pool) th.join();
-  }
+  onThreads(threads, worker);
   if (stats != nullptr) {
     *stats = BatchStats();
     stats->problems = static_cast<long>(problems.size());
