@@ -17,8 +17,8 @@
 #include <limits>
 #include <map>
 #include <numbers>
-#include <stdexcept>
 #include <optional>
+#include <stdexcept>
 #include <thread>
 #include <tuple>
 
@@ -775,7 +775,8 @@ class Engine {
   std::vector<std::uint8_t> occupied_ = std::vector<std::uint8_t>(groups_.size(), 0);  // lanes holding a problem
   double share_sum_ = 0.0;  // sum over rounds of (round time / lanes occupied) [us]
   long moves_ = 0;  // lanes moved by compact()
-  std::vector<std::pair<size_t, size_t>> taken_ = std::vector<std::pair<size_t, size_t>>(s_.plans.size());  // per plan: [next, end) of plan_problems this thread took
+  // Per plan: [next, end) of plan_problems, the chunk this thread took.
+  std::vector<std::pair<size_t, size_t>> taken_ = std::vector<std::pair<size_t, size_t>>(s_.plans.size());
   double next_deadline_ = std::numeric_limits<double>::infinity();  // earliest share_sum_ at which a budget ends
 };
 

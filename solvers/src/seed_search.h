@@ -24,10 +24,10 @@ enum Row { kX, kY, kZ, kNorm2, kQw, kQx, kQy, kQz };
 // is ranked as |p|^2 - 2 p . p_t - w8 (q . q_t)^2, which differs from it by
 // |p_t|^2 + w8, the same for every entry (offset below).
 struct Target {
-  float p2[3];   // 2 p_t
-  float r[4];    // q_t (w, x, y, z)
-  float w8;      // 8 rho^2 (pose libraries), 0 (position libraries)
-  double offset; // |p_t|^2 + w8
+  float p2[3];    // 2 p_t
+  float r[4];     // q_t (w, x, y, z)
+  float w8;       // 8 rho^2 (pose libraries), 0 (position libraries)
+  double offset;  // |p_t|^2 + w8
 };
 
 // Runs of entries [begin, end), in increasing order.

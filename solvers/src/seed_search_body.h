@@ -15,8 +15,8 @@ inline V8 load(const float* x) {
 
 inline V8 blockDistances(const KeyBlock& K, const V8 p2[3], const V8 r[4], V8 w8) {
   const V8 pp = madd(load(K.row[kZ]), p2[2], madd(load(K.row[kY]), p2[1], load(K.row[kX]) * p2[0]));
-  const V8 dot = madd(load(K.row[kQz]), r[3],
-                      madd(load(K.row[kQy]), r[2], madd(load(K.row[kQx]), r[1], load(K.row[kQw]) * r[0])));
+  const V8 dot =
+      madd(load(K.row[kQz]), r[3], madd(load(K.row[kQy]), r[2], madd(load(K.row[kQx]), r[1], load(K.row[kQw]) * r[0])));
   return madd(-(w8 * dot), dot, load(K.row[kNorm2]) - pp);
 }
 

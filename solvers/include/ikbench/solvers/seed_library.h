@@ -25,7 +25,9 @@
 // entries whose points lie within one cell of the target and near-exact
 // overall. The keys are stored in blocks of eight entries (each coordinate
 // a row of eight floats), so that a run of entries is a few contiguous
-// cache lines, and ranked a block at a time in single precision. A k-d
+// cache lines, and ranked a block at a time in single precision by
+// |p|^2 - 2 p . p_t - 8 rho^2 (q . q_t)^2, the distance less a constant per
+// target (solvers/src/seed_search.h). A k-d
 // tree over the 12 coordinates (p, rho R) gives the exact nearest, but the
 // entries fill a 6-dimensional manifold in them, where a k-d tree prunes
 // little: nanoflann's took 42 us for the nearest 8 of 65 536 entries, the
@@ -80,15 +82,18 @@ class SeedLibrary {
   double cellSize() const;  // [m] the grid's cell edge
   // The k (<= size()) entries nearest the goal's target, nearest first, into
   // out[0..k); returns how many were written (none for a target position
-  // that is not finite). The search runs on AVX registers where the CPU has
+  // that is not finite). The search runs on AVX2 + FMA where the CPU has
   // them (IKBENCH_BATCH_ISA=portable, read when a library is built, asks for
-  // the build's baseline instead); both give the same answers.
+  // the build's baseline instead); the two differ in rounding only, so they
+  // may order entries whose distances tie to within it differently.
   int nearest(const Goal& goal, int k, int* out) const;
   // Entry i's configuration (nq values) and the position of the point it
   // reaches (entries are stored in grid-cell order, not in draw order).
   const double* configuration(int i) const;
   Eigen::Vector3d position(int i) const;
-  // The library's distance of entry i from the goal's target (see above).
+  // The library's distance of entry i from the goal's target (see above),
+  // as nearest ranks it: in single precision, by the search's own compiled
+  // copy, plus the target's constant.
   double distance(int i, const Goal& goal) const;
 
  private:
