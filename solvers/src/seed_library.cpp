@@ -69,9 +69,6 @@ struct SeedLibrary::Impl {
   float key(int a, int i) const { return blocks[static_cast<size_t>(i / kBlock)].row[a][i % kBlock]; }
   // The search's target for a goal.
   seed_search::Target target(const Goal& goal) const;
-  // The target's cell and the runs of ring 1 (the 3 x 3 x 3 cells around
-  // it: nine rows of three cells along x, each one run of entries).
-  void ringOne(const Eigen::Vector3d& target, int c[3], seed_search::Runs& runs) const;
 };
 
 SeedLibrary::SeedLibrary(std::shared_ptr<const Model> model, int body, const Eigen::Vector3d& point, bool pose,
@@ -175,30 +172,16 @@ seed_search::Target SeedLibrary::Impl::target(const Goal& goal) const {
   t.r[2] = static_cast<float>(q.y());
   t.r[3] = static_cast<float>(q.z());
   t.w8 = w8;
-  const Eigen::Vector3f p = goal.target_position.cast<float>();
-  t.offset = p.cast<double>().squaredNorm() + w8;
   return t;
 }
 
 double SeedLibrary::distance(int i, const Goal& goal) const {
   const Impl& m = *impl_;
-  const seed_search::Target target = m.target(goal);
   float d[kBlock];
-  m.kernels.block(m.blocks[static_cast<size_t>(i / kBlock)], target, d);
-  return static_cast<double>(d[i % kBlock]) + target.offset;
-}
-
-void SeedLibrary::Impl::ringOne(const Eigen::Vector3d& target, int c[3], seed_search::Runs& runs) const {
-  for (int a = 0; a < 3; ++a) c[a] = cellOf(target[a], a);
-  runs.count = 0;
-  const int x0 = std::max(c[0] - 1, 0), x1 = std::min(c[0] + 1, cells[0] - 1);
-  for (int z = std::max(c[2] - 1, 0); z <= std::min(c[2] + 1, cells[2] - 1); ++z)
-    for (int y = std::max(c[1] - 1, 0); y <= std::min(c[1] + 1, cells[1] - 1); ++y) {
-      const int row = (z * cells[1] + y) * cells[0];
-      runs.run[runs.count][0] = start[row + x0];
-      runs.run[runs.count][1] = start[row + x1 + 1];
-      ++runs.count;
-    }
+  m.kernels.block(m.blocks[static_cast<size_t>(i / kBlock)], m.target(goal), d);
+  // The ranked value plus the target's constant |p_t|^2 + w8 (p_t as the
+  // search has it, in single precision).
+  return static_cast<double>(d[i % kBlock]) + goal.target_position.cast<float>().cast<double>().squaredNorm() + m.w8;
 }
 
 int SeedLibrary::nearest(const Goal& goal, int k, int* out) const {
@@ -214,16 +197,16 @@ int SeedLibrary::nearest(const Goal& goal, int k, int* out) const {
   best.out = out;
   const seed_search::Target target = m.target(goal);
   int c[3];
+  for (int a = 0; a < 3; ++a) c[a] = m.cellOf(goal.target_position[a], a);
+  // Ring 1, the 3 x 3 x 3 cells around the target's cell (nine rows of
+  // three cells along x, each one run of entries), then wider shells while
+  // fewer than k entries have been seen, nine runs at a time.
   seed_search::Runs runs;
-  m.ringOne(goal.target_position, c, runs);
-  m.kernels.search(m.blocks.data(), target, runs, best);
-  // Wider shells while fewer than k entries have been seen, up to nine runs
-  // at a time.
-  for (int ring = 2; best.found < k; ++ring) {
+  for (int ring = 1; ring == 1 || best.found < k; ++ring) {
     const bool covers = c[0] - ring + 1 <= 0 && c[1] - ring + 1 <= 0 && c[2] - ring + 1 <= 0 &&
                         c[0] + ring - 1 >= m.cells[0] - 1 && c[1] + ring - 1 >= m.cells[1] - 1 &&
                         c[2] + ring - 1 >= m.cells[2] - 1;
-    if (covers) break;  // the previous ring covered the grid
+    if (ring > 1 && covers) break;  // the previous ring covered the grid
     runs.count = 0;
     auto add = [&](int b, int e) {
       runs.run[runs.count][0] = b;
@@ -238,7 +221,7 @@ int SeedLibrary::nearest(const Goal& goal, int k, int* out) const {
     for (int z = std::max(c[2] - ring, 0); z <= std::min(c[2] + ring, m.cells[2] - 1); ++z) {
       for (int y = std::max(c[1] - ring, 0); y <= std::min(c[1] + ring, m.cells[1] - 1); ++y) {
         const int row = (z * m.cells[1] + y) * m.cells[0];
-        if (std::abs(y - c[1]) <= inner && std::abs(z - c[2]) <= inner) {
+        if (ring > 1 && std::abs(y - c[1]) <= inner && std::abs(z - c[2]) <= inner) {
           // The inner block's row was scanned: only this shell's two ends.
           if (c[0] - ring >= 0) add(m.start[row + c[0] - ring], m.start[row + c[0] - ring + 1]);
           if (c[0] + ring < m.cells[0]) add(m.start[row + c[0] + ring], m.start[row + c[0] + ring + 1]);
@@ -247,7 +230,7 @@ int SeedLibrary::nearest(const Goal& goal, int k, int* out) const {
         }
       }
     }
-    m.kernels.search(m.blocks.data(), target, runs, best);
+    if (runs.count > 0) m.kernels.search(m.blocks.data(), target, runs, best);
   }
   return best.found;
 }

@@ -22,12 +22,11 @@ enum Row { kX, kY, kZ, kNorm2, kQw, kQx, kQy, kQz };
 // A target as the search uses it. The distance of an entry (p, q),
 //   |p - p_t|^2 + w8 (1 - (q . q_t)^2),
 // is ranked as |p|^2 - 2 p . p_t - w8 (q . q_t)^2, which differs from it by
-// |p_t|^2 + w8, the same for every entry (offset below).
+// |p_t|^2 + w8, the same for every entry.
 struct Target {
-  float p2[3];    // 2 p_t
-  float r[4];     // q_t (w, x, y, z)
-  float w8;       // 8 rho^2 (pose libraries), 0 (position libraries)
-  double offset;  // |p_t|^2 + w8
+  float p2[3];  // 2 p_t
+  float r[4];   // q_t (w, x, y, z)
+  float w8;     // 8 rho^2 (pose libraries), 0 (position libraries)
 };
 
 // Runs of entries [begin, end), in increasing order.
@@ -54,7 +53,6 @@ using BlockFn = void (*)(const KeyBlock& block, const Target& target, float out[
 struct Kernels {
   SearchFn search = nullptr;
   BlockFn block = nullptr;
-  const char* name = "";
 };
 
 Kernels portableKernels();

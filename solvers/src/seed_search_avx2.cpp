@@ -29,7 +29,7 @@ inline unsigned lessMask(V8 a, V8 b) {
 
 }  // namespace
 
-Kernels kernels() { return {&search, &block, "avx2"}; }
+Kernels kernels() { return {&search, &block}; }
 
 }  // namespace avx2
 }  // namespace ikbench::seed_search

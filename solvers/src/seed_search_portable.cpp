@@ -38,6 +38,6 @@ inline unsigned lessMask(V8 a, V8 b) {
 }  // namespace
 }  // namespace portable
 
-Kernels portableKernels() { return {&portable::search, &portable::block, "portable"}; }
+Kernels portableKernels() { return {&portable::search, &portable::block}; }
 
 }  // namespace ikbench::seed_search
