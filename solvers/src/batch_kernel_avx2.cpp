@@ -1,7 +1,7 @@
 // The batch kernel with AVX2 and FMA: a 4-lane vector is one ymm register and
 // vfma is one fused multiply-add. Every function of this file is compiled
-// for AVX2 + FMA by the target pragma below, while the file itself (and the
-// rest of the program) keeps the build's SSE2 baseline, so nothing here is
+// for AVX2 + FMA in the region avx2_fma_begin.h opens, while the file itself
+// (and the rest of the program) keeps the build's SSE2 baseline, so nothing here is
 // reachable except through avx2Step(), which the driver calls only after
 // __builtin_cpu_supports("avx2") and ("fma") said yes. The kernel's code
 // lives in its own namespace: no inline function is shared with other files.
@@ -11,14 +11,8 @@
 
 #include "batch_layout.h"
 
-#if defined(__x86_64__) || defined(__i386__)
-#define IKBENCH_BATCH_HAVE_AVX2 1
-#if defined(__clang__)
-#pragma clang attribute push(__attribute__((target("avx2,fma"))), apply_to = function)
-#else
-#pragma GCC push_options
-#pragma GCC target("avx2,fma")
-#endif
+#include "avx2_fma_begin.h"
+#ifdef IKBENCH_HAVE_AVX2_FMA
 
 namespace ikbench::batch {
 namespace avx2 {
@@ -48,15 +42,11 @@ void oneStep(const KernelParams& params, LaneGroup* groups, int num_groups, std:
 }  // namespace avx2
 }  // namespace ikbench::batch
 
-#if defined(__clang__)
-#pragma clang attribute pop
-#else
-#pragma GCC pop_options
 #endif
-#endif
+#include "avx2_fma_end.h"
 
 namespace ikbench::batch {
-#ifdef IKBENCH_BATCH_HAVE_AVX2
+#ifdef IKBENCH_HAVE_AVX2_FMA
 StepFn avx2Step() { return &avx2::step; }
 StepFn avx2OneStep() { return &avx2::oneStep; }
 #else

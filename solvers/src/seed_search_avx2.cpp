@@ -1,19 +1,13 @@
 // The seed library's search on AVX2 + FMA: eight entries per ymm register,
-// fused multiply-adds. Compiled for AVX2 + FMA by the target pragma below,
+// fused multiply-adds. Compiled for AVX2 + FMA in the region avx2_fma_begin.h opens,
 // reachable only through avx2Kernels(), which SeedLibrary calls after
 // __builtin_cpu_supports("avx2") and ("fma") said yes.
 #include <immintrin.h>
 
 #include "seed_search.h"
 
-#if defined(__x86_64__) || defined(__i386__)
-#define IKBENCH_SEED_HAVE_AVX2 1
-#if defined(__clang__)
-#pragma clang attribute push(__attribute__((target("avx2,fma"))), apply_to = function)
-#else
-#pragma GCC push_options
-#pragma GCC target("avx2,fma")
-#endif
+#include "avx2_fma_begin.h"
+#ifdef IKBENCH_HAVE_AVX2_FMA
 
 namespace ikbench::seed_search {
 namespace avx2 {
@@ -34,15 +28,11 @@ Kernels kernels() { return {&search, &block}; }
 }  // namespace avx2
 }  // namespace ikbench::seed_search
 
-#if defined(__clang__)
-#pragma clang attribute pop
-#else
-#pragma GCC pop_options
 #endif
-#endif
+#include "avx2_fma_end.h"
 
 namespace ikbench::seed_search {
-#ifdef IKBENCH_SEED_HAVE_AVX2
+#ifdef IKBENCH_HAVE_AVX2_FMA
 Kernels avx2Kernels() { return avx2::kernels(); }
 #else
 Kernels avx2Kernels() { return {}; }
