@@ -28,6 +28,10 @@
 //                                  (LibraryNearest below times a search)
 //   LibraryNearest/entries:N/k:K   SeedLibrary::nearest, the K nearest of N
 //                                  entries to one target
+//   LibraryStarts/entries:131072/starts:S
+//                                  a solve's first S library starts
+//                                  (LibraryStarts, start=library), the
+//                                  searches of its stages included
 //   ScalarPerIteration/<spec> (the one-problem step),
 //   ScalarLanesPerIteration/<spec> (the lane step, one lane busy),
 //   ScalarGenericPerIteration/<spec>, BatchPerIteration/<spec>
@@ -220,12 +224,12 @@ void fmaPeak(benchmark::State& state, int lanes) {
 
 // SeedLibrary::nearest: the k entries nearest each target of the
 // throughput problems (their own chain's library), one query per iteration:
-// k = 1 is a solve's first start, k = kStarts its restarts.
+// k = 1 is a solve's first start, k = kNearStarts its first restarts.
 void libraryNearest(benchmark::State& state, int entries, int k) {
   const std::vector<Problem>& problems = throughputProblems(false);
   std::vector<std::shared_ptr<const SeedLibrary>> libraries;
   for (const Problem& p : problems) libraries.push_back(SeedLibrary::forGoals(p.model, p.goals, entries));
-  int out[SeedLibrary::kStarts];
+  int out[SeedLibrary::kNearStarts];
   size_t i = 0;
   long found = 0;
   for (auto _ : state) {
@@ -236,12 +240,38 @@ void libraryNearest(benchmark::State& state, int entries, int k) {
   state.counters["found"] = static_cast<double>(found) / static_cast<double>(state.iterations());
 }
 
+// LibraryStarts: a solve's first `starts` library starts (start=library), as
+// a solve with that many attempts takes them: 1 (the nearest alone), 9 (and
+// the near restarts), 25 (and 16 of the rest, searched when the near ones
+// are used up).
+void libraryStarts(benchmark::State& state, int entries, int starts) {
+  const std::vector<Problem>& problems = throughputProblems(false);
+  std::vector<std::shared_ptr<const SeedLibrary>> libraries;
+  for (const Problem& p : problems) libraries.push_back(SeedLibrary::forGoals(p.model, p.goals, entries));
+  size_t i = 0;
+  long found = 0;
+  for (auto _ : state) {
+    LibraryStarts taken(libraries[i].get(), &problems[i].goals.front(), StartMode::kLibrary);
+    for (int a = 0; a < starts; ++a) {
+      const double* q = taken.forAttempt(a);
+      benchmark::DoNotOptimize(q);
+      found += q != nullptr;
+    }
+    if (++i == problems.size()) i = 0;
+  }
+  state.counters["found"] = static_cast<double>(found) / static_cast<double>(state.iterations());
+}
+
 void registerAll() {
   for (int entries : {4096, 65536, 131072})
-    for (int k : {1, SeedLibrary::kStarts})
+    for (int k : {1, SeedLibrary::kNearStarts})
       benchmark::RegisterBenchmark(fmt::format("LibraryNearest/entries:{}/k:{}", entries, k).c_str(),
                                    [entries, k](benchmark::State& st) { libraryNearest(st, entries, k); })
           ->Unit(benchmark::kMicrosecond);
+  for (int starts : {1, 1 + SeedLibrary::kNearStarts, 1 + SeedLibrary::kNearStarts + 16})
+    benchmark::RegisterBenchmark(fmt::format("LibraryStarts/entries:131072/starts:{}", starts).c_str(),
+                                 [starts](benchmark::State& st) { libraryStarts(st, 131072, starts); })
+        ->Unit(benchmark::kMicrosecond);
   // The auto preset's iteration without its restarts, budget, stall window
   // and cap, for the PerIteration protocol.
   const std::string auto_iteration = "dls-adaptive:mode=error:err_gain=0.05:limits=freeze:max_step=2";

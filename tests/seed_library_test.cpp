@@ -37,6 +37,7 @@ TEST(SeedLibrary, EntriesReachThePosesTheyAreFiledUnder) {
   EXPECT_GT(lib.rho(), 0.0);
   EXPECT_GT(lib.cellSize(), 0.0);
   Data d(*model);
+  int near_limits = 0;
   for (int i = 0; i < lib.size(); ++i) {
     const Eigen::VectorXd q = Eigen::Map<const Eigen::VectorXd>(lib.configuration(i), model->nq());
     ASSERT_TRUE(withinLimits(*model, q)) << i;
@@ -44,15 +45,26 @@ TEST(SeedLibrary, EntriesReachThePosesTheyAreFiledUnder) {
     const Eigen::Vector3d p = d.world_T_body[body].act(point);
     // Stored in single precision: a few ulps of a metre-sized workspace.
     ASSERT_LT((lib.position(i) - p).norm(), 1e-5) << i;
-    // A goal at the entry's own pose is at distance ~0 from it.
+    // A goal at the entry's own pose is at the distance of the limit term
+    // alone: s^2, s = kLimitWeight rho max(0, kLimitMargin - mu), mu the
+    // nearest approach to a limit as a fraction of the joint's span.
+    double mu = INFINITY;
+    for (int j : model->supportingJoints(body)) {
+      const int v = model->idxV(j);
+      const double lo = model->lowerLimits()[v], hi = model->upperLimits()[v];
+      mu = std::min(mu, std::min(q[model->idxQ(j)] - lo, hi - q[model->idxQ(j)]) / (hi - lo));
+    }
+    const double s = SeedLibrary::kLimitWeight * lib.rho() * std::max(0.0, SeedLibrary::kLimitMargin - mu);
+    near_limits += s > 0.0;
     Goal g;
     g.body = body;
     g.point = point;
     g.kind = GoalKind::kPose;
     g.target_position = p;
     g.target_orientation = d.world_T_body[body].R;
-    ASSERT_LT(lib.distance(i, g), 1e-5) << i;  // single precision
+    ASSERT_NEAR(lib.distance(i, g), s * s, 1e-5) << i;  // single precision
   }
+  EXPECT_GT(near_limits, lib.size() / 4) << "the limit term is not tested";
   // The same model and count give the same library.
   const SeedLibrary again(model, body, point, true, 3000);
   for (int i = 0; i < lib.size(); ++i)
@@ -73,7 +85,8 @@ TEST(SeedLibrary, NearestIsExactAmongTheEntriesNearTheTarget) {
     int widened = 0;
     for (const Problem& p : reachableGoals(model, gs, 9, "t")) {
       const Goal& g = p.goals.front();
-      for (int k : {1, SeedLibrary::kStarts}) {
+      // Ranked as scanned (1, kNearStarts) and selected from all seen (kStarts).
+      for (int k : {1, SeedLibrary::kNearStarts, SeedLibrary::kStarts}) {
         int out[SeedLibrary::kStarts];
         ASSERT_EQ(lib.nearest(g, k, out), k);
         for (int j = 1; j < k; ++j) {
@@ -87,11 +100,12 @@ TEST(SeedLibrary, NearestIsExactAmongTheEntriesNearTheTarget) {
           ++within;
           if (lib.distance(i, g) < kth) ASSERT_TRUE(std::find(out, out + k, i) != out + k) << p.name << " entry " << i;
         }
-        widened += within < k;
+        if (k <= SeedLibrary::kNearStarts) widened += within < k;
       }
     }
     // The targets lie in the workspace the entries fill: almost none needs
-    // the search to widen beyond the 3 x 3 x 3 block.
+    // the search to widen beyond the 3 x 3 x 3 block for a solve's nearest
+    // starts.
     EXPECT_LT(widened, 20) << pose;
   }
 }
@@ -113,7 +127,7 @@ TEST(SeedLibrary, PortableAndAvxSearchesAgree) {
   int same = 0, ranks = 0;
   for (const Problem& p : reachableGoals(model, gs, 13, "t")) {
     const Goal& g = p.goals.front();
-    for (int k : {1, SeedLibrary::kStarts}) {
+    for (int k : {1, SeedLibrary::kNearStarts, SeedLibrary::kStarts}) {
       int a[SeedLibrary::kStarts], b[SeedLibrary::kStarts];
       ASSERT_EQ(fast.nearest(g, k, a), k);
       ASSERT_EQ(portable.nearest(g, k, b), k);
@@ -126,6 +140,22 @@ TEST(SeedLibrary, PortableAndAvxSearchesAgree) {
     }
   }
   EXPECT_GE(same, ranks * 99 / 100) << same << " of " << ranks << " ranks agree";
+  // The scan that takes a solve's further starts: both copies give the
+  // first position of the least value, or -1 when every value is +inf.
+  Rng rng(17);
+  for (int n = 0; n <= 70; ++n) {
+    std::vector<float> d(static_cast<size_t>(n));
+    for (float& x : d) x = rng.uniform() < 0.2 ? INFINITY : static_cast<float>(std::floor(rng.uniform() * 8.0) - 4.0);
+    int expected = -1;
+    for (int i = 0; i < n; ++i)
+      if (d[static_cast<size_t>(i)] < INFINITY &&
+          (expected < 0 || d[static_cast<size_t>(i)] < d[static_cast<size_t>(expected)]))
+        expected = i;
+    EXPECT_EQ(fast.least(d.data(), n), expected) << n;
+    EXPECT_EQ(portable.least(d.data(), n), expected) << n;
+    for (float& x : d) x = INFINITY;
+    EXPECT_EQ(fast.least(d.data(), n), -1) << n;
+  }
   Goal bad = reachableGoals(model, gs, 13, "t").front().goals.front();
   bad.target_position.x() = NAN;
   int out[SeedLibrary::kStarts];
@@ -151,6 +181,47 @@ TEST(SeedLibrary, FarTargetsAndGoalSetsWithoutALibrary) {
   EXPECT_THROW(SeedLibrary(model, body + 5, Eigen::Vector3d::Zero(), true, 10), std::invalid_argument);
   EXPECT_THROW(SeedLibrary(model, body, Eigen::Vector3d::Zero(), true, SeedLibrary::kMaxEntries + 1),
                std::invalid_argument);
+}
+
+// A solve's library starts, in attempt order: the nearest entry alone (the
+// first attempt with start=library), the nearest kNearStarts (it first), then
+// the rest of the nearest kStarts; each entry once, then none (uniform draws).
+TEST(SeedLibrary, StartsComeInStagesNearestFirst) {
+  const auto model = chain7(3);
+  const int body = model->numJoints() - 1;
+  const SeedLibrary lib(model, body, Eigen::Vector3d::Zero(), true, 20000);
+  GoalSetSpec gs;
+  gs.count = 20;
+  gs.kind = GoalKind::kPose;
+  constexpr int kNear = SeedLibrary::kNearStarts;
+  for (const Problem& p : reachableGoals(model, gs, 21, "t")) {
+    const Goal& g = p.goals.front();
+    int first = -1, near[kNear];
+    std::vector<int> all(SeedLibrary::kStarts);
+    ASSERT_EQ(lib.nearest(g, 1, &first), 1);
+    ASSERT_EQ(lib.nearest(g, kNear, near), kNear);
+    ASSERT_EQ(lib.nearest(g, SeedLibrary::kStarts, all.data()), SeedLibrary::kStarts);
+    std::vector<int> far;
+    for (int i : all)
+      if (std::find(near, near + kNear, i) == near + kNear) far.push_back(i);
+    for (StartMode mode : {StartMode::kLibrary, StartMode::kGiven}) {
+      LibraryStarts starts(&lib, &g, mode);
+      long attempt = 0;
+      if (mode == StartMode::kGiven) EXPECT_EQ(starts.forAttempt(attempt++), nullptr) << "attempt 0 keeps its start";
+      std::vector<const double*> got;
+      while (const double* q = starts.forAttempt(attempt++)) got.push_back(q);
+      ASSERT_EQ(got.size(), kNear + far.size()) << p.name;
+      if (mode == StartMode::kLibrary) EXPECT_EQ(got[0], lib.configuration(first)) << p.name;
+      for (int j = 0; j < kNear; ++j) {
+        const int found = static_cast<int>(
+            std::find_if(near, near + kNear, [&](int i) { return lib.configuration(i) == got[j]; }) - near);
+        EXPECT_LT(found, kNear) << p.name << " start " << j << " is not among the nearest " << kNear;
+        if (mode == StartMode::kGiven) EXPECT_EQ(found, j) << p.name << ": nearest first";
+      }
+      for (size_t j = 0; j < far.size(); ++j) EXPECT_EQ(got[kNear + j], lib.configuration(far[j])) << p.name << j;
+      EXPECT_EQ(starts.forAttempt(attempt), nullptr);
+    }
+  }
 }
 
 TEST(SeedLibrary, SpecKeysAreChecked) {

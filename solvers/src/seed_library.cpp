@@ -69,6 +69,10 @@ struct SeedLibrary::Impl {
   float key(int a, int i) const { return blocks[static_cast<size_t>(i / kBlock)].row[a][i % kBlock]; }
   // The search's target for a goal.
   seed_search::Target target(const Goal& goal) const;
+  template <class Add>
+  bool shell(const int c[3], int ring, Add&& add) const;
+  void shellCandidates(const seed_search::Target& target, const int c[3], int k, std::vector<float>& distance,
+                       std::vector<int>& entry) const;
 };
 
 SeedLibrary::SeedLibrary(std::shared_ptr<const Model> model, int body, const Eigen::Vector3d& point, bool pose,
@@ -92,12 +96,28 @@ SeedLibrary::SeedLibrary(std::shared_ptr<const Model> model, int body, const Eig
   std::vector<double> q(static_cast<size_t>(entries) * m.nq);
   std::vector<Eigen::Vector3d> p(entries);
   std::vector<Eigen::Quaterniond> r(entries);
+  // The entry's margin: its nearest approach to a limit of a joint that
+  // moves the point, as a fraction of that joint's span (+inf without
+  // finite limits).
+  std::vector<double> margin(entries, INFINITY);
+  struct Limited {
+    int iq;
+    double lo, span;
+  };
+  std::vector<Limited> limited;
+  for (int j : mdl.supportingJoints(body)) {
+    if (mdl.jointNq(j) != 1 || mdl.jointNv(j) != 1 || !mdl.hasFiniteLimits(mdl.idxV(j))) continue;
+    const double lo = mdl.lowerLimits()[mdl.idxV(j)], hi = mdl.upperLimits()[mdl.idxV(j)];
+    if (hi > lo) limited.push_back({mdl.idxQ(j), lo, hi - lo});
+  }
   Eigen::Vector3d centroid = Eigen::Vector3d::Zero();
   Eigen::Vector3d lo = Eigen::Vector3d::Constant(INFINITY), hi = Eigen::Vector3d::Constant(-INFINITY);
   for (int i = 0; i < entries; ++i) {
     const Eigen::VectorXd qi = randomConfiguration(mdl, rng);
     std::copy(qi.data(), qi.data() + m.nq, q.begin() + static_cast<std::ptrdiff_t>(i) * m.nq);
     forwardKinematics(mdl, qi, data);
+    for (const Limited& l : limited)
+      margin[i] = std::min(margin[i], std::min(qi[l.iq] - l.lo, l.lo + l.span - qi[l.iq]) / l.span);
     const Pose3d& T = data.world_T_body[body];
     p[i] = T.act(point);
     r[i] = Eigen::Quaterniond(T.R).normalized();
@@ -143,7 +163,9 @@ SeedLibrary::SeedLibrary(std::shared_ptr<const Model> model, int body, const Eig
   m.q.resize(q.size());
   for (int i = 0; i < entries; ++i) {
     const size_t j = static_cast<size_t>(fill[cell[i]]++);
-    const double v[8] = {p[i].x(), p[i].y(), p[i].z(), p[i].squaredNorm(), r[i].w(), r[i].x(), r[i].y(), r[i].z()};
+    const double short_of = pose ? kLimitWeight * m.rho * std::max(0.0, kLimitMargin - margin[i]) : 0.0;
+    const double v[8] = {p[i].x(), p[i].y(), p[i].z(), p[i].squaredNorm() + short_of * short_of,
+                         r[i].w(), r[i].x(), r[i].y(), r[i].z()};
     for (int a = 0; a < 8; ++a) m.blocks[j / kBlock].row[a][j % kBlock] = static_cast<float>(v[a]);
     std::copy_n(q.begin() + static_cast<std::ptrdiff_t>(i) * m.nq, m.nq,
                 m.q.begin() + static_cast<std::ptrdiff_t>(j) * m.nq);
@@ -184,30 +206,51 @@ double SeedLibrary::distance(int i, const Goal& goal) const {
   return static_cast<double>(d[i % kBlock]) + goal.target_position.cast<float>().cast<double>().squaredNorm() + m.w8;
 }
 
+// Calls add(begin, end) for each run of entries of shell `ring` around cell
+// c: ring 1 is the 3 x 3 x 3 cells around c (nine rows of three cells along
+// x, one run each); a wider shell adds the rows outside the inner block and
+// the two ends of the rows through it. Returns false when the previous ring
+// already covered the grid (nothing added).
+template <class Add>
+bool SeedLibrary::Impl::shell(const int c[3], int ring, Add&& add) const {
+  const bool covered = c[0] - ring + 1 <= 0 && c[1] - ring + 1 <= 0 && c[2] - ring + 1 <= 0 &&
+                       c[0] + ring - 1 >= cells[0] - 1 && c[1] + ring - 1 >= cells[1] - 1 &&
+                       c[2] + ring - 1 >= cells[2] - 1;
+  if (ring > 1 && covered) return false;
+  const int inner = ring - 1;
+  const int x0 = std::max(c[0] - ring, 0), x1 = std::min(c[0] + ring, cells[0] - 1);
+  for (int z = std::max(c[2] - ring, 0); z <= std::min(c[2] + ring, cells[2] - 1); ++z) {
+    for (int y = std::max(c[1] - ring, 0); y <= std::min(c[1] + ring, cells[1] - 1); ++y) {
+      const int row = (z * cells[1] + y) * cells[0];
+      if (ring > 1 && std::abs(y - c[1]) <= inner && std::abs(z - c[2]) <= inner) {
+        // The inner block's row was scanned: only this shell's two ends.
+        if (c[0] - ring >= 0) add(start[row + c[0] - ring], start[row + c[0] - ring + 1]);
+        if (c[0] + ring < cells[0]) add(start[row + c[0] + ring], start[row + c[0] + ring + 1]);
+      } else {
+        add(start[row + x0], start[row + x1 + 1]);
+      }
+    }
+  }
+  return true;
+}
+
 int SeedLibrary::nearest(const Goal& goal, int k, int* out) const {
   const Impl& m = *impl_;
   k = std::clamp(k, 0, m.entries);
   if (k == 0 || !goal.target_position.allFinite()) return 0;
-  float stack_d[kStarts];
-  std::vector<float> heap_d;
-  if (k > kStarts) heap_d.resize(static_cast<size_t>(k));
-  seed_search::Best best;
-  best.k = k;
-  best.d = k > kStarts ? heap_d.data() : stack_d;
-  best.out = out;
   const seed_search::Target target = m.target(goal);
   int c[3];
   for (int a = 0; a < 3; ++a) c[a] = m.cellOf(goal.target_position[a], a);
-  // Ring 1, the 3 x 3 x 3 cells around the target's cell (nine rows of
-  // three cells along x, each one run of entries), then wider shells while
-  // fewer than k entries have been seen, nine runs at a time.
-  seed_search::Runs runs;
-  for (int ring = 1; ring == 1 || best.found < k; ++ring) {
-    const bool covers = c[0] - ring + 1 <= 0 && c[1] - ring + 1 <= 0 && c[2] - ring + 1 <= 0 &&
-                        c[0] + ring - 1 >= m.cells[0] - 1 && c[1] + ring - 1 >= m.cells[1] - 1 &&
-                        c[2] + ring - 1 >= m.cells[2] - 1;
-    if (ring > 1 && covers) break;  // the previous ring covered the grid
-    runs.count = 0;
+  // Ring 1, then wider shells while fewer than k entries have been seen.
+  if (k <= kRankedSearch) {
+    // Ranked as the blocks are scanned, nine runs at a time, into the k
+    // best so far.
+    float d[kRankedSearch];
+    seed_search::Best best;
+    best.k = k;
+    best.d = d;
+    best.out = out;
+    seed_search::Runs runs;
     auto add = [&](int b, int e) {
       runs.run[runs.count][0] = b;
       runs.run[runs.count][1] = e;
@@ -216,23 +259,113 @@ int SeedLibrary::nearest(const Goal& goal, int k, int* out) const {
         runs.count = 0;
       }
     };
-    const int inner = ring - 1;
-    const int x0 = std::max(c[0] - ring, 0), x1 = std::min(c[0] + ring, m.cells[0] - 1);
-    for (int z = std::max(c[2] - ring, 0); z <= std::min(c[2] + ring, m.cells[2] - 1); ++z) {
-      for (int y = std::max(c[1] - ring, 0); y <= std::min(c[1] + ring, m.cells[1] - 1); ++y) {
-        const int row = (z * m.cells[1] + y) * m.cells[0];
-        if (ring > 1 && std::abs(y - c[1]) <= inner && std::abs(z - c[2]) <= inner) {
-          // The inner block's row was scanned: only this shell's two ends.
-          if (c[0] - ring >= 0) add(m.start[row + c[0] - ring], m.start[row + c[0] - ring + 1]);
-          if (c[0] + ring < m.cells[0]) add(m.start[row + c[0] + ring], m.start[row + c[0] + ring + 1]);
-        } else {
-          add(m.start[row + x0], m.start[row + x1 + 1]);
-        }
-      }
+    for (int ring = 1; ring == 1 || best.found < k; ++ring) {
+      runs.count = 0;
+      if (!m.shell(c, ring, add)) break;
+      if (runs.count > 0) m.kernels.search(m.blocks.data(), target, runs, best);
     }
-    if (runs.count > 0) m.kernels.search(m.blocks.data(), target, runs, best);
+    return best.found;
   }
-  return best.found;
+  // Many: every entry of the shells that hold the k, then the k least,
+  // ordered as (distance, position among the candidates) in one 64-bit key
+  // each: the float's bits made to order as unsigned integers, then the
+  // position.
+  std::vector<float> distance;
+  std::vector<int> entry;
+  m.shellCandidates(target, c, k, distance, entry);
+  std::vector<std::uint64_t> keys(distance.size());
+  for (size_t i = 0; i < keys.size(); ++i) {
+    std::uint32_t u;
+    std::memcpy(&u, &distance[i], sizeof u);
+    u ^= (u >> 31) != 0 ? 0xffffffffu : 0x80000000u;
+    keys[i] = (static_cast<std::uint64_t>(u) << 32) | static_cast<std::uint32_t>(i);
+  }
+  const int n = static_cast<int>(std::min<size_t>(static_cast<size_t>(k), keys.size()));
+  if (n == 0) return 0;
+  std::nth_element(keys.begin(), keys.begin() + (n - 1), keys.end());
+  std::sort(keys.begin(), keys.begin() + n);
+  for (int i = 0; i < n; ++i) out[i] = entry[keys[static_cast<size_t>(i)] & 0xffffffffu];
+  return n;
+}
+
+void SeedLibrary::candidates(const Goal& goal, int k, std::vector<float>& distance, std::vector<int>& entry) const {
+  const Impl& m = *impl_;
+  distance.clear();
+  entry.clear();
+  if (k <= 0 || !goal.target_position.allFinite()) return;
+  int c[3];
+  for (int a = 0; a < 3; ++a) c[a] = m.cellOf(goal.target_position[a], a);
+  m.shellCandidates(m.target(goal), c, k, distance, entry);
+}
+
+int SeedLibrary::least(const float* distance, int n) const { return n > 0 ? impl_->kernels.least(distance, n) : -1; }
+
+// Every entry of ring 1 and the wider shells until at least k are in, in
+// the order the shells list them, with its ranked distance.
+void SeedLibrary::Impl::shellCandidates(const seed_search::Target& target, const int c[3], int k,
+                                        std::vector<float>& distance, std::vector<int>& entry) const {
+  seed_search::Runs runs;
+  auto flush = [&] {
+    size_t at = distance.size(), n = at;
+    for (int i = 0; i < runs.count; ++i) n += static_cast<size_t>(runs.run[i][1] - runs.run[i][0]);
+    distance.resize(n);
+    entry.resize(n);
+    kernels.distances(blocks.data(), target, runs, distance.data() + at);
+    for (int i = 0; i < runs.count; ++i)
+      for (int j = runs.run[i][0]; j < runs.run[i][1]; ++j) entry[at++] = j;
+    runs.count = 0;
+  };
+  auto add = [&](int b, int e) {
+    if (b >= e) return;
+    runs.run[runs.count][0] = b;
+    runs.run[runs.count][1] = e;
+    if (++runs.count == seed_search::Runs::kMax) flush();
+  };
+  for (int ring = 1; ring == 1 || distance.size() < static_cast<size_t>(k); ++ring) {
+    const bool more = shell(c, ring, add);
+    flush();
+    if (!more) break;
+  }
+}
+
+void LibraryStarts::nextStage() {
+  constexpr int kNear = SeedLibrary::kNearStarts;
+  if (stage_ == 0 && first_from_library_) {
+    // The first attempt's start alone.
+    count_ = library_->nearest(*goal_, 1, near_);
+    stage_ = count_ == 1 ? 1 : kFar;
+  } else if (stage_ <= 1) {
+    // The nearest kNear, with the one already taken (stage 1) first: it is
+    // their first unless a wider search found nearer ones (nearest stops
+    // widening once it has k).
+    const int taken = near_[0];
+    count_ = library_->nearest(*goal_, kNear, near_);
+    if (stage_ == 1) {
+      int at = 0;
+      while (at < count_ && near_[at] != taken) ++at;
+      if (at == count_) at = count_ < kNear ? count_++ : count_ - 1;
+      for (; at > 0; --at) near_[at] = near_[at - 1];
+      near_[0] = taken;
+    }
+    stage_ = count_ == kNear ? 2 : kFar;  // fewer: the library has no more
+  } else {
+    // The rest: every candidate of the shells holding kStarts, taken off
+    // one at a time by the least distance.
+    library_->candidates(*goal_, SeedLibrary::kStarts, far_distance_, far_entry_);
+    stage_ = kFar;
+  }
+}
+
+int LibraryStarts::nextFar() {
+  while (far_taken_ < SeedLibrary::kStarts) {
+    const int at = library_->least(far_distance_.data(), static_cast<int>(far_distance_.size()));
+    if (at < 0) return -1;
+    far_distance_[static_cast<size_t>(at)] = INFINITY;
+    ++far_taken_;
+    const int entry = far_entry_[static_cast<size_t>(at)];
+    if (std::find(near_, near_ + count_, entry) == near_ + count_) return entry;
+  }
+  return -1;
 }
 
 // ------------------------------------------------------------- cache --

@@ -50,9 +50,18 @@ using SearchFn = void (*)(const KeyBlock* blocks, const Target& target, const Ru
 // The ranked distances of one block's eight entries.
 using BlockFn = void (*)(const KeyBlock& block, const Target& target, float out[kBlock]);
 
+// The ranked distances of the runs' entries, one after another in run
+// order, into out.
+using DistancesFn = void (*)(const KeyBlock* blocks, const Target& target, const Runs& runs, float* out);
+// The position of the least of d[0..n) (the first of equal ones), -1 when
+// none is below +inf.
+using LeastFn = int (*)(const float* d, int n);
+
 struct Kernels {
   SearchFn search = nullptr;
   BlockFn block = nullptr;
+  DistancesFn distances = nullptr;
+  LeastFn least = nullptr;
 };
 
 Kernels portableKernels();

@@ -15,6 +15,7 @@ namespace {
 
 typedef float V8 __attribute__((vector_size(32)));
 inline V8 madd(V8 a, V8 b, V8 c) { return (V8)_mm256_fmadd_ps((__m256)a, (__m256)b, (__m256)c); }
+inline V8 vmin(V8 a, V8 b) { return (V8)_mm256_min_ps((__m256)a, (__m256)b); }
 inline unsigned lessMask(V8 a, V8 b) {
   return static_cast<unsigned>(_mm256_movemask_ps(_mm256_cmp_ps((__m256)a, (__m256)b, _CMP_LT_OQ)));
 }
@@ -23,7 +24,7 @@ inline unsigned lessMask(V8 a, V8 b) {
 
 }  // namespace
 
-Kernels kernels() { return {&search, &block}; }
+Kernels kernels() { return {&search, &block, &distances, &least}; }
 
 }  // namespace avx2
 }  // namespace ikbench::seed_search

@@ -2,6 +2,7 @@
 // seed_search_portable.cpp inside their own namespaces, each after defining
 //   V8         eight floats,
 //   madd(a, b, c)  a * b + c (fused where the target has FMA),
+//   vmin(a, b)     the lesser value of each lane,
 //   lessMask(a, b) the lanes with a < b, as bits.
 // Everything here is internal to the including file.
 
@@ -72,6 +73,47 @@ void search(const KeyBlock* blocks, const Target& target, const Runs& runs, Best
       worst = zero + best.worst;
     }
   }
+}
+
+// Writes the ranked distances of the runs' entries to out, one after
+// another in run order.
+void distances(const KeyBlock* blocks, const Target& target, const Runs& runs, float* out) {
+  V8 p2[3], r[4], w8;
+  broadcast(target, p2, r, w8);
+  for (int i = 0; i < runs.count; ++i) {
+    const int begin = runs.run[i][0], end = runs.run[i][1];
+    for (int blk = begin / kBlock; blk * kBlock < end; ++blk) {
+      const V8 d = blockDistances(blocks[blk], p2, r, w8);
+      const int lo = begin > blk * kBlock ? begin - blk * kBlock : 0;
+      const int hi = end < (blk + 1) * kBlock ? end - blk * kBlock : kBlock;
+      __builtin_memcpy(out, reinterpret_cast<const float*>(&d) + lo, sizeof(float) * static_cast<unsigned>(hi - lo));
+      out += hi - lo;
+    }
+  }
+}
+
+// The position of the least of d[0..n), the first of equal ones; -1 when
+// none is below +inf.
+int least(const float* d, int n) {
+  const V8 zero = {};
+  V8 m[4] = {zero + __builtin_inff(), zero + __builtin_inff(), zero + __builtin_inff(), zero + __builtin_inff()};
+  int i = 0;
+  for (; i + 4 * kBlock <= n; i += 4 * kBlock)
+    for (int a = 0; a < 4; ++a) m[a] = vmin(load(d + i + a * kBlock), m[a]);
+  const V8 m4 = vmin(vmin(m[0], m[1]), vmin(m[2], m[3]));
+  float best = __builtin_inff();
+  for (int j = 0; j < kBlock; ++j) best = m4[j] < best ? m4[j] : best;
+  for (; i < n; ++i) best = d[i] < best ? d[i] : best;
+  if (!(best < __builtin_inff())) return -1;
+  const V8 b = zero + best;
+  int j = 0;
+  for (; j + kBlock <= n; j += kBlock) {
+    const unsigned above = lessMask(b, load(d + j));  // d > best; the rest equal it
+    if (above != 0xffu) return j + __builtin_ctz(~above);
+  }
+  for (; j < n; ++j)
+    if (!(best < d[j])) return j;
+  return -1;
 }
 
 void block(const KeyBlock& K, const Target& target, float out[kBlock]) {

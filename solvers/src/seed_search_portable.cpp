@@ -18,6 +18,7 @@ namespace {
 
 typedef float V8 __attribute__((vector_size(32)));
 inline V8 madd(V8 a, V8 b, V8 c) { return a * b + c; }
+inline V8 vmin(V8 a, V8 b) { return b < a ? b : a; }
 inline unsigned lessMask(V8 a, V8 b) {
 #if defined(__SSE__)
   __m128 alo, ahi, blo, bhi;
@@ -38,6 +39,6 @@ inline unsigned lessMask(V8 a, V8 b) {
 }  // namespace
 }  // namespace portable
 
-Kernels portableKernels() { return {&portable::search, &portable::block}; }
+Kernels portableKernels() { return {&portable::search, &portable::block, &portable::distances, &portable::least}; }
 
 }  // namespace ikbench::seed_search

@@ -7,16 +7,27 @@
 // learned IK (IKFlow, Ames et al. 2022) without the learning.
 //
 // Solvers use it through the common spec keys `library=<entries>` (restarts
-// start from the library's entries nearest the target, nearest first, before
-// any uniform draw) and `start=library` (the first attempt too).
+// start from the library's entries nearest the target, nearest first, up to
+// kStarts of them, before any uniform draw) and `start=library` (the first
+// attempt too).
 //
 // The distance between an entry and a target is
-//   |p - p_t|^2 + rho^2 |R - R_t|_F^2          (pose goals)
+//   |p - p_t|^2 + rho^2 |R - R_t|_F^2 + s^2     (pose goals)
 //   |p - p_t|^2                                 (position goals)
 // where |R - R_t|_F^2 = 8 (1 - (q . q_t)^2) (unit quaternions q, q_t) grows
 // with the rotation angle between them, and rho [m] (a quarter of the
 // largest distance of an entry's point from the entries' centroid) weighs a
-// radian of rotation against a quarter of the workspace's radius.
+// radian of rotation against a quarter of the workspace's radius. s = 5 rho
+// max(0, 0.15 - mu) ranks an entry near a joint limit as if its point lay
+// up to 0.75 rho farther: mu is the entry's nearest approach to a limit of a
+// joint that moves the point, as a fraction of that joint's span. A local
+// method started there more often runs into the limit and stalls (on random
+// 7-DOF chains, 86 % of the first attempts that failed from the nearest
+// entry ended with a joint on a limit); with the term, 2-4 % fewer
+// lane-steps per solve (docs/performance.md, "A seed library"). Position
+// goals leave a 7-DOF chain four redundant DOFs, rarely trapped by a limit:
+// there the term only moved starts away from the nearest (8 % more
+// lane-steps), so position libraries rank by distance alone.
 //
 // The search is over a uniform grid of the entries' points (kPerCell
 // entries per cell of their bounding box on average): the entries of the
@@ -42,6 +53,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "ikbench/kinematics/goal.h"
 #include "ikbench/kinematics/model.h"
@@ -54,11 +66,19 @@ class SeedLibrary {
   static constexpr int kMaxEntries = 1 << 20;
   // The seed every library draws its entries from (with the entry count).
   static constexpr std::uint64_t kSeed = 0x5eed11b2a2e5ULL;
-  // Starts one solve takes from the library (the nearest this many entries);
-  // later restarts draw uniformly within the limits.
-  static constexpr int kStarts = 8;
+  // Starts one solve takes from the library: the nearest kNearStarts
+  // entries, then the rest of the nearest kStarts; later restarts draw
+  // uniformly within the limits.
+  static constexpr int kNearStarts = 8;
+  static constexpr int kStarts = 256;
+  // nearest() ranks up to this many as it scans; more are selected from all
+  // the entries seen.
+  static constexpr int kRankedSearch = 16;
   // Mean entries per occupied grid cell.
   static constexpr int kPerCell = 2;
+  // The limit term s = kLimitWeight rho max(0, kLimitMargin - mu).
+  static constexpr double kLimitMargin = 0.15;
+  static constexpr double kLimitWeight = 5.0;
 
   // A library of `entries` (1..kMaxEntries) configurations for the point
   // `point` of body `body`, keyed by its pose (pose = true) or its position.
@@ -82,11 +102,23 @@ class SeedLibrary {
   double cellSize() const;  // [m] the grid's cell edge
   // The k (<= size()) entries nearest the goal's target, nearest first, into
   // out[0..k); returns how many were written (none for a target position
-  // that is not finite). The search runs on AVX2 + FMA where the CPU has
+  // that is not finite). Up to kRankedSearch are ranked as the blocks are
+  // scanned; more are selected (std::nth_element, ties by entry) from every
+  // entry of the shells searched. The search runs on AVX2 + FMA where the CPU has
   // them (IKBENCH_BATCH_ISA=portable, read when a library is built, asks for
   // the build's baseline instead); the two differ in rounding only, so they
   // may order entries whose distances tie to within it differently.
   int nearest(const Goal& goal, int k, int* out) const;
+  // Every entry of the shells around the goal's target that hold at least
+  // k entries (the search's candidates), in the order the shells list them,
+  // with its distance less the target's constant (what the search ranks
+  // by); none for a target position that is not finite. nearest(k) is the
+  // least k of them, ties in this order, for k > kRankedSearch.
+  void candidates(const Goal& goal, int k, std::vector<float>& distance, std::vector<int>& entry) const;
+  // The position of the least of distance[0..n), the first of equal ones;
+  // -1 when none is below +inf (a start taken is set to +inf). Compiled
+  // like the search.
+  int least(const float* distance, int n) const;
   // Entry i's configuration (nq values) and the position of the point it
   // reaches (entries are stored in grid-cell order, not in draw order).
   const double* configuration(int i) const;
@@ -102,10 +134,15 @@ class SeedLibrary {
 };
 
 // The library's starts of one solve, taken in attempt order: the nearest
-// SeedLibrary::kStarts entries, nearest first, for the restarts, and for the
-// first attempt too with start=library. In that case its entry is found
-// alone (most solves need no other) and the rest when the second is asked
-// for; otherwise all at the first restart.
+// SeedLibrary::kStarts entries, nearest first. They are found in stages, as
+// they are asked for: the first alone when the first attempt starts from the
+// library (start=library; most solves need no other), the nearest
+// kNearStarts at the first restart (with the one already taken first), and
+// the rest of the nearest kStarts only when those are used up: the few
+// targets whose nearest starts all fail, where further library entries still
+// converge far more often than uniform draws. The rest are taken off the
+// candidates' distances one restart at a time (the least, by a vector
+// scan), so a solve pays for ordering only the starts it uses.
 class LibraryStarts {
  public:
   LibraryStarts() = default;
@@ -118,30 +155,28 @@ class LibraryStarts {
   // used up, or without a library).
   const double* forAttempt(long attempt) {
     if (library_ == nullptr || (attempt == 0 && !first_from_library_)) return nullptr;
-    if (next_ == 0) {
-      count_ = library_->nearest(*goal_, first_from_library_ ? 1 : SeedLibrary::kStarts, index_);
-    } else if (next_ == 1 && first_from_library_) {
-      // The nearest kStarts, with the one already taken first: it is their
-      // first unless a wider search found nearer ones (nearest stops
-      // widening once it has k).
-      const int taken = index_[0];
-      count_ = library_->nearest(*goal_, SeedLibrary::kStarts, index_);
-      int at = 0;
-      while (at < count_ && index_[at] != taken) ++at;
-      if (at == count_) at = count_ < SeedLibrary::kStarts ? count_++ : count_ - 1;
-      for (; at > 0; --at) index_[at] = index_[at - 1];
-      index_[0] = taken;
-    }
-    return next_ < count_ ? library_->configuration(index_[next_++]) : nullptr;
+    if (next_ == count_ && stage_ < kFar) nextStage();
+    if (next_ < count_) return library_->configuration(near_[next_++]);
+    const int entry = nextFar();
+    return entry >= 0 ? library_->configuration(entry) : nullptr;
   }
 
  private:
+  static constexpr int kFar = 3;  // stage_ once the rest are searched
+  void nextStage();
+  int nextFar();  // the next of the rest, or -1
+
   const SeedLibrary* library_ = nullptr;
   const Goal* goal_ = nullptr;
   bool first_from_library_ = false;
-  int index_[SeedLibrary::kStarts] = {};
-  int count_ = 0;
-  int next_ = 0;
+  int stage_ = 0;  // searches run: 0, the first alone, the near ones, the rest (kFar)
+  int near_[SeedLibrary::kNearStarts] = {};
+  int count_ = 0;  // near entries found
+  int next_ = 0;   // near entries taken
+  // The rest: SeedLibrary::candidates; a start taken is set to +inf.
+  std::vector<float> far_distance_;
+  std::vector<int> far_entry_;
+  int far_taken_ = 0;  // candidates taken (the near ones among them skipped)
 };
 
 }  // namespace ikbench
