@@ -45,6 +45,26 @@ struct Best {
   int* out = nullptr;
 };
 
+// The k best in best's own arrays, sorted: an insertion shifts the worse
+// ones (the search's ranking where k is above eight or the target has no
+// AVX2). insert() is called before best.found counts the entry.
+struct ScalarTop {
+  Best& b;
+  explicit ScalarTop(Best& best) : b(best) {}
+  void insert(float dj, int entry) {
+    int at = b.found < b.k ? b.found : b.k - 1;
+    while (at > 0 && dj < b.d[at - 1]) {
+      b.d[at] = b.d[at - 1];
+      b.out[at] = b.out[at - 1];
+      --at;
+    }
+    b.d[at] = dj;
+    b.out[at] = entry;
+  }
+  float worst() const { return b.d[b.k - 1]; }
+  void store() {}
+};
+
 // Ranks the entries of the runs into best.
 using SearchFn = void (*)(const KeyBlock* blocks, const Target& target, const Runs& runs, Best& best);
 // The ranked distances of one block's eight entries.

@@ -29,34 +29,19 @@ inline void broadcast(const Target& t, V8 p2[3], V8 r[4], V8& w8) {
   w8 = zero + t.w8;
 }
 
-// Inserts the lanes `bits` of block `block` (distances dist) that still beat
-// the k-th best.
-inline void insertLanes(Best& best, const float* dist, unsigned bits, int block) {
-  while (bits != 0) {
-    const int j = __builtin_ctz(bits);
-    bits &= bits - 1;
-    const float dj = dist[j];
-    if (!(dj < best.worst)) continue;
-    int at = best.found < best.k ? best.found++ : best.k - 1;
-    while (at > 0 && dj < best.d[at - 1]) {
-      best.d[at] = best.d[at - 1];
-      best.out[at] = best.out[at - 1];
-      --at;
-    }
-    best.d[at] = dj;
-    best.out[at] = block * kBlock + j;
-    if (best.found == best.k) best.worst = best.d[best.k - 1];
-  }
-}
-
 // Ranks the entries of the runs into best, a block at a time; lanes outside
 // a run (the neighbouring cells' entries, which another run may hold too,
-// or the padding past the last entry) are masked out.
+// or the padding past the last entry) are masked out. Lanes that beat the
+// k-th best go into `Top` (each copy's own: a sorted register of eight
+// where the target has AVX2, the arrays of best otherwise), an entry that
+// ties one already in after it.
 void search(const KeyBlock* blocks, const Target& target, const Runs& runs, Best& best) {
   V8 p2[3], r[4], w8;
   broadcast(target, p2, r, w8);
   const V8 zero = {};
-  V8 worst = zero + best.worst;
+  Top top(best);
+  float worst_s = best.worst;
+  V8 worst = zero + worst_s;
   for (int i = 0; i < runs.count; ++i) {
     const int begin = runs.run[i][0], end = runs.run[i][1];
     if (begin >= end) continue;
@@ -69,10 +54,19 @@ void search(const KeyBlock* blocks, const Target& target, const Runs& runs, Best
       if (__builtin_expect(bits == 0, 1)) continue;
       float dist[kBlock];
       __builtin_memcpy(dist, &d, sizeof dist);
-      insertLanes(best, dist, bits, blk);
-      worst = zero + best.worst;
+      while (bits != 0) {
+        const int j = __builtin_ctz(bits);
+        bits &= bits - 1;
+        if (!(dist[j] < worst_s)) continue;
+        top.insert(dist[j], blk * kBlock + j);
+        if (best.found < best.k) ++best.found;
+        if (best.found == best.k) worst_s = top.worst();
+      }
+      worst = zero + worst_s;
     }
   }
+  top.store();
+  best.worst = worst_s;
 }
 
 // Writes the ranked distances of the runs' entries to out, one after

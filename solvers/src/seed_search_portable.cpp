@@ -34,6 +34,8 @@ inline unsigned lessMask(V8 a, V8 b) {
 #endif
 }
 
+using Top = ScalarTop;
+
 #include "seed_search_body.h"
 
 }  // namespace
