@@ -42,7 +42,7 @@
 // tree over the 12 coordinates (p, rho R) gives the exact nearest, but the
 // entries fill a 6-dimensional manifold in them, where a k-d tree prunes
 // little: nanoflann's took 42 us for the nearest 8 of 65 536 entries, the
-// grid 1.6 us (0.7 us for the nearest alone; bench_batch LibraryNearest),
+// grid 1.2 us (0.7 us for the nearest alone; bench_batch LibraryNearest),
 // and the grid's starts needed about as few iterations (docs/performance.md,
 // "A seed library").
 //
