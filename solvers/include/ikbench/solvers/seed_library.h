@@ -103,8 +103,8 @@ class SeedLibrary {
   // The k (<= size()) entries nearest the goal's target, nearest first, into
   // out[0..k); returns how many were written (none for a target position
   // that is not finite). Up to kRankedSearch are ranked as the blocks are
-  // scanned; more are selected (std::nth_element, ties by entry) from every
-  // entry of the shells searched. The search runs on AVX2 + FMA where the CPU has
+  // scanned; more are selected (std::nth_element) from candidates(), ties in
+  // its order. The search runs on AVX2 + FMA where the CPU has
   // them (IKBENCH_BATCH_ISA=portable, read when a library is built, asks for
   // the build's baseline instead); the two differ in rounding only, so they
   // may order entries whose distances tie to within it differently.
@@ -140,7 +140,7 @@ class SeedLibrary {
 // kNearStarts at the first restart (with the one already taken first), and
 // the rest of the nearest kStarts only when those are used up: the few
 // targets whose nearest starts all fail, where further library entries still
-// converge far more often than uniform draws. The rest are taken off the
+// converge more often than uniform draws. The rest are taken off the
 // candidates' distances one restart at a time (the least, by a vector
 // scan), so a solve pays for ordering only the starts it uses.
 class LibraryStarts {
