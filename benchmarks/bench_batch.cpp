@@ -222,13 +222,19 @@ void fmaPeak(benchmark::State& state, int lanes) {
 }
 #endif
 
+// Each problem's seed library of `entries` (built once per chain, cached).
+std::vector<std::shared_ptr<const SeedLibrary>> librariesOf(const std::vector<Problem>& problems, int entries) {
+  std::vector<std::shared_ptr<const SeedLibrary>> libraries;
+  for (const Problem& p : problems) libraries.push_back(SeedLibrary::forGoals(p.model, p.goals, entries));
+  return libraries;
+}
+
 // SeedLibrary::nearest: the k entries nearest each target of the
 // throughput problems (their own chain's library), one query per iteration:
 // k = 1 is a solve's first start, k = kNearStarts its first restarts.
 void libraryNearest(benchmark::State& state, int entries, int k) {
   const std::vector<Problem>& problems = throughputProblems(false);
-  std::vector<std::shared_ptr<const SeedLibrary>> libraries;
-  for (const Problem& p : problems) libraries.push_back(SeedLibrary::forGoals(p.model, p.goals, entries));
+  const std::vector<std::shared_ptr<const SeedLibrary>> libraries = librariesOf(problems, entries);
   int out[SeedLibrary::kNearStarts];
   size_t i = 0;
   long found = 0;
@@ -246,8 +252,7 @@ void libraryNearest(benchmark::State& state, int entries, int k) {
 // are used up).
 void libraryStarts(benchmark::State& state, int entries, int starts) {
   const std::vector<Problem>& problems = throughputProblems(false);
-  std::vector<std::shared_ptr<const SeedLibrary>> libraries;
-  for (const Problem& p : problems) libraries.push_back(SeedLibrary::forGoals(p.model, p.goals, entries));
+  const std::vector<std::shared_ptr<const SeedLibrary>> libraries = librariesOf(problems, entries);
   size_t i = 0;
   long found = 0;
   for (auto _ : state) {

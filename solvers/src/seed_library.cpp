@@ -10,6 +10,7 @@
 #include <cstring>
 #include <list>
 #include <mutex>
+#include <numeric>
 #include <stdexcept>
 #include <vector>
 
@@ -238,54 +239,48 @@ int SeedLibrary::nearest(const Goal& goal, int k, int* out) const {
   const Impl& m = *impl_;
   k = std::clamp(k, 0, m.entries);
   if (k == 0 || !goal.target_position.allFinite()) return 0;
+  if (k > kRankedSearch) {
+    // Many: the k least of the candidates, by (distance, position among
+    // them).
+    std::vector<float> distance;
+    std::vector<int> entry;
+    candidates(goal, k, distance, entry);
+    std::vector<int> order(distance.size());
+    std::iota(order.begin(), order.end(), 0);
+    const int n = std::min(k, static_cast<int>(order.size()));
+    std::partial_sort(order.begin(), order.begin() + n, order.end(), [&](int a, int b) {
+      const float da = distance[static_cast<size_t>(a)], db = distance[static_cast<size_t>(b)];
+      return da < db || (da == db && a < b);
+    });
+    for (int i = 0; i < n; ++i) out[i] = entry[static_cast<size_t>(order[static_cast<size_t>(i)])];
+    return n;
+  }
+  // Ring 1, then wider shells while fewer than k entries have been seen,
+  // ranked as the blocks are scanned, nine runs at a time, into the k best
+  // so far.
   const seed_search::Target target = m.target(goal);
   int c[3];
   for (int a = 0; a < 3; ++a) c[a] = m.cellOf(goal.target_position[a], a);
-  // Ring 1, then wider shells while fewer than k entries have been seen.
-  if (k <= kRankedSearch) {
-    // Ranked as the blocks are scanned, nine runs at a time, into the k
-    // best so far.
-    float d[kRankedSearch];
-    seed_search::Best best;
-    best.k = k;
-    best.d = d;
-    best.out = out;
-    seed_search::Runs runs;
-    auto add = [&](int b, int e) {
-      runs.run[runs.count][0] = b;
-      runs.run[runs.count][1] = e;
-      if (++runs.count == seed_search::Runs::kMax) {
-        m.kernels.search(m.blocks.data(), target, runs, best);
-        runs.count = 0;
-      }
-    };
-    for (int ring = 1; ring == 1 || best.found < k; ++ring) {
+  float d[kRankedSearch];
+  seed_search::Best best;
+  best.k = k;
+  best.d = d;
+  best.out = out;
+  seed_search::Runs runs;
+  auto add = [&](int b, int e) {
+    runs.run[runs.count][0] = b;
+    runs.run[runs.count][1] = e;
+    if (++runs.count == seed_search::Runs::kMax) {
+      m.kernels.search(m.blocks.data(), target, runs, best);
       runs.count = 0;
-      if (!m.shell(c, ring, add)) break;
-      if (runs.count > 0) m.kernels.search(m.blocks.data(), target, runs, best);
     }
-    return best.found;
+  };
+  for (int ring = 1; ring == 1 || best.found < k; ++ring) {
+    runs.count = 0;
+    if (!m.shell(c, ring, add)) break;
+    if (runs.count > 0) m.kernels.search(m.blocks.data(), target, runs, best);
   }
-  // Many: every entry of the shells that hold the k, then the k least,
-  // ordered as (distance, position among the candidates) in one 64-bit key
-  // each: the float's bits made to order as unsigned integers, then the
-  // position.
-  std::vector<float> distance;
-  std::vector<int> entry;
-  m.shellCandidates(target, c, k, distance, entry);
-  std::vector<std::uint64_t> keys(distance.size());
-  for (size_t i = 0; i < keys.size(); ++i) {
-    std::uint32_t u;
-    std::memcpy(&u, &distance[i], sizeof u);
-    u ^= (u >> 31) != 0 ? 0xffffffffu : 0x80000000u;
-    keys[i] = (static_cast<std::uint64_t>(u) << 32) | static_cast<std::uint32_t>(i);
-  }
-  const int n = static_cast<int>(std::min<size_t>(static_cast<size_t>(k), keys.size()));
-  if (n == 0) return 0;
-  std::nth_element(keys.begin(), keys.begin() + (n - 1), keys.end());
-  std::sort(keys.begin(), keys.begin() + n);
-  for (int i = 0; i < n; ++i) out[i] = entry[keys[static_cast<size_t>(i)] & 0xffffffffu];
-  return n;
+  return best.found;
 }
 
 void SeedLibrary::candidates(const Goal& goal, int k, std::vector<float>& distance, std::vector<int>& entry) const {

@@ -103,8 +103,8 @@ class SeedLibrary {
   // The k (<= size()) entries nearest the goal's target, nearest first, into
   // out[0..k); returns how many were written (none for a target position
   // that is not finite). Up to kRankedSearch are ranked as the blocks are
-  // scanned; more are selected (std::nth_element) from candidates(), ties in
-  // its order. The search runs on AVX2 + FMA where the CPU has
+  // scanned; more are selected (std::partial_sort) from candidates(), ties
+  // in its order. The search runs on AVX2 + FMA where the CPU has
   // them (IKBENCH_BATCH_ISA=portable, read when a library is built, asks for
   // the build's baseline instead); the two differ in rounding only, so they
   // may order entries whose distances tie to within it differently.
