@@ -183,6 +183,29 @@ TEST(SeedLibrary, FarTargetsAndGoalSetsWithoutALibrary) {
                std::invalid_argument);
 }
 
+// The cache keeps the 64 most recently used libraries: one evicted while a
+// caller holds it comes back without a build; one evicted and released is
+// built again, and counted.
+TEST(SeedLibrary, EvictedLibrariesStillHeldAreNotBuiltAgain) {
+  const auto model = chain7(8);
+  const int body = model->numJoints() - 1;
+  auto goalsAt = [&](double x) { return std::vector<Goal>{Goal{body, Eigen::Vector3d(x, 0, 0), GoalKind::kPose}}; };
+  const SeedLibrary::CacheStats before = SeedLibrary::cacheStats();
+  std::shared_ptr<const SeedLibrary> held = SeedLibrary::forGoals(model, goalsAt(0.0), 64);
+  std::weak_ptr<const SeedLibrary> released = SeedLibrary::forGoals(model, goalsAt(1.0), 64);
+  ASSERT_TRUE(held);
+  // 64 more libraries (other effector points) push both out of the cache.
+  for (int i = 0; i < 64; ++i) ASSERT_TRUE(SeedLibrary::forGoals(model, goalsAt(2.0 + i), 64));
+  EXPECT_TRUE(released.expired());
+  EXPECT_EQ(SeedLibrary::cacheStats().built - before.built, 66);
+  EXPECT_EQ(SeedLibrary::forGoals(model, goalsAt(0.0), 64), held);
+  EXPECT_EQ(SeedLibrary::cacheStats().built - before.built, 66);
+  EXPECT_EQ(SeedLibrary::cacheStats().rebuilt - before.rebuilt, 0);
+  EXPECT_TRUE(SeedLibrary::forGoals(model, goalsAt(1.0), 64));
+  EXPECT_EQ(SeedLibrary::cacheStats().built - before.built, 67);
+  EXPECT_EQ(SeedLibrary::cacheStats().rebuilt - before.rebuilt, 1);
+}
+
 // A solve's library starts, in attempt order: the nearest entry alone (the
 // first attempt with start=library), the nearest kNearStarts (it first), then
 // the rest of the nearest kStarts; each entry once, then none (uniform draws).

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <list>
@@ -384,12 +385,33 @@ struct CacheEntry {
   std::shared_ptr<const SeedLibrary> library;  // holds its model: the key's pointer stays unique
 };
 
+// Every library the cache built and whose model is alive: one that was
+// evicted but is still held elsewhere (by a caller, a batch, a running
+// solve) is handed out again instead of built twice; one built again after
+// it was evicted and released counts as rebuilt. A record whose model has
+// gone is dropped (its address may come back as another model's).
+struct BuiltRecord {
+  CacheKey key;
+  std::weak_ptr<const SeedLibrary> library;
+  std::weak_ptr<const Model> model;
+};
+
 // The cache keeps the most recently used libraries up to this many entries
 // in all (about 700 MB for 7-DOF models) and at most kCacheLibraries.
 constexpr long kCacheEntries = 1L << 23;
 constexpr size_t kCacheLibraries = 64;
 
+std::mutex cache_mutex;
+std::list<CacheEntry> cache;  // most recently used first
+std::vector<BuiltRecord> built;
+SeedLibrary::CacheStats cache_stats;
+
 }  // namespace
+
+SeedLibrary::CacheStats SeedLibrary::cacheStats() {
+  std::lock_guard<std::mutex> lock(cache_mutex);
+  return cache_stats;
+}
 
 std::shared_ptr<const SeedLibrary> SeedLibrary::forGoals(const std::shared_ptr<const Model>& model,
                                                          const std::vector<Goal>& goals, int entries) {
@@ -401,16 +423,32 @@ std::shared_ptr<const SeedLibrary> SeedLibrary::forGoals(const std::shared_ptr<c
   // The last library this thread asked for, without the lock.
   thread_local CacheEntry last{};
   if (last.library && last.key == key) return last.library;
-  static std::mutex mutex;
-  static std::list<CacheEntry> cache;  // most recently used first
-  std::lock_guard<std::mutex> lock(mutex);
+  std::lock_guard<std::mutex> lock(cache_mutex);
   for (auto it = cache.begin(); it != cache.end(); ++it)
     if (it->key == key) {
       cache.splice(cache.begin(), cache, it);
       last = cache.front();
       return last.library;
     }
-  auto library = std::make_shared<const SeedLibrary>(model, g.body, g.point, key.pose, entries);
+  std::erase_if(built, [](const BuiltRecord& r) { return r.model.expired(); });
+  auto record = std::find_if(built.begin(), built.end(), [&](const BuiltRecord& r) { return r.key == key; });
+  std::shared_ptr<const SeedLibrary> library = record != built.end() ? record->library.lock() : nullptr;
+  if (!library) {
+    library = std::make_shared<const SeedLibrary>(model, g.body, g.point, key.pose, entries);
+    ++cache_stats.built;
+    if (record != built.end()) {
+      ++cache_stats.rebuilt;
+      record->library = library;
+      if (cache_stats.rebuilt == 1)
+        std::fprintf(stderr,
+                     "ikbench: a seed library of %d entries was built again after the library cache evicted it: "
+                     "the cache keeps the most recently used libraries up to %ld entries in all (at most %zu); "
+                     "use fewer or smaller libraries, or hold them (SeedLibrary::forGoals) while solving\n",
+                     entries, kCacheEntries, kCacheLibraries);
+    } else {
+      built.push_back({key, library, model});
+    }
+  }
   cache.push_front({key, library});
   long total = 0;
   for (const CacheEntry& e : cache) total += e.key.entries;

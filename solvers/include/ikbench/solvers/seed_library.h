@@ -90,11 +90,20 @@ class SeedLibrary {
 
   // The library for the single goal of a problem, shared through a
   // process-wide cache (built on first use under a lock, kept while among
-  // the most recently used up to 2^23 entries in all); null when the goals
-  // are not one position or pose goal of a valid body with a finite point,
-  // or entries is out of range.
+  // the 64 most recently used up to 2^23 entries in all, and handed out
+  // again without a rebuild while anything else holds it); null when the
+  // goals are not one position or pose goal of a valid body with a finite
+  // point, or entries is out of range. A library built again after the
+  // cache evicted and everything released it is counted (cacheStats) and,
+  // the first time, reported on stderr: solves that cycle through more
+  // libraries than the cache keeps would otherwise rebuild one per solve.
   static std::shared_ptr<const SeedLibrary> forGoals(const std::shared_ptr<const Model>& model,
                                                      const std::vector<Goal>& goals, int entries);
+  struct CacheStats {
+    long built = 0;    // libraries forGoals built
+    long rebuilt = 0;  // of them, built again after eviction
+  };
+  static CacheStats cacheStats();
 
   int size() const;
   int nq() const;
