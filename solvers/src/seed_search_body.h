@@ -29,6 +29,58 @@ inline void broadcast(const Target& t, V8 p2[3], V8 r[4], V8& w8) {
   w8 = zero + t.w8;
 }
 
+// Each run's first block requested before any is ranked: the runs lie
+// apart in memory, so their first misses overlap instead of each waiting in
+// turn (the hardware prefetcher follows a run from there).
+inline void prefetchRuns(const KeyBlock* blocks, const Runs& runs) {
+  for (int i = 0; i < runs.count; ++i)
+    if (runs.run[i][0] < runs.run[i][1])
+      for (unsigned line = 0; line < sizeof(KeyBlock) / 64; ++line)
+        __builtin_prefetch(reinterpret_cast<const char*>(blocks + runs.run[i][0] / kBlock) + 64 * line);
+}
+
+// k = 1: each lane's least distance and its entry kept in two registers,
+// a compare and two blends per block and no branch, then the least of the
+// lanes, the smaller entry of equal ones. Runs come in increasing order, so
+// that is the first in scan order, as the ranking below would keep it; the
+// lanes outside a run are set to +inf, NaN distances never win.
+typedef int I8 __attribute__((vector_size(32)));
+
+void searchOne(const KeyBlock* blocks, const Target& target, const Runs& runs, Best& best) {
+  prefetchRuns(blocks, runs);
+  V8 p2[3], r[4], w8;
+  broadcast(target, p2, r, w8);
+  const V8 inf = V8{} + __builtin_inff();
+  const I8 lane = {0, 1, 2, 3, 4, 5, 6, 7};
+  V8 least = inf;
+  I8 at = I8{} - 1;
+  for (int i = 0; i < runs.count; ++i) {
+    const int begin = runs.run[i][0], end = runs.run[i][1];
+    if (begin >= end) continue;
+    const int first = begin / kBlock, last = (end - 1) / kBlock;
+    for (int blk = first; blk <= last; ++blk) {
+      V8 d = blockDistances(blocks[blk], p2, r, w8);
+      const I8 entry = lane + blk * kBlock;
+      if (blk == first || blk == last) d = (entry >= begin) & (entry < end) ? d : inf;
+      const I8 take = d < least;
+      least = take ? d : least;
+      at = take ? entry : at;
+    }
+  }
+  float d0 = __builtin_inff();
+  int e0 = -1;
+  for (int j = 0; j < kBlock; ++j)
+    if (least[j] < d0 || (least[j] == d0 && at[j] >= 0 && at[j] < e0)) {
+      d0 = least[j];
+      e0 = at[j];
+    }
+  if (e0 < 0 || !(d0 < best.worst)) return;
+  best.d[0] = d0;
+  best.out[0] = e0;
+  best.found = 1;
+  best.worst = d0;
+}
+
 // Ranks the entries of the runs into best, a block at a time; lanes outside
 // a run (the neighbouring cells' entries, which another run may hold too,
 // or the padding past the last entry) are masked out. Lanes that beat the
@@ -36,16 +88,11 @@ inline void broadcast(const Target& t, V8 p2[3], V8 r[4], V8& w8) {
 // where the target has AVX2, the arrays of best otherwise), an entry that
 // ties one already in after it.
 void search(const KeyBlock* blocks, const Target& target, const Runs& runs, Best& best) {
+  if (best.k == 1) return searchOne(blocks, target, runs, best);
+  prefetchRuns(blocks, runs);
   V8 p2[3], r[4], w8;
   broadcast(target, p2, r, w8);
   const V8 zero = {};
-  // Each run's first block requested before any is ranked: the runs lie
-  // apart in memory, so their first misses overlap instead of each waiting
-  // in turn (the hardware prefetcher follows a run from there).
-  for (int i = 0; i < runs.count; ++i)
-    if (runs.run[i][0] < runs.run[i][1])
-      for (unsigned line = 0; line < sizeof(KeyBlock) / 64; ++line)
-        __builtin_prefetch(reinterpret_cast<const char*>(blocks + runs.run[i][0] / kBlock) + 64 * line);
   Top top(best);
   float worst_s = best.worst;
   V8 worst = zero + worst_s;
