@@ -70,7 +70,7 @@ void searchOne(const KeyBlock* blocks, const Target& target, const Runs& runs, B
   float d0 = __builtin_inff();
   int e0 = -1;
   for (int j = 0; j < kBlock; ++j)
-    if (least[j] < d0 || (least[j] == d0 && at[j] >= 0 && at[j] < e0)) {
+    if (least[j] < d0 || (least[j] == d0 && at[j] < e0)) {
       d0 = least[j];
       e0 = at[j];
     }
