@@ -13,7 +13,8 @@
 //
 // Each lane runs exactly the iteration of solvers/src/jacobian_dls.cpp and
 // jacobian_solvers.cpp (DLS step, freeze loop, max-step clamp, clamp into
-// the limits) and the stopping rules of SolveContext, on its own problem;
+// the limits) and the stopping rules of SolveContext, on its own problem
+// (to rounding: the freeze loop downdates the normal matrix, see dlsStep);
 // lanes never exchange data, so a lane's result does not depend on the
 // others. Frames and names: batch_layout.h.
 
@@ -439,23 +440,10 @@ inline void normalMatrix(const double (*J)[6][kWidth], int n, V (&A)[M][M]) {
 template <int M, int kN>
 struct LaneColumns {
   static constexpr bool kPacked = false;
-  const double (*orig)[6][kWidth];
-  const double (*w)[6][kWidth];  // orig until the freeze loop zeroes a column, then copy
-  double copy[kMaxDof][6][kWidth];
-  explicit LaneColumns(const double (*J)[6][kWidth]) : orig(J), w(J) {}
-  V get(int v, int i) const { return load(w[v][i]); }
-  V original(int v, int i) const { return load(orig[v][i]); }
-  void normal(int n, V (&A)[M][M]) const { normalMatrix<M, kN>(w, n, A); }
-  void startCopy(int n) {
-    for (int u = 0; u < n; ++u)
-      IKBENCH_BATCH_UNROLL
-      for (int i = 0; i < M; ++i) store(copy[u][i], load(orig[u][i]));
-    w = copy;
-  }
-  void zeroColumn(int v, Mk nf) {
-    IKBENCH_BATCH_UNROLL
-    for (int i = 0; i < M; ++i) store(copy[v][i], select(nf, splat(0.0), load(copy[v][i])));
-  }
+  const double (*J)[6][kWidth];
+  explicit LaneColumns(const double (*columns)[6][kWidth]) : J(columns) {}
+  V get(int v, int i) const { return load(J[v][i]); }
+  void normal(int n, V (&A)[M][M]) const { normalMatrix<M, kN>(J, n, A); }
   // dq = J^T y, each entry J[v][0] y[0] + ... in row order.
   void jty(int n, const V (&y)[M], V* dq) const {
     for (int v = 0; v < n; ++v) {
@@ -503,21 +491,10 @@ inline void normalMatrixPacked(const double (*J)[8], int n, V (&A)[M][M]) {
 template <int M, int kN>
 struct PackedColumns {
   static constexpr bool kPacked = true;
-  const double (*orig)[8];
   const double (*w)[8];
-  alignas(32) double copy[kMaxDof][8];
-  explicit PackedColumns(const double (*J)[8]) : orig(J), w(J) {}
-  V original(int v, int i) const { return splat(orig[v][i]); }
+  explicit PackedColumns(const double (*J)[8]) : w(J) {}
+  V get(int v, int i) const { return splat(w[v][i]); }
   void normal(int n, V (&A)[M][M]) const { normalMatrixPacked<M, kN>(w, n, A); }
-  void startCopy(int n) {
-    __builtin_memcpy(copy, orig, sizeof(copy[0]) * static_cast<unsigned>((n + 3) & ~3));  // whole blocks for jty
-    w = copy;
-  }
-  void zeroColumn(int v, Mk nf) {
-    if (movemask(nf) & 1)
-      IKBENCH_BATCH_UNROLL
-      for (int i = 0; i < M; ++i) copy[v][i] = 0.0;
-  }
   // dq = J^T y for four DOF at a time: blocks of four columns transposed
   // into rows, then entry v is J[v][0] y[0] + ... in row order, as in
   // LaneColumns::jty. Only lane 0 of y is the problem's (the other lanes of
@@ -562,17 +539,29 @@ void dlsStep(const KernelParams& P, const LaneGroup& g, Jac& jac, const Mk& step
   V r_act[M];
   IKBENCH_BATCH_UNROLL
   for (int i = 0; i < M; ++i) r_act[i] = load(g.r[i]);
-  // jac reads J until the freeze loop zeroes a column, then a copy with the
-  // frozen columns zeroed.
   // Frozen DOFs and their fixed steps, set up when the first DOF freezes.
   Mk frozen[kMaxDof];
   V fixed[kMaxDof];
   bool any_frozen = false;
   Mk failed = splatMask(0);
+  // N = lower(Jw Jw^T) over the DOFs not frozen: built once, then each DOF
+  // the freeze loop takes out leaves it as a rank-one downdate, N - j j^T
+  // (j its column), instead of a rebuild from the Jacobian with that column
+  // zeroed: the same matrix to rounding, at 21 products per DOF frozen
+  // instead of 21 per DOF of the chain and a copy of J. On `ikbench
+  // throughput`'s problems some lane of a group freezes a DOF in about three
+  // of four group steps, so a re-solve is the common case.
+  // The column itself is left in J: jty's entry for a frozen DOF is
+  // replaced by its fixed step.
+  V N[M][M];
+  jac.normal(n, N);
   for (int pass = 0;; ++pass) {
-    // A = lower(Jw Jw^T) + lambda^2 I.
+    // A = N + lambda^2 I.
     V A[M][M];
-    jac.normal(n, A);
+    IKBENCH_BATCH_UNROLL
+    for (int c = 0; c < M; ++c)
+      IKBENCH_BATCH_UNROLL
+      for (int r = c; r < M; ++r) A[c][r] = N[c][r];
     V l2;
     if (P.adaptive) {
       V rr = splat(0.0);
@@ -646,7 +635,6 @@ void dlsStep(const KernelParams& P, const LaneGroup& g, Jac& jac, const Mk& step
           frozen[u] = splatMask(0);
           fixed[u] = splat(0.0);
         }
-        jac.startCopy(n);
         any_frozen = true;
       }
       const V d = select(over, hi - q[v], lo - q[v]);
@@ -654,8 +642,14 @@ void dlsStep(const KernelParams& P, const LaneGroup& g, Jac& jac, const Mk& step
       fixed[v] = select(nf, d, fixed[v]);
       dq[v] = select(nf, d, dq[v]);
       IKBENCH_BATCH_UNROLL
-      for (int i = 0; i < M; ++i) r_act[i] = r_act[i] - select(nf, jac.original(v, i) * d, splat(0.0));
-      jac.zeroColumn(v, nf);
+      for (int i = 0; i < M; ++i) r_act[i] = r_act[i] - select(nf, jac.get(v, i) * d, splat(0.0));
+      V j[M];
+      IKBENCH_BATCH_UNROLL
+      for (int i = 0; i < M; ++i) j[i] = jac.get(v, i);
+      IKBENCH_BATCH_UNROLL
+      for (int c = 0; c < M; ++c)
+        IKBENCH_BATCH_UNROLL
+        for (int r = c; r < M; ++r) N[c][r] = N[c][r] - select(nf, j[c] * j[r], splat(0.0));
       any |= nf;
     }
     if (!movemask(any)) break;
