@@ -547,8 +547,9 @@ void dlsStep(const KernelParams& P, const LaneGroup& g, Jac& jac, const Mk& step
   // N = lower(Jw Jw^T) over the DOFs not frozen: built once, then each DOF
   // the freeze loop takes out leaves it as a rank-one downdate, N - j j^T
   // (j its column), instead of a rebuild from the Jacobian with that column
-  // zeroed: the same matrix to rounding, at 21 products per DOF frozen
-  // instead of 21 per DOF of the chain and a copy of J. On `ikbench
+  // zeroed: the same matrix to rounding, at one product per entry of the
+  // lower triangle (21 for a pose) per DOF frozen instead of one per entry
+  // per DOF of the chain, and no copy of J. On `ikbench
   // throughput`'s problems some lane of a group freezes a DOF in about three
   // of four group steps, so a re-solve is the common case.
   // The column itself is left in J: jty's entry for a frozen DOF is
@@ -641,11 +642,11 @@ void dlsStep(const KernelParams& P, const LaneGroup& g, Jac& jac, const Mk& step
       frozen[v] |= nf;
       fixed[v] = select(nf, d, fixed[v]);
       dq[v] = select(nf, d, dq[v]);
-      IKBENCH_BATCH_UNROLL
-      for (int i = 0; i < M; ++i) r_act[i] = r_act[i] - select(nf, jac.get(v, i) * d, splat(0.0));
       V j[M];
       IKBENCH_BATCH_UNROLL
       for (int i = 0; i < M; ++i) j[i] = jac.get(v, i);
+      IKBENCH_BATCH_UNROLL
+      for (int i = 0; i < M; ++i) r_act[i] = r_act[i] - select(nf, j[i] * d, splat(0.0));
       IKBENCH_BATCH_UNROLL
       for (int c = 0; c < M; ++c)
         IKBENCH_BATCH_UNROLL

@@ -14,6 +14,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <limits>
 #include <map>
 #include <numbers>
@@ -510,16 +511,30 @@ void packedToLanes(LaneGroup& G, int n, int rows) {
     for (int i = 0; i < rows; ++i) G.J[v][i][0] = Jp[v][i];
 }
 
-// Runs f(0), ..., f(n - 1), each on its own thread when n > 1.
-template <class F>
-void onThreads(int n, const F& f) {
+// Runs f(0), ..., f(n - 1), each on its own thread when n > 1, and
+// meanwhile() on the calling thread (first, when n == 1). An exception from
+// meanwhile() is rethrown once the threads are joined.
+template <class F, class G>
+void onThreads(int n, const F& f, const G& meanwhile) {
   if (n == 1) {
+    meanwhile();
     f(0);
     return;
   }
   std::vector<std::thread> pool;
   for (int t = 0; t < n; ++t) pool.emplace_back(f, t);
+  std::exception_ptr error;
+  try {
+    meanwhile();
+  } catch (...) {
+    error = std::current_exception();
+  }
   for (auto& th : pool) th.join();
+  if (error) std::rethrow_exception(error);
+}
+template <class F>
+void onThreads(int n, const F& f) {
+  onThreads(n, f, [] {});
 }
 
 // ------------------------------------------------------------- engine --
@@ -1161,17 +1176,9 @@ std::vector<BatchResult> solveBatch(const std::vector<Problem>& problems, const 
       else mine.push_back({i, i + 1, std::move(key)});
     }
   };
-  if (sharers > 1) {
-    // The calling thread waits for the scan anyway: it constructs the
-    // results meanwhile.
-    std::vector<std::thread> pool;
-    for (int t = 0; t < sharers; ++t) pool.emplace_back(scan, t);
-    results.resize(problems.size());
-    for (auto& th : pool) th.join();
-  } else {
-    results.resize(problems.size());
-    scan(0);
-  }
+  // The calling thread waits for the scan anyway: it constructs the results
+  // meanwhile.
+  onThreads(sharers, scan, [&] { results.resize(problems.size()); });
   // Plans in the order of their first problem.
   std::map<PlanKey, int> plan_of;
   std::vector<std::vector<int>> plan_problems;
