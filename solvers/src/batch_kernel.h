@@ -491,10 +491,10 @@ inline void normalMatrixPacked(const double (*J)[8], int n, V (&A)[M][M]) {
 template <int M, int kN>
 struct PackedColumns {
   static constexpr bool kPacked = true;
-  const double (*w)[8];
-  explicit PackedColumns(const double (*J)[8]) : w(J) {}
-  V get(int v, int i) const { return splat(w[v][i]); }
-  void normal(int n, V (&A)[M][M]) const { normalMatrixPacked<M, kN>(w, n, A); }
+  const double (*J)[8];
+  explicit PackedColumns(const double (*columns)[8]) : J(columns) {}
+  V get(int v, int i) const { return splat(J[v][i]); }
+  void normal(int n, V (&A)[M][M]) const { normalMatrixPacked<M, kN>(J, n, A); }
   // dq = J^T y for four DOF at a time: blocks of four columns transposed
   // into rows, then entry v is J[v][0] y[0] + ... in row order, as in
   // LaneColumns::jty. Only lane 0 of y is the problem's (the other lanes of
@@ -506,14 +506,14 @@ struct PackedColumns {
     for (int i = 0; i < M; ++i) y0[i] = splat(y[i][0]);
     alignas(32) double out[kMaxDof];
     for (int c = 0; c < (kN > 0 ? kN : n); c += 4) {
-      V a = load(w[c]), b = load(w[c + 1]), d = load(w[c + 2]), e = load(w[c + 3]);
+      V a = load(J[c]), b = load(J[c + 1]), d = load(J[c + 2]), e = load(J[c + 3]);
       transpose4(a, b, d, e);
       V s = a * y0[0];
       s = vfma(b, y0[1], s);
       s = vfma(d, y0[2], s);
       if constexpr (M == 6) {
         s = vfma(e, y0[3], s);
-        V a2 = load(w[c] + 4), b2 = load(w[c + 1] + 4), d2 = load(w[c + 2] + 4), e2 = load(w[c + 3] + 4);
+        V a2 = load(J[c] + 4), b2 = load(J[c + 1] + 4), d2 = load(J[c + 2] + 4), e2 = load(J[c + 3] + 4);
         transpose4(a2, b2, d2, e2);
         s = vfma(a2, y0[4], s);
         s = vfma(b2, y0[5], s);
