@@ -541,6 +541,42 @@ TEST(Harness, AnInterruptedRunKeepsItsSolvesAndResumesToTheSameFiles) {
   }
 }
 
+// A backend whose traced solves end otherwise than its timed ones, as a
+// solve does when a wall-clock budget binds in one pass and not the other.
+struct TraceShyOptions {};
+class TraceShySolver final : public Solver {
+ protected:
+  void solveImpl(const Problem&, Eigen::VectorXd& q, SolveContext& ctx) override {
+    if (ctx.begin(q, ctx.evaluate(q))) return;
+    ctx.stop(ctx.options().record_trace ? Status::kStalled : Status::kMaxIterations);
+  }
+};
+
+TEST(Harness, TracedSolvesThatEndDifferentlyAreCountedAndNamed) {
+  if (!Registry::global().contains("test-trace-shy"))
+    Registry::global().add(solverInfo("test-trace-shy", "ends otherwise when traced (test)",
+                                      OptionsBinding<TraceShyOptions>{},
+                                      [](const TraceShyOptions&) { return std::make_unique<TraceShySolver>(); }));
+  const Suite suite = tinySuite();
+  RunConfig c = quietConfig(tempDir("trace_shy"), 2);
+  c.solvers = {"dls", "test-trace-shy"};
+  std::ostringstream log;
+  c.log = &log;
+  ASSERT_TRUE(harness::runSuite(suite, c).complete);
+  // Three traced problems in each of the two families; dls ends alike.
+  const auto run = nlohmann::json::parse(readFile(c.out_dir + "/run.json"));
+  EXPECT_EQ(run["trace"]["mismatches"], 6);
+  const std::string text = log.str();
+  EXPECT_NE(text.find("note: 6 traced solves ended differently from the timed pass"), std::string::npos) << text;
+  // The first three in the run's order, whichever thread traced them.
+  EXPECT_NE(text.find("\n  chain5-position problem 0 test-trace-shy: timed max-iterations after 0 iterations, "
+                      "traced stalled after 0\n  chain5-position problem 1 test-trace-shy"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("\n  and 3 more"), std::string::npos) << text;
+  EXPECT_EQ(text.find("problem 0 dls"), std::string::npos) << text;
+}
+
 TEST(Harness, ShardsMergeIntoTheUnshardedRun) {
   const Suite suite = tinySuite();
   RunConfig whole = quietConfig(tempDir("whole"), 2);

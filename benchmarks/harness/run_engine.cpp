@@ -599,6 +599,8 @@ void Engine::tracePass() {
   std::stable_partition(todo.begin(), todo.end(), [](const Unit& u) { return u.chained; });
   Progress progress = this->progress("tracing", count);
   std::atomic<long> traced{0}, mismatches{0}, rows{0};
+  std::mutex mismatch_mutex;
+  std::vector<std::pair<size_t, std::string>> mismatched;  // (slot, what differed)
   const auto t0 = Clock::now();
   runPool(
       todo,
@@ -614,7 +616,14 @@ void Engine::tracePass() {
           if (!(u.chained && p > u.begin && q.size() == problem.q0.size())) q = problem.q0;
           Summary s = solveOne(solver, problem, q, opts);
           // A binding time budget can end a traced solve differently.
-          if (s.status != sl.status || s.iterations != sl.iterations) mismatches.fetch_add(1);
+          if (s.status != sl.status || s.iterations != sl.iterations) {
+            mismatches.fetch_add(1);
+            std::lock_guard lock(mismatch_mutex);
+            mismatched.emplace_back(slot(u.family, p, u.solver),
+                                    fmt::format("{} problem {} {}: timed {} after {} iterations, traced {} after {}",
+                                                fam.name, p, spec, toString(sl.status), sl.iterations,
+                                                toString(s.status), s.iterations));
+          }
           // The honest time axis: the recording pass rescaled to the timed solve.
           const double scale = s.time_us > 0 ? sl.time_us / s.time_us : 1.0;
           std::string text;
@@ -633,9 +642,19 @@ void Engine::tracePass() {
   progress.update(traced.load(), /*final=*/true);
   trace_rows_ = rows.load();
   trace_mismatches_ = mismatches.load();
-  if (trace_mismatches_ > 0)
-    log() << fmt::format("note: {} traced solves ended differently from the timed pass (a time budget binds?)\n",
-                         trace_mismatches_);
+  if (trace_mismatches_ > 0) {
+    // Named in the run's canonical order, whatever thread traced them.
+    std::sort(mismatched.begin(), mismatched.end());
+    constexpr size_t kNamed = 3;
+    std::string named;
+    for (size_t i = 0; i < std::min(kNamed, mismatched.size()); ++i) named += "\n  " + mismatched[i].second;
+    if (mismatched.size() > kNamed) named += fmt::format("\n  and {} more", mismatched.size() - kNamed);
+    log() << fmt::format(
+        "note: {} traced solves ended differently from the timed pass; a wall-clock budget (the suite's "
+        "time_budget_us or a spec's budget_us, such as auto's 5 ms) binds when a solve is slowed down, and "
+        "budget_us=0 in the specs removes it:{}\n",
+        trace_mismatches_, named);
+  }
 }
 
 void Engine::finish() {
