@@ -32,6 +32,7 @@
 #include "harness/verify.h"
 #include "ikbench/kinematics/forward_kinematics.h"
 #include "ikbench/scenarios/generators.h"
+#include "ikbench/solvers/batch.h"
 #include "ikbench/solvers/registry.h"
 
 namespace ikbench {
@@ -257,6 +258,30 @@ TEST(Harness, WritesEveryFileWithTheDocumentedColumns) {
   EXPECT_FALSE(run["build"]["compiler"].get<std::string>().empty());
   EXPECT_TRUE(run["build"]["flags"].is_string());
   EXPECT_FALSE(run["machine"]["cpu"].get<std::string>().empty());
+  EXPECT_EQ(run["machine"]["batch_kernel"], batchIsaName());
+  // The CPU's identity, read here independently from /proc/cpuinfo's first
+  // processor (where the system has one).
+  {
+    std::ifstream cpuinfo("/proc/cpuinfo");
+    std::map<std::string, std::string> first;
+    for (std::string line; std::getline(cpuinfo, line) && line.find_first_not_of(" \t") != std::string::npos;) {
+      const size_t c = line.find(':');
+      if (c == std::string::npos) continue;
+      std::string key = line.substr(0, c);
+      key.erase(key.find_last_not_of(" \t") + 1);
+      first[key] = line.substr(std::min(line.size(), c + 2));
+    }
+    if (first.count("cpu family")) EXPECT_EQ(run["machine"]["family"], std::stoi(first["cpu family"]));
+    if (first.count("model")) EXPECT_EQ(run["machine"]["model"], std::stoi(first["model"]));
+    if (first.count("vendor_id")) EXPECT_EQ(run["machine"]["vendor"], first["vendor_id"]);
+    if (first.count("flags")) {
+      const std::string flags = " " + first["flags"] + " ";
+      std::vector<std::string> isa;
+      for (const char* x : {"avx2", "fma", "avx512f"})
+        if (flags.find(std::string(" ") + x + " ") != std::string::npos) isa.push_back(x);
+      EXPECT_EQ(run["machine"]["isa"], isa);
+    }
+  }
   EXPECT_EQ(run["throughput"]["solves"], 40);
   EXPECT_GT(run["throughput"]["solves_per_s"].get<double>(), 0.0);
   // The manifest names every file with its rows, and a reader accepts it.

@@ -10,9 +10,10 @@ per-solve times (as Google Benchmark's compare.py does). Verdict of a figure: be
 its test is significant at `alpha`, else no significant difference. B is compared with A: "better"
 means B is better.
 
-Runs from different machines (run.json machine.cpu) or thread counts are compared in time units:
-each run's times are divided by its own unit, the gate's median-ratio unit (the typical time per
-FK / Jacobian evaluation, see ikbench.gate.time_unit), and the table says so.
+Runs from different machines (run.json `machine`: its model name, vendor, family, model and
+stepping) or thread counts are compared in time units: each run's times are divided by its own
+unit, the gate's median-ratio unit (the typical time per FK / Jacobian evaluation, see
+ikbench.gate.time_unit), and the table says so.
 """
 
 import html

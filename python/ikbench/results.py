@@ -342,9 +342,14 @@ class Run:
 
     @property
     def cpu(self):
+        """The CPU as run.json names it: machine.cpu (the model name), followed by the vendor,
+        family, model and stepping where the run recorded them, since a virtual machine's model
+        name ("AMD EPYC", "Intel(R) Xeon(R) Processor") can read alike on different hardware."""
         m = self.meta.get("machine")
         if isinstance(m, dict) and isinstance(m.get("cpu"), str):
-            return m["cpu"]
+            ident = [f"{k} {m[k]}" if k != "vendor" else str(m[k]) for k in ("vendor", "family", "model", "stepping")
+                     if isinstance(m.get(k), (str, int)) and not isinstance(m.get(k), bool)]
+            return m["cpu"] + (f" ({' '.join(ident)})" if ident else "")
         return self.meta.get("cpu") if isinstance(self.meta.get("cpu"), str) else None
 
     @property

@@ -59,6 +59,16 @@ def test_other_machine_is_compared_in_time_units(tmp_path):
     res = compare.compare_runs(a, same)
     assert res.time_unit == "us"
     assert set(res.rows["time_verdict"]) == {"worse"}
+    # the same model name on other hardware (family, model) is another machine too
+    ident = {"cpu": "Synthetic CPU 1", "hardware_threads": 2, "vendor": "AuthenticAMD", "stepping": 1}
+    zen4 = results.load(synth.make_run(tmp_path / "z4", seed=2, problems=80, solvers=BASE, run_json_extra={
+        "machine": dict(ident, family=25, model=17)}))
+    zen5 = results.load(synth.make_run(tmp_path / "z5", seed=2, problems=80, solvers=BASE, time_scale=2.5,
+                                       run_json_extra={"machine": dict(ident, family=26, model=2)}))
+    assert zen5.cpu == "Synthetic CPU 1 (AuthenticAMD family 26 model 2 stepping 1)"
+    res = compare.compare_runs(zen4, zen5)
+    assert res.time_unit == "time units" and any("machines differ" in n for n in res.notes)
+    assert set(res.rows["time_verdict"]) == {compare.VERDICT_SAME}
     # another thread count alone also switches to time units
     thr = results.load(synth.make_run(tmp_path / "u", seed=2, problems=80, solvers=BASE, time_scale=2.5, threads=1))
     res = compare.compare_runs(a, thr)
