@@ -354,6 +354,14 @@ TEST(Harness, SequentialFamilyStartsEachSolveFromThePreviousAnswer) {
   }
 }
 
+// Registers a test backend (no options) under `name`, once per process.
+template <typename SolverType, typename Options>
+void registerTestSolver(const char* name, const char* description) {
+  if (!Registry::global().contains(name))
+    Registry::global().add(solverInfo(name, description, OptionsBinding<Options>{},
+                                      [](const Options&) { return std::make_unique<SolverType>(); }));
+}
+
 // A backend that supports nothing, to check unsupported pairs are rows, not errors.
 struct NoOptions {};
 class NothingSolver final : public Solver {
@@ -395,9 +403,7 @@ TEST(Harness, ChainTrackingStartsOnItsPathSoMoreSamplesDoNotHurt) {
 }
 
 TEST(Harness, UnsupportedPairsAreRecordedNotErrors) {
-  if (!Registry::global().contains("test-nothing"))
-    Registry::global().add(solverInfo("test-nothing", "supports nothing (test)", OptionsBinding<NoOptions>{},
-                                      [](const NoOptions&) { return std::make_unique<NothingSolver>(); }));
+  registerTestSolver<NothingSolver, NoOptions>("test-nothing", "supports nothing (test)");
   const Suite suite = tinySuite();
   RunConfig c = quietConfig(tempDir("unsupported"), 2);
   c.solvers = {"dls", "test-nothing"};
@@ -512,10 +518,7 @@ class StopperSolver final : public Solver {
 };
 
 TEST(Harness, AnInterruptedRunKeepsItsSolvesAndResumesToTheSameFiles) {
-  if (!Registry::global().contains("test-stopper"))
-    Registry::global().add(solverInfo("test-stopper", "stops the run at its n-th solve (test)",
-                                      OptionsBinding<StopperOptions>{},
-                                      [](const StopperOptions&) { return std::make_unique<StopperSolver>(); }));
+  registerTestSolver<StopperSolver, StopperOptions>("test-stopper", "stops the run at its n-th solve (test)");
   const Suite suite = tinySuite();
   RunConfig c = quietConfig(tempDir("interrupted"), 2);
   c.solvers = {"dls", "test-stopper", "dls:lambda=0.2:restarts=2"};
@@ -578,10 +581,7 @@ class TraceShySolver final : public Solver {
 };
 
 TEST(Harness, TracedSolvesThatEndDifferentlyAreCountedAndNamed) {
-  if (!Registry::global().contains("test-trace-shy"))
-    Registry::global().add(solverInfo("test-trace-shy", "ends otherwise when traced (test)",
-                                      OptionsBinding<TraceShyOptions>{},
-                                      [](const TraceShyOptions&) { return std::make_unique<TraceShySolver>(); }));
+  registerTestSolver<TraceShySolver, TraceShyOptions>("test-trace-shy", "ends otherwise when traced (test)");
   const Suite suite = tinySuite();
   RunConfig c = quietConfig(tempDir("trace_shy"), 2);
   c.solvers = {"dls", "test-trace-shy"};
