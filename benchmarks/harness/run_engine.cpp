@@ -650,10 +650,10 @@ void Engine::tracePass() {
     for (size_t i = 0; i < std::min(kNamed, mismatched.size()); ++i) named += "\n  " + mismatched[i].second;
     if (mismatched.size() > kNamed) named += fmt::format("\n  and {} more", mismatched.size() - kNamed);
     log() << fmt::format(
-        "note: {} traced solves ended differently from the timed pass; a wall-clock budget (the suite's "
+        "note: {} traced {} ended differently from the timed pass; a wall-clock budget (the suite's "
         "time_budget_us or a spec's budget_us, such as auto's 5 ms) binds when a solve is slowed down, and "
         "budget_us=0 in the specs removes it:{}\n",
-        trace_mismatches_, named);
+        trace_mismatches_, trace_mismatches_ == 1 ? "solve" : "solves", named);
   }
 }
 
