@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <ctime>
 #include <fstream>
+#include <map>
 #include <thread>
 
 #include "ikbench/solvers/batch.h"
@@ -30,6 +31,42 @@ std::string trim(std::string s) {
   return s;
 }
 
+// /proc/cpuinfo as key -> value, the first occurrence of each key (on x86,
+// the first processor's).
+std::map<std::string, std::string> cpuInfo() {
+  std::map<std::string, std::string> info;
+  std::ifstream f("/proc/cpuinfo");
+  for (std::string line; std::getline(f, line);) {
+    const size_t c = line.find(':');
+    if (c != std::string::npos) info.emplace(trim(line.substr(0, c)), trim(line.substr(c + 1)));
+  }
+  return info;
+}
+
+std::string modelName(const std::map<std::string, std::string>& info) {
+  const auto it = info.find("model name");
+  return it != info.end() ? it->second : "unknown";
+}
+
+// "vendor", "family", "model", "stepping" and "isa" (which of avx2, fma,
+// avx512f the CPU has) into m: the fields that tell apart two machines whose
+// model names read alike (virtual machines often report a generic one, "AMD
+// EPYC"); those /proc/cpuinfo lacks are left out.
+void addCpuIdentity(const std::map<std::string, std::string>& info, nlohmann::json& m) {
+  if (const auto it = info.find("vendor_id"); it != info.end()) m["vendor"] = it->second;
+  for (const auto& [key, name] : {std::pair{"cpu family", "family"}, {"model", "model"}, {"stepping", "stepping"}}) {
+    int v = 0;
+    if (const auto it = info.find(key); it != info.end() && std::sscanf(it->second.c_str(), "%d", &v) == 1) m[name] = v;
+  }
+  const auto flags_it = info.find("flags");
+  if (flags_it == info.end()) return;
+  const std::string flags = " " + flags_it->second + " ";
+  nlohmann::json isa = nlohmann::json::array();
+  for (const char* x : {"avx2", "fma", "avx512f"})
+    if (flags.find(fmt::format(" {} ", x)) != std::string::npos) isa.push_back(x);
+  m["isa"] = isa;
+}
+
 }  // namespace
 
 std::string gitRevision() {
@@ -43,16 +80,7 @@ std::string gitRevision() {
   return dirty.empty() ? rev : rev + "-dirty";
 }
 
-std::string cpuModel() {
-  std::ifstream f("/proc/cpuinfo");
-  for (std::string line; std::getline(f, line);) {
-    if (line.rfind("model name", 0) == 0) {
-      const size_t c = line.find(':');
-      if (c != std::string::npos) return trim(line.substr(c + 1));
-    }
-  }
-  return "unknown";
-}
+std::string cpuModel() { return modelName(cpuInfo()); }
 
 std::string isoTimeUtc() {
   const std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
@@ -69,35 +97,10 @@ nlohmann::json buildJson() {
           {"flags", trim(IKBENCH_CXX_FLAGS_EFFECTIVE)}};
 }
 
-nlohmann::json cpuIdentity() {
-  nlohmann::json id = nlohmann::json::object();
-  std::ifstream f("/proc/cpuinfo");
-  std::string flags;
-  for (std::string line; std::getline(f, line);) {
-    if (trim(line).empty()) break;  // the first processor's block
-    const size_t c = line.find(':');
-    if (c == std::string::npos) continue;
-    const std::string key = trim(line.substr(0, c)), value = trim(line.substr(c + 1));
-    if (key == "vendor_id") {
-      id["vendor"] = value;
-    } else if (key == "cpu family" || key == "model" || key == "stepping") {
-      int v = 0;
-      if (std::sscanf(value.c_str(), "%d", &v) == 1) id[key == "cpu family" ? "family" : key] = v;
-    } else if (key == "flags") {
-      flags = " " + value + " ";
-    }
-  }
-  nlohmann::json isa = nlohmann::json::array();
-  for (const char* x : {"avx2", "fma", "avx512f"})
-    if (flags.find(fmt::format(" {} ", x)) != std::string::npos) isa.push_back(x);
-  if (!flags.empty()) id["isa"] = isa;
-  return id;
-}
-
 nlohmann::json machineJson() {
-  nlohmann::json m = {{"cpu", cpuModel()}, {"hardware_threads", std::thread::hardware_concurrency()}};
-  const nlohmann::json id = cpuIdentity();
-  for (const auto& [key, value] : id.items()) m[key] = value;
+  const std::map<std::string, std::string> info = cpuInfo();
+  nlohmann::json m = {{"cpu", modelName(info)}, {"hardware_threads", std::thread::hardware_concurrency()}};
+  addCpuIdentity(info, m);
   // The unified L2 and L3 caches of CPU 0 as the kernel lists them (sysfs:
   // the slice a core shares, where the C library's sysconf may report a
   // whole package's L3).

@@ -15,16 +15,12 @@ std::string cpuModel();
 std::string isoTimeUtc();
 // {"compiler", "build_type", "flags"} of this build.
 nlohmann::json buildJson();
-// /proc/cpuinfo's first processor: "vendor", "family", "model",
-// "stepping" and "isa" (which of avx2, fma, avx512f it has), the fields that
-// tell apart two machines whose model names read alike (virtual machines
-// often report a generic one, "AMD EPYC"); those /proc/cpuinfo lacks are
-// left out.
-nlohmann::json cpuIdentity();
-// {"cpu", "hardware_threads"} of this machine, cpuIdentity()'s fields,
-// "l2_cache_kib" and "l3_cache_kib" (CPU 0's, from sysfs) where known, and
-// "batch_kernel": the batch kernel BatchIsa::kAuto runs here ("avx2" or
-// "portable").
+// {"cpu", "hardware_threads"} of this machine; "vendor", "family", "model",
+// "stepping" and "isa" (which of avx2, fma, avx512f it has), which tell apart
+// two machines whose model names read alike (virtual machines often report
+// a generic one, "AMD EPYC"), where /proc/cpuinfo has them; "l2_cache_kib"
+// and "l3_cache_kib" (CPU 0's, from sysfs) where known; and "batch_kernel":
+// the batch kernel BatchIsa::kAuto runs here ("avx2" or "portable").
 nlohmann::json machineJson();
 
 }  // namespace ikbench::harness
