@@ -598,7 +598,7 @@ void Engine::tracePass() {
   }
   std::stable_partition(todo.begin(), todo.end(), [](const Unit& u) { return u.chained; });
   Progress progress = this->progress("tracing", count);
-  std::atomic<long> traced{0}, mismatches{0}, rows{0};
+  std::atomic<long> traced{0}, rows{0};
   std::mutex mismatch_mutex;
   std::vector<std::pair<size_t, std::string>> mismatched;  // (slot, what differed)
   const auto t0 = Clock::now();
@@ -617,7 +617,6 @@ void Engine::tracePass() {
           Summary s = solveOne(solver, problem, q, opts);
           // A binding time budget can end a traced solve differently.
           if (s.status != sl.status || s.iterations != sl.iterations) {
-            mismatches.fetch_add(1);
             std::lock_guard lock(mismatch_mutex);
             mismatched.emplace_back(slot(u.family, p, u.solver),
                                     fmt::format("{} problem {} {}: timed {} after {} iterations, traced {} after {}",
@@ -641,7 +640,7 @@ void Engine::tracePass() {
   out_.trace_wall_s = secondsSince(t0);
   progress.update(traced.load(), /*final=*/true);
   trace_rows_ = rows.load();
-  trace_mismatches_ = mismatches.load();
+  trace_mismatches_ = static_cast<long>(mismatched.size());
   if (trace_mismatches_ > 0) {
     // Named in the run's canonical order, whatever thread traced them.
     std::sort(mismatched.begin(), mismatched.end());
