@@ -45,11 +45,11 @@ def cmd_summary(args):
     robots = figures.robot_summary(run)
     md = getattr(args, "markdown", False)
     if args.robots:
-        text = tables.robot_table(run, robots, markdown=md)
+        text = tables.robot_table(run, robots, markdown=md, table=args.table)
         sys.stdout.write(text if text else f"{run.path}: no family of this run comes from a robot description\n")
     else:
-        sys.stdout.write(tables.summary_table(run, summary, markdown=md))
-        text = tables.robot_table(run, robots, markdown=md)
+        sys.stdout.write(tables.summary_table(run, summary, markdown=md, table=args.table))
+        text = tables.robot_table(run, robots, markdown=md, table=tables.table_kind(summary, args.table))
         if text:
             sys.stdout.write("\n" + text)
     if args.write:
@@ -161,6 +161,8 @@ def build_parser():
     s.add_argument("--write", action="store_true", help="also write RUN_DIR/summary.csv")
     s.add_argument("--markdown", action="store_true", help="the tables as Markdown (how the figures in docs/ are made)")
     s.add_argument("--robots", action="store_true", help="print only the per-robot table")
+    s.add_argument("--table", choices=("compact", "full"), help="compact: per family the tied leaders, the peer "
+                   "and the spec that failed most (default for several families); full: every family x solver")
     s.add_argument("--seed", type=int, default=None, help="bootstrap seed (default: the library's fixed seed)")
     s.add_argument("--resamples", type=int, default=None, help="bootstrap resamples (default 2000)")
     s.add_argument("--allow-incomplete", action="store_true", help="read an incomplete or mixed run (marked)")

@@ -4,11 +4,14 @@
     summary = summarize(run)                       # ... plus intervals (summary.csv's rows)
     write_summary(run)                             # RUN_DIR/summary.csv
     robots = robot_summary(run)                    # per robot x solver, TRAC-IK style
+    verdicts = family_leaders(summary)             # per family: the tied leaders, or no winner
 
 Definitions in short: a solve *succeeds* when it is converged and within limits; the success
 rate of a cell is over all its solves; a cell whose every solve is unsupported or invalid input
 has no figures (n/a) and no rank. Iterations, errors, evaluations and times are over the cell's
-supported (attempted) solves. Quantiles interpolate linearly (numpy's default).
+supported (attempted) solves. Quantiles interpolate linearly (numpy's default). The rank of a
+cell comes first from success, then from the median time, and cells not significantly worse than
+the leader are tied with it; a cell without a success is never ranked.
 """
 
 import math
@@ -28,8 +31,17 @@ POINT_FIGURES = [
     "solves", "supported", "converged", "successes", "limit_violations", "success_rate",
     "iterations_median", "iterations_p90", "position_error_median", "orientation_error_median",
     "fk_evals_mean", "jacobian_evals_mean", "time_us_median", "time_us_p90", "time_us_p99", "time_us_max",
-    "time_us_mean", "time_per_eval_median_us",
+    "time_us_mean", "time_per_eval_median_us", "time_us_outliers_mild", "time_us_outliers_severe",
 ]
+
+# summary.csv: the version-2 columns (results.SUMMARY_COLUMNS), then the outlier counts, the rank
+# within the family and the run's load flag (docs/results-format.md, docs/analysis.md).
+SUMMARY_EXTRA_COLUMNS = ["time_us_outliers_mild", "time_us_outliers_severe", "rank", "rank_of", "tied_leader",
+                         "noisy"]
+SUMMARY_CSV_COLUMNS = SUMMARY_COLUMNS + SUMMARY_EXTRA_COLUMNS
+
+ALPHA = 0.05          # significance level of the tests that separate a leader from the others
+PEER = "kdl-lma"      # the reference peer shown beside the leaders (Orocos KDL's LMA)
 
 
 def success_mask(solves):
@@ -105,6 +117,9 @@ def cell_figures(solves, keys=("family", "solver")):
     evals = (solves["fk_evals"].to_numpy(dtype=float) + solves["jacobian_evals"].to_numpy(dtype=float))
     emask = tmask & (evals > 0)
     out["time_per_eval_median_us"] = stats.group_quantiles(t[emask] / evals[emask], codes[emask], G, [0.5])[0]
+    mild, severe = stats.group_tukey_outliers(tt, ct, G)
+    out["time_us_outliers_mild"] = np.where(nt > 0, mild, np.nan)      # nan: no time to count
+    out["time_us_outliers_severe"] = np.where(nt > 0, severe, np.nan)
     df = pd.DataFrame(out)
     st = pd.Series(1, index=pd.MultiIndex.from_arrays([codes, solves["status"].to_numpy()])).groupby(level=[0, 1]).sum()
     statuses = [dict() for _ in range(G)]
@@ -134,12 +149,13 @@ def cell_samples(solves, keys=("family", "solver")):
 
 
 def summarize(run_or_solves, *, keys=("family", "solver"), seed=stats.BOOTSTRAP_SEED,
-              n_resamples=stats.BOOTSTRAP_RESAMPLES, confidence=stats.CONFIDENCE, intervals=True):
+              n_resamples=stats.BOOTSTRAP_RESAMPLES, confidence=stats.CONFIDENCE, intervals=True, alpha=ALPHA):
     """Figures with intervals per family x solver: summary.csv's columns (SUMMARY_COLUMNS), then
-    successes, limit_violations, dof, effectors, goal, statuses and `available` (False for n/a
-    cells: no supported solve). Intervals: Wilson on the success rate; percentile bootstrap
-    (`n_resamples`, numpy.random.default_rng(seed)) on median time, mean time and median
-    iterations."""
+    successes, limit_violations, dof, effectors, goal, statuses, `available` (False for n/a
+    cells: no supported solve), the outlier counts and, for two keys, the ranking within the
+    first key (`rank_cells`: rank, rank_of, tied_leader, rank_text). Intervals: Wilson on the
+    success rate; percentile bootstrap (`n_resamples`, numpy.random.default_rng(seed)) on median
+    time, mean time and median iterations."""
     solves = run_or_solves if isinstance(run_or_solves, pd.DataFrame) else run_or_solves.solves
     df = cell_figures(solves, keys)
     df["available"] = df["supported"] > 0
@@ -148,8 +164,8 @@ def summarize(run_or_solves, *, keys=("family", "solver"), seed=stats.BOOTSTRAP_
     df["success_ci_high"] = np.where(df["available"], hi, np.nan)
     names = ["time_us_mean_ci_low", "time_us_mean_ci_high", "time_us_median_ci_low", "time_us_median_ci_high",
              "iterations_median_ci_low", "iterations_median_ci_high"]
+    times, iters = cell_samples(solves, keys)
     if intervals:
-        times, iters = cell_samples(solves, keys)
         kw = dict(seed=seed, n_resamples=n_resamples, confidence=confidence)
         df[names[0]], df[names[1]] = stats.bootstrap_intervals(times, "mean", **kw)
         df[names[2]], df[names[3]] = stats.bootstrap_intervals(times, "median", **kw)
@@ -158,22 +174,153 @@ def summarize(run_or_solves, *, keys=("family", "solver"), seed=stats.BOOTSTRAP_
         for c in names:
             df[c] = np.nan
     key_cols = list(keys)
+    if len(key_cols) == 2:
+        df = rank_cells(df, times, within=key_cols[0], alpha=alpha)
     lead = key_cols + [c for c in SUMMARY_COLUMNS if c not in ("family", "solver")]
     rest = [c for c in df.columns if c not in lead]
     return df[lead + rest]
 
 
-def rank_cells(summary, within="family"):
-    """Adds `rank` (1 = best) among the cells of each `within` group: success rate descending,
-    then mean time ascending. n/a cells (no supported solve) get no rank (nan)."""
+def rank_cells(summary, times, within="family", alpha=ALPHA):
+    """The ranking of the cells of each `within` group (docs/analysis.md "Ranking and ties").
+
+    `times` are the cells' samples of supported solve times, in the rows' order
+    (`cell_samples`). Only cells with at least one success are ranked: by success rate, highest
+    first, then by median time, lowest first; the first is the *leader*. A ranked cell is *tied*
+    with the leader when it is not significantly worse in success (Fisher's exact test,
+    two-sided, at `alpha`) and not significantly slower (Mann-Whitney U, two-sided, at `alpha`).
+    The tied cells share rank 1 (shown "=1" when there are several); the others follow in order.
+    A cell that ran but never succeeded, and an n/a cell, have no rank (nan).
+
+    Adds: `rank` (float, nan when unranked), `rank_of` (cells of the group that ran), `tied_leader`
+    (bool), `rank_text` ("1", "=1", "4", "no success", "n/a"), `success_p_vs_leader` and
+    `time_p_vs_leader` (the tests' p-values; nan for the leader and unranked cells)."""
     df = summary.copy()
-    df["rank"] = np.nan
-    avail = df["available"] if "available" in df else df["supported"] > 0
-    for _, idx in df[avail].groupby(within, sort=False).groups.items():
-        part = df.loc[idx]
-        order = part.sort_values(["success_rate", "time_us_mean"], ascending=[False, True], kind="stable").index
-        df.loc[order, "rank"] = np.arange(1, len(order) + 1)
+    n = len(df)
+    rank = np.full(n, np.nan)
+    rank_of = np.zeros(n, dtype=np.int64)
+    tied = np.zeros(n, dtype=bool)
+    sp = np.full(n, np.nan)
+    tp = np.full(n, np.nan)
+    avail = (df["available"] if "available" in df else df["supported"] > 0).to_numpy(dtype=bool)
+    succ = df["successes"].to_numpy()
+    rate = df["success_rate"].to_numpy(dtype=float)
+    med = df["time_us_median"].to_numpy(dtype=float)
+    solves = df["solves"].to_numpy()
+    texts = np.array(["n/a"] * n, dtype=object)
+    for _, idx in df.groupby(within, sort=False).indices.items():
+        ran = [i for i in idx if avail[i]]
+        rank_of[idx] = len(ran)
+        for i in ran:
+            texts[i] = "no success"
+        ok = [i for i in ran if succ[i] > 0]
+        if not ok:
+            continue
+        order = sorted(ok, key=lambda i: (-rate[i], med[i] if math.isfinite(med[i]) else math.inf, i))
+        lead = order[0]
+        tied[lead] = True
+        for i in order[1:]:
+            ts, sp[i] = stats.not_worse_in_success(int(succ[lead]), int(solves[lead]), int(succ[i]), int(solves[i]),
+                                                   alpha)
+            tt, tp[i] = stats.not_slower(times[lead], times[i], alpha)
+            tied[i] = ts and tt
+        leaders = [i for i in order if tied[i]]
+        rest = [i for i in order if not tied[i]]
+        for i in leaders:
+            rank[i] = 1
+            texts[i] = "=1" if len(leaders) > 1 else "1"
+        for k, i in enumerate(rest):
+            rank[i] = len(leaders) + k + 1
+            texts[i] = str(len(leaders) + k + 1)
+    df["rank"] = rank
+    df["rank_of"] = rank_of
+    df["tied_leader"] = tied
+    df["rank_text"] = texts
+    df["success_p_vs_leader"] = sp
+    df["time_p_vs_leader"] = tp
     return df
+
+
+def peer_spec(specs, peer=PEER):
+    """The reference peer among `specs`: the spec equal to `peer`, else the first whose backend
+    name is `peer`; None when it did not run."""
+    specs = list(specs)
+    if peer in specs:
+        return peer
+    named = [s for s in specs if s.split(":", 1)[0] == peer]
+    return named[0] if named else None
+
+
+VERDICT_WINNER, VERDICT_TIE, VERDICT_NO_SUCCESS, VERDICT_NA = "winner", "tie", "no success", "n/a"
+
+
+def family_leaders(ranked, within="family", peer=PEER):
+    """Per group of a ranked summary (`rank_cells`), the verdict as data, one row per group in
+    order: `family` (the group), `ran`, `succeeded` (cells with a success), `leaders` (tuple of
+    the tied leaders' specs, best first), `verdict` ("winner": one leader; "tie": several;
+    "no success": cells ran and none succeeded, no leader is named; "n/a": nothing ran), `peer`
+    (the reference peer's spec, or None) and `peer_row` (its row index in `ranked`, or None), and
+    `failed_most` (the row index of the cell that ran with the lowest success rate, or None)."""
+    out = []
+    for fam, part in ranked.groupby(within, sort=False):
+        avail = part[part["available"]]
+        lead = avail[avail["tied_leader"]].sort_values(["rank", "success_rate", "time_us_median"],
+                                                       ascending=[True, False, True], kind="stable")
+        leaders = tuple(lead["solver"])
+        succeeded = int((avail["successes"] > 0).sum())
+        verdict = (VERDICT_NA if avail.empty else VERDICT_NO_SUCCESS if not leaders else
+                   VERDICT_WINNER if len(leaders) == 1 else VERDICT_TIE)
+        ps = peer_spec(avail["solver"], peer)
+        peer_row = avail.index[avail["solver"] == ps][0] if ps is not None else None
+        worst = None
+        if not avail.empty:
+            w = avail.sort_values(["success_rate", "time_us_median"], ascending=[True, False], kind="stable")
+            worst = w.index[0] if w.iloc[0]["success_rate"] < 1 and not w.iloc[0]["tied_leader"] else None
+        out.append({within: fam, "ran": len(avail), "succeeded": succeeded, "leaders": leaders, "verdict": verdict,
+                    "peer": ps, "peer_row": peer_row, "failed_most": worst})
+    return pd.DataFrame(out, columns=[within, "ran", "succeeded", "leaders", "verdict", "peer", "peer_row",
+                                      "failed_most"])
+
+
+# ---------------------------------------------------------------- the run's load
+
+def run_load(run):
+    """run.json's `load` object (the machine's load during the run, written by the harness), or
+    None when the run has none (older runs) or it is not an object."""
+    meta = getattr(run, "meta", None)
+    v = meta.get("load") if isinstance(meta, dict) else None
+    return v if isinstance(v, dict) else None
+
+
+def run_noisy(run):
+    """True when run.json's load.noisy is true, False when it is false, None (unknown) when the
+    run records no load; an unknown run is treated as not noisy."""
+    load = run_load(run)
+    v = load.get("noisy") if load else None
+    return v if isinstance(v, bool) else None
+
+
+def noisy_text(run):
+    """One line on a noisy run's load ("noisy run: load average 3.2 -> 5.1 on 2 cores, up to 9
+    runnable: times are unreliable"), or None when the run is not marked noisy."""
+    if run_noisy(run) is not True:
+        return None
+    load = run_load(run)
+
+    def num(k, d=None):
+        v = (d or load).get(k)
+        return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+
+    parts = []
+    a, b = num("start"), num("end")
+    if a is not None and b is not None:
+        parts.append(f"load average {a:.1f} -> {b:.1f}")
+    if num("cores") is not None:
+        parts.append(f"on {num('cores'):.0f} cores")
+    if num("runnable_max") is not None:
+        parts.append(f"up to {num('runnable_max'):.0f} runnable")
+    return "noisy run" + (": " + ", ".join(parts) if parts else "") + \
+        ": its times are unreliable (success and iterations are not affected)"
 
 
 # ---------------------------------------------------------------- summary.csv
@@ -202,18 +349,22 @@ def _csv_text(s):
     return s
 
 
-def summary_csv_text(summary):
-    lines = [",".join(SUMMARY_COLUMNS)]
-    for row in summary[SUMMARY_COLUMNS].itertuples(index=False):
-        d = row._asdict()
+def summary_csv_text(summary, noisy=None):
+    """summary.csv's text (SUMMARY_CSV_COLUMNS); `noisy` is the run's flag (run_noisy: True,
+    False, or None for unknown, written empty)."""
+    lines = [",".join(SUMMARY_CSV_COLUMNS)]
+    noisy_cell = "" if noisy is None else ("1" if noisy else "0")
+    for d in summary.to_dict("records"):
         avail = d["supported"] > 0
         cells = []
-        for c in SUMMARY_COLUMNS:
-            v = d[c]
+        for c in SUMMARY_CSV_COLUMNS:
+            v = d.get(c)
             if c in ("family", "solver"):
                 cells.append(_csv_text(v))
-            elif c in ("solves", "supported", "converged"):
+            elif c in ("solves", "supported", "converged", "rank_of"):
                 cells.append(str(int(v)))
+            elif c == "noisy":
+                cells.append(noisy_cell)
             else:
                 cells.append(_csv_number(v) if avail else "")
         lines.append(",".join(cells))
@@ -221,12 +372,12 @@ def summary_csv_text(summary):
 
 
 def write_summary(run, path=None, summary=None, **kw):
-    """Writes summary.csv (SUMMARY_COLUMNS, one row per family x solver; an n/a cell has empty
+    """Writes summary.csv (SUMMARY_CSV_COLUMNS, one row per family x solver; an n/a cell has empty
     figures) atomically to `path` (default RUN_DIR/summary.csv). Returns the path."""
     if summary is None:
         summary = summarize(run, **kw)
     path = Path(path) if path else run.path / "summary.csv"
-    text = summary_csv_text(summary)
+    text = summary_csv_text(summary, run_noisy(run))
     fd, tmp = tempfile.mkstemp(prefix=".summary.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
@@ -295,14 +446,18 @@ def robot_families(run):
 
 def robot_summary(run, confidence=stats.CONFIDENCE):
     """Per robot x solver over the solves of the robot's families (`robot_families`): solves,
-    supported, successes, success_rate with its Wilson interval, time mean / median / p99,
-    iterations median, and `rank` within the robot. Empty frame when the run has no robot."""
+    supported, successes, success_rate with its Wilson interval, time mean / median (bootstrap
+    interval) / p99, outlier counts, iterations median, and the ranking within the robot
+    (`rank_cells`). Empty frame when the run has no robot."""
     robots = robot_families(run)
     solves = run.solves[run.solves["family"].isin(list(robots))].copy()
     if solves.empty:
         return pd.DataFrame(columns=["robot", "solver", "families", "solves", "supported", "successes",
                                      "success_rate", "success_ci_low", "success_ci_high", "time_us_mean",
-                                     "time_us_median", "time_us_p99", "iterations_median", "available", "rank"])
+                                     "time_us_median", "time_us_median_ci_low", "time_us_median_ci_high",
+                                     "time_us_p99", "time_us_outliers_mild",
+                                     "time_us_outliers_severe", "iterations_median", "available", "rank", "rank_of",
+                                     "tied_leader", "rank_text", "statuses"])
     solves["robot"] = solves["family"].map(robots)
     df = cell_figures(solves, keys=("robot", "solver"))
     fams = solves.groupby("robot", sort=False)["family"].unique()
@@ -311,8 +466,12 @@ def robot_summary(run, confidence=stats.CONFIDENCE):
     lo, hi = stats.wilson_intervals(df["successes"], df["solves"], confidence)
     df["success_ci_low"] = np.where(df["available"], lo, np.nan)
     df["success_ci_high"] = np.where(df["available"], hi, np.nan)
-    df = rank_cells(df, within="robot")
+    times, _ = cell_samples(solves, keys=("robot", "solver"))
+    df["time_us_median_ci_low"], df["time_us_median_ci_high"] = stats.bootstrap_intervals(times, "median",
+                                                                                          confidence=confidence)
+    df = rank_cells(df, times, within="robot")
     cols = ["robot", "solver", "families", "solves", "supported", "successes", "success_rate", "success_ci_low",
-            "success_ci_high", "time_us_mean", "time_us_median", "time_us_p99", "iterations_median", "available",
-            "rank", "statuses"]
+            "success_ci_high", "time_us_mean", "time_us_median", "time_us_median_ci_low", "time_us_median_ci_high",
+            "time_us_p99", "time_us_outliers_mild", "time_us_outliers_severe", "iterations_median", "available",
+            "rank", "rank_of", "tied_leader", "rank_text", "statuses"]
     return df[cols]

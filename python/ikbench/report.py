@@ -746,7 +746,7 @@ def build(run, opts=None, plots_index=None):
     specs = run.solver_specs
     styles = solver_styles(specs)
     summary = figures.summarize(run, seed=opts.seed, n_resamples=opts.resamples)
-    ranked = figures.rank_cells(summary, within="family")
+    ranked = summary                  # ranked within each family by figures.summarize
     convs, convinfo = convergence_figures(run, styles)
     fams = _families(run, convinfo)
     sequential = {f["name"]: f["sequential"] for f in fams}

@@ -179,3 +179,61 @@ def mann_whitney(a, b):
     res = mannwhitneyu(a, b, alternative="two-sided", method="auto")
     # U of a: pairs (x in a, y in b) with x > y, plus half the ties.
     return float(res.pvalue), float(res.statistic) / (len(a) * len(b))
+
+
+# Tukey's fences (Tukey 1977, "Exploratory Data Analysis"), as Criterion.rs classifies its
+# samples: with the quartiles Q1, Q3 and IQR = Q3 - Q1, a value beyond Q1 - 1.5 IQR or Q3 + 1.5
+# IQR is an outlier, *mild* up to 3 IQR from its quartile and *severe* beyond.
+MILD_FENCE = 1.5
+SEVERE_FENCE = 3.0
+
+
+def tukey_outliers(sample):
+    """(mild, severe) counts of Tukey outliers of a sample (both tails; quartiles by `quantile`).
+    A value exactly on a fence is not beyond it. (0, 0) for an empty sample."""
+    x = np.sort(np.asarray(sample, dtype=float))
+    m, s = group_tukey_outliers(x, np.zeros(len(x), dtype=np.int64), 1)
+    return int(m[0]), int(s[0])
+
+
+def group_tukey_outliers(values, codes, ngroups):
+    """Tukey outlier counts per group (codes 0..ngroups-1): two integer arrays (mild, severe).
+    Mild: beyond 1.5 IQR from its quartile but not beyond 3 IQR; severe: beyond 3 IQR."""
+    values = np.asarray(values, dtype=float)
+    codes = np.asarray(codes, dtype=np.int64)
+    q1, q3 = group_quantiles(values, codes, ngroups, [0.25, 0.75])
+    if len(values) == 0:
+        return np.zeros(ngroups, dtype=np.int64), np.zeros(ngroups, dtype=np.int64)
+    a, b, v = q1[codes], q3[codes], values
+    iqr = b - a
+    with np.errstate(invalid="ignore"):
+        beyond_mild = (v < a - MILD_FENCE * iqr) | (v > b + MILD_FENCE * iqr)
+        beyond_severe = (v < a - SEVERE_FENCE * iqr) | (v > b + SEVERE_FENCE * iqr)
+    severe = np.bincount(codes[beyond_severe], minlength=ngroups)
+    mild = np.bincount(codes[beyond_mild & ~beyond_severe], minlength=ngroups)
+    return mild.astype(np.int64), severe.astype(np.int64)
+
+
+def not_worse_in_success(k_leader, n_leader, k, n, alpha):
+    """(tied, p): whether k/n is not significantly below the leader's k_leader/n_leader by
+    Fisher's exact test (two-sided, `two_proportion_test`) at `alpha`. A rate at or above the
+    leader's is never worse."""
+    if n <= 0 or n_leader <= 0:
+        return False, math.nan
+    p = two_proportion_test(k_leader, n_leader, k, n)
+    return bool(k / n >= k_leader / n_leader or not (p < alpha)), p
+
+
+def not_slower(leader_times, times, alpha):
+    """(tied, p): whether `times` are not significantly slower than `leader_times` by the
+    two-sided Mann-Whitney U test (`mann_whitney`) at `alpha`: either the test finds no
+    difference, or a solve of `times` tends to be faster. Two samples of one equal value are
+    tied; an empty sample is not."""
+    a = np.asarray(leader_times, dtype=float)
+    b = np.asarray(times, dtype=float)
+    if len(a) == 0 or len(b) == 0:
+        return False, math.nan
+    if np.all(a == a[0]) and np.all(b == a[0]):
+        return True, 1.0
+    p, leader_above = mann_whitney(a, b)
+    return bool(leader_above >= 0.5 or not (p < alpha)), p

@@ -1,11 +1,14 @@
-"""Text tables of a run's figures: the console table `ikbench run` prints at its end
-(`python3 -m ikbench summary RUN_DIR`) and the per-robot table."""
+"""Text tables of a run's figures: the console summary `ikbench run` prints at its end
+(`python3 -m ikbench summary RUN_DIR`: compact for a run of several families, full with
+`--table full`) and the per-robot table. Renderers only: the figures, ranks and verdicts come
+from ikbench.figures; the tables are drawn by python3-tabulate."""
 
 import math
 
 import numpy as np
 
-from .figures import robot_summary, summarize
+from .figures import (PEER, VERDICT_NA, VERDICT_NO_SUCCESS, family_leaders, noisy_text, robot_summary,
+                      summarize)
 
 NA = "n/a"
 
@@ -63,48 +66,181 @@ def render(header, rows, left=2, sep_before=None, markdown=False):
     return "\n".join(out)
 
 
-SUMMARY_HEADER = ["family", "solver", "solves", "supp.", "success [95% CI]", "it.med", "it.p90", "pos.err",
-                  "ori.err", "t.med", "t.mean", "t.p99 [us]", "fk/solve", "J/solve"]
+def fmt_interval(v, lo, hi, kind="time"):
+    """'6.2 [5.9, 6.6]': a figure with its interval; the figure alone when there is none."""
+    if v is None or not math.isfinite(v):
+        return "-"
+    if lo is None or hi is None or not (math.isfinite(lo) and math.isfinite(hi)):
+        return fmt_num(v, kind)
+    return f"{fmt_num(v, kind)} [{fmt_num(lo, kind)}, {fmt_num(hi, kind)}]"
 
 
-def summary_table(run, summary=None, markdown=False):
-    """The console table: family x solver, success with its Wilson interval, figures over
-    supported solves, n/a cells marked, and a footer with the run's throughput."""
-    if summary is None:
-        summary = summarize(run)
-    rows, seps, last = [], set(), None
-    partial = False
-    for r in summary.itertuples(index=False):
-        if last is not None and r.family != last:
+def fmt_outliers(mild, severe):
+    """Tukey outliers of the times, 'mild/severe' ('0/0' when none)."""
+    if mild is None or severe is None or not (math.isfinite(mild) and math.isfinite(severe)):
+        return "-"
+    return f"{mild:.0f}/{severe:.0f}"
+
+
+def fmt_rank(r):
+    """'=1 of 21' (rank, '=' when tied, of the cells that ran), 'no success', 'n/a'."""
+    rank_of = int(r["rank_of"]) if r.get("rank_of") is not None else 0
+    text = r.get("rank_text")
+    if r.get("rank") is None or not math.isfinite(r["rank"]):
+        return text or NA
+    return f"{text} of {rank_of}"
+
+
+def _tabulate(header, rows, left, markdown, sep_before=()):
+    """A text table by python3-tabulate: the first `left` columns left-aligned, the rest right;
+    a blank line before each row index in `sep_before` (not in Markdown)."""
+    from tabulate import tabulate
+
+    align = ["left" if i < left else "right" for i in range(len(header))]
+    text = tabulate(rows, headers=header, tablefmt="pipe" if markdown else "simple", colalign=align,
+                    disable_numparse=True)
+    if markdown or not sep_before:
+        return text
+    lines = text.split("\n")
+    out = lines[:2]
+    for i, line in enumerate(lines[2:]):
+        if i in sep_before:
+            out.append("")
+        out.append(line.rstrip())
+    return "\n".join(out)
+
+
+SUMMARY_HEADER = ["family", "solver", "rank", "solves", "supp.", "success [95% CI]", "it.med", "it.p90", "pos.err",
+                  "ori.err", "t.med [95% CI]", "t.mean", "t.p99 [us]", "out.", "fk/solve", "J/solve"]
+COMPACT_HEADER = ["family", "ran", "leaders", "success [95% CI]", "t.med [us]",
+                  "out.", "peer", "peer rank", "peer success", "peer t.med", "failed most", "its success"]
+COMPACT_LEADERS = 3   # tied leaders named in a compact row; the rest are counted
+TABLE_CHOICES = ("compact", "full")
+
+
+def table_kind(summary, table=None):
+    """'compact' or 'full': what `table` asks for, else compact for more than one family."""
+    if table in TABLE_CHOICES:
+        return table
+    return "compact" if summary["family"].nunique() > 1 else "full"
+
+
+def _full_rows(summary):
+    rows, seps, last, partial = [], set(), None, False
+    for r in summary.to_dict("records"):
+        if last is not None and r["family"] != last:
             seps.add(len(rows))
-        last = r.family
-        supp = str(r.supported)
-        if not r.available:
-            rows.append([r.family, r.solver, str(r.solves), supp, na_reason(r.statuses)] + [""] * 9)
+        last = r["family"]
+        if not r["available"]:
+            rows.append([r["family"], r["solver"], NA, str(r["solves"]), str(r["supported"]),
+                         na_reason(r["statuses"])] + [""] * 10)
             continue
-        succ = fmt_success(r.success_rate, r.success_ci_low, r.success_ci_high)
-        if r.supported < r.solves:
+        succ = fmt_success(r["success_rate"], r["success_ci_low"], r["success_ci_high"])
+        if r["supported"] < r["solves"]:
             succ += "*"
             partial = True
-        rows.append([r.family, r.solver, str(r.solves), supp, succ, fmt_num(r.iterations_median, "int"),
-                     fmt_num(r.iterations_p90, "int"), fmt_num(r.position_error_median, "sci"),
-                     fmt_num(r.orientation_error_median, "sci"), fmt_num(r.time_us_median, "time"),
-                     fmt_num(r.time_us_mean, "time"), fmt_num(r.time_us_p99, "time"),
-                     fmt_num(r.fk_evals_mean, "f"), fmt_num(r.jacobian_evals_mean, "f")])
-    out = [f"suite {run.suite}" + (f" (seed {run.seed})" if run.seed is not None else "") +
-           (f", format version {run.format_version}" if run.format_version < 2 else ""),
-           render(SUMMARY_HEADER, rows, sep_before=seps, markdown=markdown), ""]
-    out.append("success = converged and within limits, over all solves [Wilson 95% interval]; it., err., t. "
-               "(us) and evaluations over supported solves; n/a = no supported solve (never ranked)")
-    if partial:
-        out.append("* partly unsupported: success over all solves (unsupported ones count as failures), the other "
-                   "figures over the supported ones (supp.)")
-    out.append("definitions: docs/analysis.md")
+        rows.append([r["family"], r["solver"], fmt_rank(r), str(r["solves"]), str(r["supported"]), succ,
+                     fmt_num(r["iterations_median"], "int"), fmt_num(r["iterations_p90"], "int"),
+                     fmt_num(r["position_error_median"], "sci"), fmt_num(r["orientation_error_median"], "sci"),
+                     fmt_interval(r["time_us_median"], r["time_us_median_ci_low"], r["time_us_median_ci_high"]),
+                     fmt_num(r["time_us_mean"], "time"), fmt_num(r["time_us_p99"], "time"),
+                     fmt_outliers(r["time_us_outliers_mild"], r["time_us_outliers_severe"]),
+                     fmt_num(r["fk_evals_mean"], "f"), fmt_num(r["jacobian_evals_mean"], "f")])
+    return rows, seps, partial
+
+
+def compact_rows(summary, verdicts=None, within="family"):
+    """The compact table's rows, one per group of `family_leaders`: the tied leaders (the first's
+    figures), the reference peer with its rank, and the cell that failed most."""
+    if verdicts is None:
+        verdicts = family_leaders(summary, within=within)
+    by_solver = {(r[within], r["solver"]): r for r in summary.to_dict("records")}
+    rows = []
+    for v in verdicts.to_dict("records"):
+        fam = v[within]
+        if v["verdict"] in (VERDICT_NA, VERDICT_NO_SUCCESS):
+            lead_text = "n/a: no spec ran" if v["verdict"] == VERDICT_NA else f"no winner: none of {v['ran']} succeeded"
+            row = [fam, str(v["ran"]), lead_text, "", "", ""]
+        else:
+            names = list(v["leaders"])
+            shown = names[:COMPACT_LEADERS]
+            lead_text = ("=" if len(names) > 1 else "") + ", ".join(shown) + \
+                (f" (+{len(names) - len(shown)} tied)" if len(names) > len(shown) else "")
+            b = by_solver[(fam, names[0])]
+            row = [fam, str(v["ran"]), lead_text, fmt_success(b["success_rate"], b["success_ci_low"],
+                                                              b["success_ci_high"]),
+                   fmt_interval(b["time_us_median"], b["time_us_median_ci_low"], b["time_us_median_ci_high"]),
+                   fmt_outliers(b["time_us_outliers_mild"], b["time_us_outliers_severe"])]
+        if v["peer"] is not None:
+            pr = summary.loc[v["peer_row"]]
+            row += [v["peer"], fmt_rank(pr), fmt_pct(pr["success_rate"]), fmt_num(pr["time_us_median"], "time")]
+        else:
+            row += ["-", "", "", ""]
+        if v["failed_most"] is not None:
+            w = summary.loc[v["failed_most"]]
+            row += [w["solver"], fmt_pct(w["success_rate"])]
+        else:
+            row += ["-", ""]
+        rows.append(row)
+    return rows
+
+
+def _head(run):
+    head = f"suite {run.suite}" + (f" (seed {run.seed})" if run.seed is not None else "") + \
+        (f", format version {run.format_version}" if run.format_version < 2 else "")
+    return head
+
+
+def _feet(run):
+    out = []
+    noisy = noisy_text(run)
+    if noisy:
+        out.append(f"NOISY: {noisy}")
     foot = throughput_line(run)
     if foot:
         out += ["", foot]
     for n in run.notes + [f"INCOMPLETE: {i}" for i in run.issues]:
         out.append(f"note: {n}")
+    return out
+
+
+RANK_LEGEND = ("rank: by success, then median time, among the cells with a success, 'of N' cells that ran; "
+               "'=1': tied leaders, not significantly worse than the first (Fisher's exact test on success, "
+               "Mann-Whitney U on times, p >= 0.05); out. = Tukey outliers of the times, mild (beyond 1.5 IQR) / "
+               "severe (beyond 3 IQR)")
+
+
+def summary_table(run, summary=None, markdown=False, table=None):
+    """The console summary of a run. Compact (more than one family, or table='compact'): one row
+    per family with its tied leaders, the reference peer and the cell that failed most; full
+    (one family, or table='full'): every family x solver with rank, success with its Wilson
+    interval, the median time with its bootstrap interval, mean, p99 and outlier counts. A
+    footer gives the legend, the run's load when it was noisy, and its throughput."""
+    if summary is None:
+        summary = summarize(run)
+    kind = table_kind(summary, table)
+    out = [_head(run)]
+    if noisy_text(run):
+        out.append("NOISY RUN: times are unreliable (see below)")
+    if kind == "compact":
+        rows = compact_rows(summary)
+        out += [_tabulate(COMPACT_HEADER, rows, left=3, markdown=markdown), "",
+                "per family: the tied leaders (first's figures: success over all solves [Wilson 95%], median time "
+                "[bootstrap 95%]), the reference peer " + PEER + " with its rank, and the spec with the lowest "
+                "success; every cell: summary.csv, or --table full",
+                RANK_LEGEND]
+    else:
+        rows, seps, partial = _full_rows(summary)
+        out += [_tabulate(SUMMARY_HEADER, rows, left=2, markdown=markdown, sep_before=seps), ""]
+        out.append("success = converged and within limits, over all solves [Wilson 95% interval]; it., err., t. "
+                   "(us, median [bootstrap 95%]) and evaluations over supported solves; n/a = no supported solve "
+                   "(never ranked)")
+        out.append(RANK_LEGEND)
+        if partial:
+            out.append("* partly unsupported: success over all solves (unsupported ones count as failures), the "
+                       "other figures over the supported ones (supp.)")
+    out.append("definitions: docs/analysis.md")
+    out += _feet(run)
     return "\n".join(out) + "\n"
 
 
@@ -125,40 +261,46 @@ def throughput_line(run):
     return s + ")"
 
 
-ROBOT_HEADER = ["robot", "solver", "rank", "solves", "supp.", "success [95% CI]", "t.mean", "t.med", "t.p99 [us]",
-                "it.med"]
+ROBOT_HEADER = ["robot", "solver", "rank", "solves", "supp.", "success [95% CI]", "t.med", "t.mean", "t.p99 [us]",
+                "out.", "it.med"]
 
 
-def robot_table(run, robots=None, markdown=False):
-    """Per robot x solver (TRAC-IK / MoveIt ik_benchmarking style), best first; None when the
-    run has no robot families."""
+def robot_table(run, robots=None, markdown=False, table=None):
+    """Per robot x solver (TRAC-IK / MoveIt ik_benchmarking style), best first; compact (one row
+    per robot, as the compact summary) unless table='full'; None when the run has no robot
+    families."""
     if robots is None:
         robots = robot_summary(run)
     if robots.empty:
         return None
+    fams = dict(zip(robots["robot"], robots["families"]))
+    head = "per robot (families: " + "; ".join(f"{k}: {v}" for k, v in fams.items()) + ")"
+    if table != "full":
+        rows = compact_rows(robots, within="robot")
+        header = ["robot"] + COMPACT_HEADER[1:]
+        return "\n".join([head, _tabulate(header, rows, left=3, markdown=markdown), "", RANK_LEGEND]) + "\n"
     rows, seps, last = [], set(), None
     robots = robots.assign(_order=robots["rank"].fillna(np.inf))
     order = []
     for _, part in robots.groupby("robot", sort=False):
         order.append(part.sort_values("_order", kind="stable"))
-    fams = {}
     for part in order:
-        for r in part.itertuples(index=False):
-            fams[r.robot] = r.families
-            if last is not None and r.robot != last:
+        for r in part.to_dict("records"):
+            if last is not None and r["robot"] != last:
                 seps.add(len(rows))
-            last = r.robot
-            if not r.available:
-                rows.append([r.robot, r.solver, "-", str(r.solves), str(r.supported), na_reason(r.statuses),
-                             "", "", "", ""])
+            last = r["robot"]
+            if not r["available"]:
+                rows.append([r["robot"], r["solver"], NA, str(r["solves"]), str(r["supported"]),
+                             na_reason(r["statuses"]), "", "", "", "", ""])
                 continue
-            succ = fmt_success(r.success_rate, r.success_ci_low, r.success_ci_high)
-            if r.supported < r.solves:
+            succ = fmt_success(r["success_rate"], r["success_ci_low"], r["success_ci_high"])
+            if r["supported"] < r["solves"]:
                 succ += "*"
-            rows.append([r.robot, r.solver, f"{r.rank:.0f}", str(r.solves), str(r.supported), succ,
-                         fmt_num(r.time_us_mean, "time"), fmt_num(r.time_us_median, "time"),
-                         fmt_num(r.time_us_p99, "time"), fmt_num(r.iterations_median, "int")])
-    lines = ["per robot (families: " + "; ".join(f"{k}: {v}" for k, v in fams.items()) + ")",
-             render(ROBOT_HEADER, rows, left=2, sep_before=seps, markdown=markdown), "",
-             "rank: success rate, then mean time; success over all solves [Wilson 95%], times over supported solves"]
+            rows.append([r["robot"], r["solver"], fmt_rank(r), str(r["solves"]), str(r["supported"]), succ,
+                         fmt_num(r["time_us_median"], "time"), fmt_num(r["time_us_mean"], "time"),
+                         fmt_num(r["time_us_p99"], "time"),
+                         fmt_outliers(r["time_us_outliers_mild"], r["time_us_outliers_severe"]),
+                         fmt_num(r["iterations_median"], "int")])
+    lines = [head, _tabulate(ROBOT_HEADER, rows, left=2, markdown=markdown, sep_before=seps), "",
+             RANK_LEGEND + "; success over all solves [Wilson 95%], times over supported solves"]
     return "\n".join(lines) + "\n"

@@ -108,13 +108,13 @@ def test_unsupported_cell_is_na_and_never_ranked(run_dir):
     assert na["solves"] == 40 and na["supported"] == 0
     ok = s[(s.family == "planar-position") & (s.solver == "two-bone")].iloc[0]
     assert ok["success_rate"] == 1.0
-    ranked = figures.rank_cells(s)
+    ranked = s  # summarize ranks within each family
     assert math.isnan(ranked.loc[na.name, "rank"])
     pose = ranked[ranked.family == "planar-pose"]
     assert sorted(pose["rank"].dropna()) == [1.0, 2.0]
     best = pose.loc[pose["rank"] == 1].iloc[0]
     assert best["solver"] == pose.loc[pose["available"]].sort_values("success_rate").iloc[-1]["solver"]
-    text = tables.summary_table(run, figures.summarize(run, n_resamples=200))
+    text = tables.summary_table(run, figures.summarize(run, n_resamples=200), table="full")
     line = next(x for x in text.splitlines() if x.startswith("planar-pose") and "two-bone" in x)
     assert "n/a (unsupported)" in line and "0.0%" not in line
 
@@ -137,7 +137,7 @@ def test_partly_unsupported_cell_counts_all_solves(tmp_path):
     assert cell["success_rate"] == pytest.approx((att.converged & att.within_limits).sum() / 40)
     assert cell["iterations_median"] == np.median(att["iterations"])
     assert cell["time_us_mean"] == pytest.approx(att["time_us"].mean())
-    text = tables.summary_table(run, figures.summarize(run, n_resamples=100))
+    text = tables.summary_table(run, figures.summarize(run, n_resamples=100), table="full")
     assert "* partly unsupported" in text
 
 
@@ -146,17 +146,18 @@ def test_summary_csv_columns_and_values(run_dir):
     path = figures.write_summary(run, n_resamples=300)
     with open(path, newline="") as f:
         rows = list(csv.reader(f))
-    assert rows[0] == results.SUMMARY_COLUMNS
+    assert rows[0] == results.SUMMARY_COLUMNS + figures.SUMMARY_EXTRA_COLUMNS
     assert rows[0][:15] == ["family", "solver", "solves", "supported", "converged", "success_rate",
                             "iterations_median", "iterations_p90", "position_error_median",
                             "orientation_error_median", "time_us_median", "time_us_p90", "fk_evals_mean",
                             "jacobian_evals_mean", "time_us_mean"]
     assert len(rows) == 1 + 6
     na = next(r for r in rows if r[0] == "planar-pose" and r[1] == "two-bone")
-    assert na[2:5] == ["40", "0", "0"] and all(x == "" for x in na[5:])
+    assert na[2:5] == ["40", "0", "0"] and all(x == "" for x in na[5:-3])
+    assert na[-3:] == ["2", "", ""]  # of 2 cells that ran; the load is unknown (no load in run.json)
     df = pd.read_csv(path, float_precision="round_trip")
     s = figures.summarize(run, n_resamples=300)
-    for c in results.SUMMARY_COLUMNS[2:]:
+    for c in results.SUMMARY_COLUMNS[2:] + ["time_us_outliers_mild", "time_us_outliers_severe", "rank"]:
         np.testing.assert_allclose(df[c].to_numpy(float), s[c].to_numpy(float), rtol=0, equal_nan=True)
     dls = df[(df.family == "planar-position") & (df.solver == "dls")].iloc[0]
     assert dls.time_us_median_ci_low <= dls.time_us_median <= dls.time_us_median_ci_high
@@ -201,5 +202,5 @@ def test_robot_table_of_a_version_2_run(tmp_path):
     assert set(rob["robot"]) == {"planar-arm"} and set(rob["solver"]) == {"dls", "ccd", "two-bone"}
     na = rob[rob.solver == "two-bone"].iloc[0]
     assert not na["available"] and math.isnan(na["rank"])
-    text = tables.robot_table(run, rob)
+    text = tables.robot_table(run, rob, table="full")
     assert "planar-arm" in text and "n/a (unsupported)" in text

@@ -40,7 +40,7 @@ def rows(table):
 
 def test_summary_rows_equal_summarize_and_rank(page):
     _, data, run = page
-    want = figures.rank_cells(figures.summarize(run), within="family")
+    want = figures.summarize(run)  # ranked within each family
     got = rows(data["summary"])
     assert len(got) == len(want) == 2 * 6
     for g, w in zip(got, want.to_dict("records")):
@@ -64,7 +64,7 @@ def test_texts_come_from_the_tables_module(page):
 
 def test_headline_is_rank_one_beside_kdl(page):
     _, data, run = page
-    ranked = figures.rank_cells(figures.summarize(run), within="family")
+    ranked = figures.summarize(run)  # ranked within each family
     for h in data["headline"]:
         part = ranked[ranked["family"] == h["family"]]
         best = part[part["rank"] == 1].iloc[0]
@@ -92,7 +92,7 @@ def test_robot_table_equals_robot_summary(page):
 
 def test_default_picks_are_best_four_plus_kdl(page):
     _, data, run = page
-    ranked = figures.rank_cells(figures.summarize(run), within="family")
+    ranked = figures.summarize(run)  # ranked within each family
     for fam, picks in data["defaults"].items():
         part = ranked[ranked["family"] == fam].sort_values("rank")
         best = part[part["rank"].notna()]["solver"].tolist()[:4]
