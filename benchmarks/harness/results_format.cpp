@@ -1,9 +1,13 @@
 #include "harness/results_format.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <Eigen/Geometry>
 #include <cerrno>
+#include <cstring>
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
@@ -228,11 +232,26 @@ std::shared_ptr<const Model> modelFromJson(const json& j, const std::string& whe
     specs.push_back(std::move(s));
   }
   const json& name = member(j, "name", where);
+  std::shared_ptr<const Model> model;
   try {
-    return std::make_shared<const Model>(std::move(specs), name.is_string() ? name.get<std::string>() : "");
+    model = std::make_shared<const Model>(std::move(specs), name.is_string() ? name.get<std::string>() : "");
   } catch (const ModelError& e) {
     throw ResultsError(fmt::format("{}: {}", where, e.what()));
   }
+  // The stored sizes and indices are what other readers (the Python library)
+  // index configurations with: they must be the model's own.
+  auto same = [&](const json& stored, long actual, const std::string& w, const char* field) {
+    if (!stored.is_number_integer() || stored.get<long>() != actual)
+      fail(w, field, fmt::format("{} does not match the joints (expected {})", stored.dump(), actual));
+  };
+  same(member(j, "nq", where), model->nq(), where, "nq");
+  same(member(j, "nv", where), model->nv(), where, "nv");
+  for (size_t i = 0; i < joints.size(); ++i) {
+    const std::string w = fmt::format("{}: joints[{}]", where, i);
+    same(member(joints[i], "idx_q", w), model->idxQ(static_cast<int>(i)), w, "idx_q");
+    same(member(joints[i], "idx_v", w), model->idxV(static_cast<int>(i)), w, "idx_v");
+  }
+  return model;
 }
 
 json problemToJson(const std::string& family, int index, const std::string& model_id, const Problem& problem,
@@ -276,6 +295,10 @@ Problem problemFromJson(const json& j, const std::map<std::string, std::shared_p
     if (!body.is_string()) fail(w, "body", "expected a body name");
     g.body = p.model->bodyIndex(body.get<std::string>());
     if (g.body < 0) fail(w, "body", fmt::format("no body '{}' in the model", body.get<std::string>()));
+    const json& body_index = member(gj, "body_index", w);
+    if (!body_index.is_number_integer() || body_index.get<long>() != g.body)
+      fail(w, "body_index", fmt::format("{} is not the index of body '{}' ({})", body_index.dump(),
+                                        body.get<std::string>(), g.body));
     g.point = numbers(member(gj, "point", w), 3, w, "point");
     const json& kind = member(gj, "kind", w);
     const auto k2 = kind.is_string() ? kGoalKindNames.find(kind.get<std::string>()) : std::nullopt;
@@ -292,37 +315,131 @@ Problem problemFromJson(const json& j, const std::map<std::string, std::shared_p
   return p;
 }
 
-// ---- manifest ---------------------------------------------------------------------
+// ---- manifest and reading ---------------------------------------------------------
 
-std::string fnv1a64File(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw ResultsError(fmt::format("cannot read '{}'", path));
-  std::uint64_t h = 0xcbf29ce484222325ULL;
-  char buf[1 << 16];
-  while (f) {
-    f.read(buf, sizeof buf);
-    for (std::streamsize i = 0; i < f.gcount(); ++i) {
-      h ^= static_cast<unsigned char>(buf[i]);
-      h *= 0x100000001b3ULL;
-    }
-  }
-  return fmt::format("{:016x}", h);
+const std::vector<std::string> kManifestFiles = {"models.json", "problems.jsonl", "solves.csv", "solutions.csv",
+                                                 "traces.csv"};
+
+namespace {
+
+const char* fileKind(mode_t m) {
+  if (S_ISDIR(m)) return "a directory";
+  if (S_ISFIFO(m)) return "a FIFO";
+  if (S_ISCHR(m)) return "a character device";
+  if (S_ISBLK(m)) return "a block device";
+  if (S_ISSOCK(m)) return "a socket";
+  return "not a regular file";
 }
 
-json manifestEntry(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw ResultsError(fmt::format("cannot read '{}'", path));
-  long lines = 0, bytes = 0;
+// Reads all of fd in blocks, handing each block to `take`; closes fd.
+template <typename F>
+void readBlocks(int fd, const std::string& path, F&& take) {
   char buf[1 << 16];
-  while (f) {
-    f.read(buf, sizeof buf);
-    for (std::streamsize i = 0; i < f.gcount(); ++i) lines += buf[i] == '\n';
-    bytes += static_cast<long>(f.gcount());
+  for (;;) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n == 0) break;
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      const std::string why = std::strerror(errno);
+      ::close(fd);
+      throw ResultsError(fmt::format("{}: cannot read: {}", path, why));
+    }
+    take(buf, static_cast<size_t>(n));
   }
+  ::close(fd);
+}
+
+}  // namespace
+
+int openRegularFile(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0)
+    throw ResultsError(fmt::format("{}: cannot read: {}", path, std::strerror(errno)));
+  if (!S_ISREG(st.st_mode)) throw ResultsError(fmt::format("{}: {}, not a regular file", path, fileKind(st.st_mode)));
+  // O_NONBLOCK: had the name become a FIFO since the stat, open would not wait for a writer.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) throw ResultsError(fmt::format("{}: cannot read: {}", path, std::strerror(errno)));
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    throw ResultsError(fmt::format("{}: {}, not a regular file", path, fileKind(st.st_mode)));
+  }
+  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  return fd;
+}
+
+std::string readRegularFile(const std::string& path, std::size_t max_bytes) {
+  const int fd = openRegularFile(path);
+  struct stat st {};
+  if (::fstat(fd, &st) == 0 && static_cast<std::size_t>(st.st_size) > max_bytes) {
+    ::close(fd);
+    throw ResultsError(fmt::format("{}: {} bytes, more than a reader takes ({} bytes)", path,
+                                   static_cast<long long>(st.st_size), max_bytes));
+  }
+  std::string text;
+  text.reserve(static_cast<size_t>(st.st_size));
+  readBlocks(fd, path, [&](const char* p, size_t n) {
+    if (text.size() + n > max_bytes)
+      throw ResultsError(fmt::format("{}: more than a reader takes ({} bytes)", path, max_bytes));
+    text.append(p, n);
+  });
+  return text;
+}
+
+json parseJsonText(std::string_view text, const std::string& where) {
+  const json::parser_callback_t bound = [&](int depth, json::parse_event_t, json&) {
+    if (depth > kMaxResultsJsonNesting)
+      throw ResultsError(fmt::format("{}: nested deeper than {} arrays and objects", where, kMaxResultsJsonNesting));
+    return true;
+  };
+  try {
+    return json::parse(text.begin(), text.end(), bound);
+  } catch (const json::exception& e) {
+    // The library's message names the byte where parsing stopped.
+    std::string what = e.what();
+    if (const size_t at = what.find("] "); at != std::string::npos) what = what.substr(at + 2);
+    throw ResultsError(fmt::format("{}: not valid JSON: {}", where, what));
+  }
+}
+
+std::string jsonDifference(const json& a, const json& b, const std::string& path) {
+  if (a == b) return "";
+  auto shorten = [](const json& j) {
+    std::string t = j.dump(-1, ' ', false, json::error_handler_t::replace);
+    return t.size() > 60 ? t.substr(0, 57) + "..." : t;
+  };
+  if (a.is_object() && b.is_object()) {
+    for (const auto& [key, value] : a.items()) {
+      if (!b.contains(key)) return fmt::format("{}.{}: {} vs (absent)", path, key, shorten(value));
+      if (std::string d = jsonDifference(value, b[key], path + "." + key); !d.empty()) return d;
+    }
+    for (const auto& [key, value] : b.items())
+      if (!a.contains(key)) return fmt::format("{}.{}: (absent) vs {}", path, key, shorten(value));
+  }
+  if (a.is_array() && b.is_array()) {
+    if (a.size() != b.size()) return fmt::format("{}: {} vs {} entries", path, a.size(), b.size());
+    for (size_t i = 0; i < a.size(); ++i)
+      if (std::string d = jsonDifference(a[i], b[i], fmt::format("{}[{}]", path, i)); !d.empty()) return d;
+  }
+  return fmt::format("{}: {} vs {}", path, shorten(a), shorten(b));
+}
+
+std::string fnv1a64File(const std::string& path) { return manifestEntry(path).at("fnv1a64").get<std::string>(); }
+
+json manifestEntry(const std::string& path) {
+  long lines = 0, bytes = 0;
+  std::uint64_t h = 0xcbf29ce484222325ULL;
+  readBlocks(openRegularFile(path), path, [&](const char* p, size_t n) {
+    for (size_t i = 0; i < n; ++i) {
+      lines += p[i] == '\n';
+      h ^= static_cast<unsigned char>(p[i]);
+      h *= 0x100000001b3ULL;
+    }
+    bytes += static_cast<long>(n);
+  });
   const bool csv = path.size() >= 4 && path.compare(path.size() - 4, 4, ".csv") == 0;
   const bool jsonl = path.size() >= 6 && path.compare(path.size() - 6, 6, ".jsonl") == 0;
   const long rows = csv ? std::max(0L, lines - 1) : jsonl ? lines : 0;
-  return {{"rows", rows}, {"bytes", bytes}, {"fnv1a64", fnv1a64File(path)}};
+  return {{"rows", rows}, {"bytes", bytes}, {"fnv1a64", fmt::format("{:016x}", h)}};
 }
 
 }  // namespace ikbench::harness

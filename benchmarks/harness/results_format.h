@@ -69,9 +69,42 @@ Problem problemFromJson(const nlohmann::json& j, const std::map<std::string, std
 
 // FNV-1a, 64 bits, of a file's bytes, as 16 lowercase hex digits; and the
 // manifest entry {"rows", "bytes", "fnv1a64"} of a file (rows: lines after
-// the header for .csv, lines for .jsonl, 0 otherwise). ResultsError if the file
-// cannot be read.
+// the header for .csv, lines for .jsonl, 0 otherwise), both read in one pass.
+// ResultsError if the file cannot be read or is not a regular file.
 std::string fnv1a64File(const std::string& path);
 nlohmann::json manifestEntry(const std::string& path);
+
+// ---- reading the files of a run --------------------------------------------------
+// What the readers of a results directory accept (docs/results-format.md,
+// "Limits of the readers"); each limit is checked before the data it bounds
+// is parsed, so a damaged or hostile directory gets an error naming the file,
+// never a hang, a stack overflow or an allocation sized by the file.
+
+// The files a complete run's manifest (run.json "files") lists: exactly these.
+extern const std::vector<std::string> kManifestFiles;
+// Largest run.json and models.json read (bytes).
+inline constexpr std::size_t kMaxRunJsonBytes = std::size_t{64} << 20;
+inline constexpr std::size_t kMaxModelsJsonBytes = std::size_t{1} << 30;
+// Longest line of a CSV or JSON Lines file of a run: a q of 100 000 free
+// joints (700 000 numbers of at most 24 characters) fits.
+inline constexpr std::size_t kMaxLineBytes = std::size_t{64} << 20;
+// Deepest nesting of arrays and objects in run.json, models.json and a line
+// of problems.jsonl (the harness writes at most 4).
+inline constexpr int kMaxResultsJsonNesting = 64;
+
+// Opens a file of a results directory for reading. Only a regular file is
+// opened (a symbolic link is followed to one); a FIFO, device, socket or
+// directory is refused without blocking on it. Returns the descriptor;
+// ResultsError naming the path and what it is.
+int openRegularFile(const std::string& path);
+// The whole of a regular file of at most `max_bytes` bytes (ResultsError
+// naming the path and the limit otherwise).
+std::string readRegularFile(const std::string& path, std::size_t max_bytes);
+// Parses JSON text with the nesting limit above; ResultsError naming `where`
+// (a file, or a file and line) and the parser's position.
+nlohmann::json parseJsonText(std::string_view text, const std::string& where);
+// Where two JSON values first differ, as "path: a vs b" (for example
+// "suite.seed: 1 vs 2"), or "" when they are equal; `path` names the values.
+std::string jsonDifference(const nlohmann::json& a, const nlohmann::json& b, const std::string& path);
 
 }  // namespace ikbench::harness

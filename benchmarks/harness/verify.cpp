@@ -16,6 +16,18 @@ VerifyReport verifyRun(const std::string& dir, std::ostream& out, int max_listed
   const ResultsDirectory r = readResults(dir, /*require_complete=*/true, /*rows=*/true);
   const auto models = readModels(r);
   const auto problems = readProblems(r, models);
+  // Every solve of the run is in solves.csv exactly once, and every problem
+  // in problems.jsonl (the reader refused duplicates and indices out of range).
+  long expected_problems = 0;
+  for (const nlohmann::json& fam : r.run["families"]) expected_problems += fam["problems"].get<long>();
+  if (static_cast<long>(problems.size()) != expected_problems)
+    throw ResultsError(fmt::format("{}: {} problems, run.json's families have {}", r.file("problems.jsonl"),
+                                   problems.size(), expected_problems));
+  const long expected_solves = expected_problems * static_cast<long>(r.solvers.size());
+  const bool shard = r.run.contains("shard") && !r.run["shard"].is_null();  // a shard holds its share of the solves
+  if (!shard && static_cast<long>(r.solves.size()) != expected_solves)
+    throw ResultsError(fmt::format("{}: {} solves, run.json's families x solvers make {}", r.file("solves.csv"),
+                                   r.solves.size(), expected_solves));
   const nlohmann::json& opts = r.run.at("suite").at("options");
   const double tol_p = opts.at("position_tolerance_m").get<double>();
   const double tol_o = opts.at("orientation_tolerance_rad").get<double>();
