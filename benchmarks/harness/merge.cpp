@@ -7,32 +7,52 @@
 #include "harness/results_reader.h"
 #include "harness/run_directory.h"
 
-#include <fstream>
-#include <sstream>
+#include <filesystem>
+#include <limits>
 
 namespace ikbench::harness {
+namespace fs = std::filesystem;
 using nlohmann::json;
+
+namespace {
+
+// A member of a const object, or null when it is absent.
+const json& at(const json& j, const char* key) {
+  static const json null;
+  const auto it = j.find(key);
+  return it == j.end() ? null : *it;
+}
+
+}  // namespace
 
 MergeReport mergeShards(const std::vector<std::string>& shard_dirs, const std::string& out_dir, OutputMode mode) {
   if (shard_dirs.empty()) throw HarnessError("merge: no shard directories given");
+  // The output is never one of the shards (after links are resolved): --force
+  // would remove the files the merge reads.
+  std::error_code ec;
+  for (const std::string& d : shard_dirs)
+    if (fs::equivalent(d, out_dir, ec))
+      throw HarnessError(fmt::format("merge: --out '{}' is the shard directory '{}': the merge would replace one "
+                                     "of its own inputs; choose another --out",
+                                     out_dir, d));
   std::vector<ResultsDirectory> shards;
   for (const std::string& d : shard_dirs) shards.push_back(readResults(d, /*require_complete=*/true, /*rows=*/true));
 
   // One run, cut into N complete shards, each exactly once.
   const json& first = shards.front().run;
-  if (!first.contains("shard") || first["shard"].is_null())
+  if (at(first, "shard").is_null())
     throw HarnessError(fmt::format("merge: '{}' is not a shard (run without --shard)", shard_dirs.front()));
   const int count = first["shard"].at("count").get<int>();
   std::vector<int> seen(static_cast<size_t>(count) + 1, 0);
   for (size_t i = 0; i < shards.size(); ++i) {
     const json& run = shards[i].run;
-    if (!run.contains("shard") || run["shard"].is_null())
+    if (at(run, "shard").is_null())
       throw HarnessError(fmt::format("merge: '{}' is not a shard (run without --shard)", shard_dirs[i]));
     for (const char* key : {"suite", "families", "solvers", "grid", "git_revision", "build"})
-      if (run[key] != first[key])
-        throw HarnessError(fmt::format("merge: '{}' and '{}' differ in '{}': shards of different runs", shard_dirs[0],
-                                       shard_dirs[i], key));
-    if (run["trace"].value("problems_per_family", -1) != first["trace"].value("problems_per_family", -1))
+      if (const std::string diff = jsonDifference(at(first, key), at(run, key), key); !diff.empty())
+        throw HarnessError(fmt::format("merge: '{}' and '{}' differ in {}: shards of different runs", shard_dirs[0],
+                                       shard_dirs[i], diff));
+    if (at(run, "trace").value("problems_per_family", -1) != at(first, "trace").value("problems_per_family", -1))
       throw HarnessError(fmt::format("merge: '{}' and '{}' traced different problems", shard_dirs[0], shard_dirs[i]));
     for (const char* file : {"models.json", "problems.jsonl"})
       if (run["files"][file] != first["files"][file])
@@ -64,19 +84,19 @@ MergeReport mergeShards(const std::vector<std::string>& shard_dirs, const std::s
   if (static_cast<long>(solves.size()) != expected)
     throw HarnessError(fmt::format("merge: the shards hold {} solves, the run has {}", solves.size(), expected));
 
+  // models.json and problems.jsonl are byte-identical in every shard (the
+  // manifests say so); both are read before the output directory is touched.
+  std::map<std::string, std::string> shared_files;
+  for (const char* file : {"models.json", "problems.jsonl"})
+    shared_files[file] = readRegularFile(shards.front().file(file), std::numeric_limits<std::size_t>::max());
+
   RunDirectory out(out_dir, mode);
   auto join = [](const std::vector<std::string>& header, const std::map<RowKey, std::string>& rows) {
     std::string text = fmt::format("{}\n", fmt::join(header, ","));
     for (const auto& [key, line] : rows) text += line + "\n";
     return text;
   };
-  // models.json and problems.jsonl are byte-identical in every shard.
-  for (const char* file : {"models.json", "problems.jsonl"}) {
-    std::ifstream f(shards.front().file(file), std::ios::binary);
-    std::stringstream ss;
-    ss << f.rdbuf();
-    out.writeAtomically(file, ss.str());
-  }
+  for (const auto& [file, content] : shared_files) out.writeAtomically(file, content);
   out.writeAtomically("solves.csv", join(solveHeader(), solves));
   out.writeAtomically("solutions.csv", join(kSolutionColumns, solutions));
   out.writeAtomically("traces.csv", join(kTraceColumns, traces));
@@ -87,14 +107,20 @@ MergeReport mergeShards(const std::vector<std::string>& shard_dirs, const std::s
   double wall = 0.0, solve_time = 0.0, trace_wall = 0.0;
   long trace_rows = 0, mismatches = 0;
   for (size_t i = 0; i < shards.size(); ++i) {
-    from.push_back({{"dir", shard_dirs[i]}, {"shard", shards[i].run["shard"]}, {"machine", shards[i].run["machine"]},
-                    {"threads", shards[i].run["threads"]}, {"start_time", shards[i].run["start_time"]},
-                    {"end_time", shards[i].run["end_time"]}});
-    wall = std::max(wall, shards[i].run["throughput"].value("wall_s", 0.0));
-    solve_time += shards[i].run["throughput"].value("sum_solve_time_s", 0.0);
-    trace_wall = std::max(trace_wall, shards[i].run["trace"].value("wall_s", 0.0));
-    trace_rows += shards[i].run["trace"].value("rows", 0L);
-    mismatches += shards[i].run["trace"].value("mismatches", 0L);
+    const json& sr = shards[i].run;
+    from.push_back({{"dir", shard_dirs[i]}, {"shard", at(sr, "shard")}, {"machine", at(sr, "machine")},
+                    {"threads", at(sr, "threads")}, {"start_time", at(sr, "start_time")},
+                    {"end_time", at(sr, "end_time")}});
+    const json& tp = at(shards[i].run, "throughput");
+    const json& tr = at(shards[i].run, "trace");
+    auto num = [](const json& j, const char* key) {
+      return j.is_object() && j.contains(key) && j[key].is_number() ? j[key].get<double>() : 0.0;
+    };
+    wall = std::max(wall, num(tp, "wall_s"));
+    solve_time += num(tp, "sum_solve_time_s");
+    trace_wall = std::max(trace_wall, num(tr, "wall_s"));
+    trace_rows += static_cast<long>(num(tr, "rows"));
+    mismatches += static_cast<long>(num(tr, "mismatches"));
   }
   run["merged_from"] = from;
   run["progress"] = {{"solves", expected}, {"done", expected}, {"resumed", 0}};
