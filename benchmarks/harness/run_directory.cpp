@@ -8,8 +8,9 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
+#include <limits>
+
+#include "harness/results_format.h"
 
 namespace ikbench::harness {
 namespace fs = std::filesystem;
@@ -43,6 +44,80 @@ const std::vector<std::string>& RunDirectory::runFiles() {
   return files;
 }
 
+namespace {
+
+// The file an output path finally names: links followed (at most 40, as the
+// kernel does), relative targets taken from the link's directory.
+fs::path resolveOutput(const std::string& path) {
+  fs::path p = path;
+  for (int hops = 0;; ++hops) {
+    std::error_code ec;
+    const fs::file_status st = fs::symlink_status(p, ec);
+    if (ec || !fs::is_symlink(st)) return p;
+    if (hops == 40) throw HarnessError(fmt::format("cannot write '{}': too many levels of symbolic links", path));
+    const fs::path target = fs::read_symlink(p, ec);
+    if (ec) throw HarnessError(fmt::format("cannot write '{}': {}", path, ec.message()));
+    p = target.is_absolute() ? target : p.parent_path() / target;
+  }
+}
+
+const char* kindOf(const fs::file_status& st) {
+  switch (st.type()) {
+    case fs::file_type::directory: return "a directory";
+    case fs::file_type::fifo: return "a FIFO";
+    case fs::file_type::character: return "a character device";
+    case fs::file_type::block: return "a block device";
+    case fs::file_type::socket: return "a socket";
+    default: return "not a regular file";
+  }
+}
+
+}  // namespace
+
+void checkOutputFile(const std::string& path) {
+  const fs::path target = resolveOutput(path);
+  std::error_code ec;
+  const fs::file_status st = fs::status(target, ec);
+  if (!ec && fs::exists(st) && !fs::is_regular_file(st))
+    throw HarnessError(fmt::format("cannot write '{}'{}: it is {}; an output is a regular file or a new name",
+                                   path, target == fs::path(path) ? "" : fmt::format(" (a link to '{}')", target.string()),
+                                   kindOf(st)));
+  const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
+  if (!fs::is_directory(dir, ec))
+    throw HarnessError(fmt::format("cannot write '{}': '{}' is not a directory", path, dir.string()));
+}
+
+void writeOutputFile(const std::string& path, const std::string& content) {
+  checkOutputFile(path);
+  const fs::path target = resolveOutput(path);
+  const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
+  const std::string tmp = (dir / fmt::format(".{}.tmp-{}", target.filename().string(), static_cast<long>(::getpid())))
+                              .string();
+  auto fail = [&](const std::string& what) {
+    const std::string why = std::strerror(errno);
+    ::unlink(tmp.c_str());
+    throw HarnessError(fmt::format("cannot write '{}': {}: {}", path, what, why));
+  };
+  ::unlink(tmp.c_str());
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+  if (fd < 0) fail("open");
+  for (size_t done = 0; done < content.size();) {
+    const ssize_t n = ::write(fd, content.data() + done, content.size() - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      ::close(fd);
+      fail("write");
+    }
+    done += static_cast<size_t>(n);
+  }
+  if (::fsync(fd) != 0) {
+    ::close(fd);
+    fail("fsync");
+  }
+  if (::close(fd) != 0) fail("close");
+  if (::rename(tmp.c_str(), target.c_str()) != 0) fail("rename");
+}
+
 std::string safeDirectoryName(const std::string& name) {
   std::string out;
   for (unsigned char c : name) out += (std::isalnum(c) || c == '.' || c == '-' || c == '_') ? static_cast<char>(c) : '_';
@@ -58,7 +133,7 @@ RunDirectory::RunDirectory(const std::string& dir, OutputMode mode) : dir_(dir) 
   if (!fs::is_directory(dir_, ec)) throw HarnessError(fmt::format("output path '{}' is not a directory", dir_));
 
   const std::string lock = file(kLockFile);
-  lock_fd_ = ::open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  lock_fd_ = ::open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0666);
   if (lock_fd_ < 0)
     throw HarnessError(fmt::format("output directory '{}' is not writable: {}", dir_, std::strerror(errno)));
   if (::flock(lock_fd_, LOCK_EX | LOCK_NB) != 0) {
@@ -89,6 +164,16 @@ void RunDirectory::prepare(OutputMode mode) {
   bool empty = true;
   for (const auto& entry : fs::directory_iterator(dir_, ec))
     if (entry.path().filename() != kLockFile) empty = false;
+  // Temporary files of a writer that was killed (".NAME.tmp-PID"): no other
+  // process writes here while the lock is held, so they are removed before a
+  // --force or --resume run goes on.
+  if (mode != OutputMode::kFresh) {
+    for (const auto& entry : fs::directory_iterator(dir_, ec)) {
+      const std::string name = entry.path().filename().string();
+      if (name.size() > 1 && name[0] == '.' && name.find(".tmp-") != std::string::npos && !entry.is_directory(ec))
+        remove(name);
+    }
+  }
   switch (mode) {
     case OutputMode::kFresh:
       if (!empty)
@@ -121,6 +206,10 @@ bool RunDirectory::exists(const std::string& name) const {
 }
 
 void RunDirectory::writeAtomically(const std::string& name, const std::string& content) const {
+  writeAtomically(name, std::vector<std::string_view>{content});
+}
+
+void RunDirectory::writeAtomically(const std::string& name, const std::vector<std::string_view>& parts) const {
   const std::string path = file(name);
   const std::string tmp = file(fmt::format(".{}.tmp-{}", name, static_cast<long>(::getpid())));
   auto fail = [&](const std::string& what) {
@@ -128,18 +217,32 @@ void RunDirectory::writeAtomically(const std::string& name, const std::string& c
     ::unlink(tmp.c_str());
     throw HarnessError(fmt::format("cannot write '{}': {}: {}", path, what, why));
   };
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  // The run owns the names in its directory: a link or a stale file of that
+  // name is replaced, never written through. Mode 0666 less the umask, as
+  // every file of a run.
+  ::unlink(tmp.c_str());
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
   if (fd < 0) fail("open");
-  size_t done = 0;
-  while (done < content.size()) {
-    const ssize_t n = ::write(fd, content.data() + done, content.size() - done);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      ::close(fd);
-      fail("write");
+  // Small parts are gathered into blocks of about a megabyte per write.
+  std::string block;
+  auto flush = [&]() {
+    size_t done = 0;
+    while (done < block.size()) {
+      const ssize_t n = ::write(fd, block.data() + done, block.size() - done);
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        ::close(fd);
+        fail("write");
+      }
+      done += static_cast<size_t>(n);
     }
-    done += static_cast<size_t>(n);
+    block.clear();
+  };
+  for (const std::string_view part : parts) {
+    block.append(part);
+    if (block.size() >= (size_t{1} << 20)) flush();
   }
+  flush();
   if (::fsync(fd) != 0) {
     ::close(fd);
     fail("fsync");
@@ -158,20 +261,16 @@ void RunDirectory::writeJson(const std::string& name, const nlohmann::json& j) c
 }
 
 nlohmann::json RunDirectory::readJson(const std::string& name) const {
-  std::ifstream f(file(name));
-  if (!f) throw HarnessError(fmt::format("cannot read '{}'", file(name)));
-  try {
-    return nlohmann::json::parse(f);
-  } catch (const nlohmann::json::exception& e) {
-    throw HarnessError(fmt::format("'{}' is not valid JSON: {}", file(name), e.what()));
-  }
+  return parseJsonText(readRegularFile(file(name), kMaxRunJsonBytes), file(name));
 }
 
 void RunDirectory::openPartial(const std::string& header) {
   closePartial();
   const std::string path = file(kPartialFile);
   const bool fresh = !exists(kPartialFile);
-  partial_ = std::fopen(path.c_str(), "ae");
+  const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0666);
+  partial_ = fd < 0 ? nullptr : ::fdopen(fd, "a");
+  if (fd >= 0 && !partial_) ::close(fd);
   if (!partial_) throw HarnessError(fmt::format("cannot write '{}': {}", path, std::strerror(errno)));
   if (fresh) appendPartial(header + "\n");
 }
@@ -190,19 +289,16 @@ void RunDirectory::closePartial() {
 
 std::vector<std::string> RunDirectory::readPartial(const std::string& header) const {
   std::vector<std::string> lines;
-  std::ifstream f(file(kPartialFile));
-  if (!f) return lines;
-  std::string line;
-  if (!std::getline(f, line)) return lines;
-  if (line != header)
+  if (!exists(kPartialFile)) return lines;
+  const std::string text = readRegularFile(file(kPartialFile), std::numeric_limits<std::size_t>::max());
+  const size_t eol = text.find('\n');
+  if (eol == std::string::npos) return lines;
+  if (text.compare(0, eol, header) != 0)
     throw HarnessError(fmt::format("--resume: '{}' was written by another version of ikbench (its header differs)",
                                    file(kPartialFile)));
-  // A line cut by a kill has no newline at its end: getline still returns it,
-  // so only lines followed by '\n' are kept.
-  std::stringstream rest;
-  rest << f.rdbuf();
-  const std::string text = rest.str();
-  size_t start = 0;
+  // A line cut by a kill has no newline at its end: only lines followed by
+  // '\n' are kept.
+  size_t start = eol + 1;
   for (size_t nl; (nl = text.find('\n', start)) != std::string::npos; start = nl + 1)
     if (nl > start) lines.push_back(text.substr(start, nl - start));
   return lines;

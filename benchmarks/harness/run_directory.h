@@ -16,6 +16,7 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "harness/run_config.h"
@@ -36,6 +37,9 @@ class RunDirectory {
   // Writes a file atomically (temp + fsync + rename); HarnessError naming the
   // file and the reason (a full disk, permissions).
   void writeAtomically(const std::string& name, const std::string& content) const;
+  // The same for content in parts, written in order (a large file is never
+  // gathered into one string first).
+  void writeAtomically(const std::string& name, const std::vector<std::string_view>& parts) const;
   void remove(const std::string& name) const;
   // run.json as JSON (bytes that are not UTF-8, e.g. from a path, are replaced).
   void writeJson(const std::string& name, const nlohmann::json& j) const;
@@ -61,6 +65,17 @@ class RunDirectory {
   int lock_fd_ = -1;
   std::FILE* partial_ = nullptr;
 };
+
+// Writes a file the user named (an --out path) by the rule every command
+// follows (docs/results-format.md, "Outputs"): a symbolic link is followed to
+// its final target, which must be absent or a regular file (a device, FIFO,
+// socket or directory is refused and left untouched); the target is replaced
+// atomically (a temporary file beside it, fsync, rename), so the link stays a
+// link. HarnessError naming the path and the reason; nothing is left behind.
+void writeOutputFile(const std::string& path, const std::string& content);
+// Checks an --out path by the same rule before a command spends time on its
+// work: HarnessError if it could not be written.
+void checkOutputFile(const std::string& path);
 
 // Keeps a results-directory name inside its parent: characters other than
 // letters, digits, '.', '-' and '_' become '_', and names made only of dots
