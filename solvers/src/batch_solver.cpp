@@ -17,9 +17,11 @@
 #include <exception>
 #include <limits>
 #include <map>
+#include <mutex>
 #include <numbers>
 #include <optional>
 #include <stdexcept>
+#include <system_error>
 #include <thread>
 #include <tuple>
 
@@ -521,15 +523,41 @@ void onThreads(int n, const F& f, const G& meanwhile) {
     f(0);
     return;
   }
-  std::vector<std::thread> pool;
-  for (int t = 0; t < n; ++t) pool.emplace_back(f, t);
+  // Every thread that started is joined before anything is thrown: a thread
+  // that cannot start (a process or memory limit) is a std::system_error
+  // naming the count, and an exception inside f or meanwhile is rethrown on
+  // the calling thread (the first one), never std::terminate.
+  std::mutex m;
   std::exception_ptr error;
+  auto keep = [&](std::exception_ptr e) {
+    std::lock_guard lock(m);
+    if (!error) error = e;
+  };
+  auto guarded = [&](int t) {
+    try {
+      f(t);
+    } catch (...) {
+      keep(std::current_exception());
+    }
+  };
+  std::vector<std::thread> pool;
+  pool.reserve(static_cast<size_t>(n));
+  std::optional<std::system_error> start_error;
   try {
-    meanwhile();
-  } catch (...) {
-    error = std::current_exception();
+    for (int t = 0; t < n; ++t) pool.emplace_back(guarded, t);
+  } catch (const std::system_error& e) {
+    start_error.emplace(e.code(), fmt::format("solveBatch: only {} of {} threads could start (threads = {})",
+                                              pool.size(), n, n));
+  }
+  if (!start_error) {
+    try {
+      meanwhile();
+    } catch (...) {
+      keep(std::current_exception());
+    }
   }
   for (auto& th : pool) th.join();
+  if (start_error) throw *start_error;
   if (error) std::rethrow_exception(error);
 }
 template <class F>
