@@ -302,15 +302,19 @@ int realMain(int argc, char** argv) {
   }
   if (tp->parsed()) {
     tc.seed = parseSeed(tp_seed);
-    const ThroughputResult r = measureThroughput(tc);
-    const std::string text = throughputJson(r).dump(2);
-    fmt::print("{}\n", text);
+    // The directory first: a bad --out is an error before minutes of measuring.
     if (!tp_out.empty()) {
       std::error_code ec;
       fs::create_directories(tp_out, ec);
       if (ec) throw HarnessError(fmt::format("cannot create output directory '{}': {}", tp_out, ec.message()));
-      std::ofstream f(fs::path(tp_out) / "throughput.json");
-      if (!(f << text << '\n')) throw HarnessError(fmt::format("cannot write '{}/throughput.json'", tp_out));
+    }
+    const ThroughputResult r = measureThroughput(tc);
+    fmt::print("{}", throughputTable(r));
+    if (!tp_out.empty()) {
+      const fs::path file = fs::path(tp_out) / "throughput.json";
+      std::ofstream f(file);
+      if (!(f << throughputJson(r).dump(2) << '\n')) throw HarnessError(fmt::format("cannot write '{}'", file.string()));
+      fmt::print("throughput.json: {}\n", fs::absolute(file).string());
     }
     return 0;
   }
@@ -327,7 +331,9 @@ int realMain(int argc, char** argv) {
     suite.seed = seed_override.value_or(1);
     suite.families.push_back(urdfFamily(urdf, base, tip, samples, suite.seed));
     fmt::print("urdf: {}\n", suite.families.back().description);
-    suite.solvers = {"auto"};  // the default solver of a robot: the general-purpose recipe
+    // A robot's question: how does the recommended recipe do against a
+    // reference peer (and the closed form, where the chain has one)?
+    suite.solvers = robotDefaultSolvers(suite.families.back());
   } else if (!bvh.empty()) {
     suite.name = fs::path(bvh).stem().string();
     suite.source = bvh;
@@ -380,6 +386,17 @@ int realMain(int argc, char** argv) {
         "Complete the run with the same command and --resume --out {}\n",
         outcome.solves_done, outcome.solves_total, dir, outcome.out_dir);
     return 130;
+  }
+  if (rc.shard) {
+    // A shard is a part of a run: its table would describe 1/N of the data.
+    // Its counts, and what completes the run.
+    fmt::print("shard {}/{}: {} solves ({} solver specs, {} families; {} resumed) in {:.1f} s\n", rc.shard->index,
+               rc.shard->count, outcome.solves_done, outcome.solvers.size(), suite.families.size(),
+               outcome.solves_resumed, outcome.wall_s + outcome.trace_wall_s);
+    fmt::print("results: {}\n", dir);
+    fmt::print("when all {} shards are done: ikbench merge SHARD_DIR... --out DIR (then ikbench report DIR)\n",
+               rc.shard->count);
+    return 0;
   }
   if (!no_summary) {
     std::cout << '\n';

@@ -29,7 +29,7 @@ start=$(date +%s)
 if [ "${IKBENCH_THROUGHPUT:-1}" != 0 ]; then
   echo
   echo "== throughput: converged 7-DOF DLS pose solves per second at 1 and 2 threads"
-  "$bin/ikbench" throughput --out "$out" >/dev/null
+  "$bin/ikbench" throughput --out "$out"
 fi
 
 if [ "${IKBENCH_GBENCH:-1}" != 0 ]; then
@@ -37,6 +37,8 @@ if [ "${IKBENCH_GBENCH:-1}" != 0 ]; then
   # Mann-Whitney U test) can compare two runs' JSON files.
   echo
   echo "== Google Benchmark: bench_kinematics, bench_solvers (short runs, 3 repetitions; JSON into $out)"
+  echo "note: Debian's libbenchmark is built as DEBUG; its warning \"Library was built as DEBUG\" concerns the" \
+       "library, not ikbench's code, which is built -O3 (the release preset)"
   "$bin/bench_kinematics" --benchmark_min_time=0.05 --benchmark_repetitions=3 \
     --benchmark_out="$out/bench_kinematics.json" --benchmark_out_format=json >/dev/null
   IKBENCH_BENCH_MAX_DOF=100 "$bin/bench_solvers" --benchmark_min_time=0.02 --benchmark_repetitions=3 \

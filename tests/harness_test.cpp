@@ -16,14 +16,17 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <thread>
 
 #include "harness/chain_suite.h"
+#include "harness/machine_load.h"
 #include "harness/merge.h"
 #include "harness/results_format.h"
 #include "harness/results_reader.h"
@@ -637,6 +640,98 @@ TEST(Harness, ShardsMergeIntoTheUnshardedRun) {
                HarnessError);
 }
 
+// run.json's `load`: the 1-min load average at the start, at the end and
+// sampled in between (min <= mean <= max, start and end among the samples),
+// the runnable processes (this run's own thread at least), the usable cores,
+// and `noisy` = the max above the cores.
+TEST(Harness, RunJsonRecordsTheMachinesLoad) {
+  const Suite suite = tinySuite();
+  const RunConfig c = quietConfig(tempDir("load"), 2);
+  ASSERT_TRUE(harness::runSuite(suite, c).complete);
+  const auto run = nlohmann::json::parse(readFile(c.out_dir + "/run.json"));
+  ASSERT_TRUE(run.contains("load")) << run.dump(2);
+  const auto& load = run["load"];
+  ASSERT_TRUE(load.is_object()) << load;  // /proc/loadavg exists on Linux
+  const auto& s = load["samples"];
+  EXPECT_GE(s["count"].get<long>(), 2) << load;  // the start and the end at least
+  const double mn = s["min"], mean = s["mean"], mx = s["max"], start = load["start"], end = load["end"];
+  EXPECT_GE(mn, 0.0) << load;
+  EXPECT_LE(mn, mean + 1e-12) << load;
+  EXPECT_LE(mean, mx + 1e-12) << load;
+  for (double v : {start, end}) {
+    EXPECT_GE(v, mn) << load;
+    EXPECT_LE(v, mx) << load;
+  }
+  EXPECT_GE(load["runnable_max"].get<long>(), 1) << load;
+  const int cores = load["cores"];
+  EXPECT_GE(cores, 1);
+  EXPECT_LE(cores, static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
+  EXPECT_EQ(load["noisy"].get<bool>(), mx > cores) << load;
+  if (load.contains("cpu_mhz")) {
+    EXPECT_GT(load["cpu_mhz"].get<double>(), 0.0) << load;
+  }
+}
+
+TEST(MachineLoad, ParsesProcFilesAndSaysWhatItCannotRead) {
+  const harness::LoadReading r = harness::parseLoadavg("1.25 0.80 0.40 3/102 8386\n");
+  ASSERT_TRUE(r.load_1min.has_value());
+  EXPECT_DOUBLE_EQ(*r.load_1min, 1.25);
+  ASSERT_TRUE(r.runnable.has_value());
+  EXPECT_EQ(*r.runnable, 3);
+  const harness::LoadReading bad = harness::parseLoadavg("");
+  EXPECT_FALSE(bad.load_1min.has_value());
+  EXPECT_FALSE(bad.runnable.has_value());
+  EXPECT_FALSE(harness::parseLoadavg("nan 1 1 1/2 3").load_1min.has_value());
+  const auto mhz = harness::parseCpuinfoMhz("processor\t: 0\ncpu MHz\t\t: 2000.0\nprocessor\t: 1\ncpu MHz\t\t: 3000.5\n");
+  ASSERT_TRUE(mhz.has_value());
+  EXPECT_DOUBLE_EQ(*mhz, 2500.25);
+  EXPECT_FALSE(harness::parseCpuinfoMhz("processor\t: 0\nmodel name\t: x\n").has_value());
+  // A recorder that has begun has at least one sample; noisy follows the rule.
+  harness::LoadRecorder rec(std::chrono::milliseconds(0));
+  rec.begin();
+  rec.sample();
+  rec.end();
+  const auto j = rec.json();
+  ASSERT_TRUE(j.is_object());
+  EXPECT_EQ(j["samples"]["count"].get<long>(), 3);
+  EXPECT_EQ(j["noisy"].get<bool>(), j["samples"]["max"].get<double>() > j["cores"].get<int>());
+}
+
+// The default solvers: a robot gets `auto`, its reference peer kdl-lma and,
+// where the chain has a closed form, analytic-6r; --chain and --bvh runs (no
+// list in the suite) get `auto` beside every backend.
+TEST(Harness, DefaultSolversFitTheQuestion) {
+  const Family ur5 = urdfFamily(dataDirectory() + "/robots/ur5.urdf", "", "", 3, 1);
+  const Family panda = urdfFamily(dataDirectory() + "/robots/panda.urdf", "", "", 3, 1);
+  const auto a = harness::robotDefaultSolvers(ur5);
+  const auto b = harness::robotDefaultSolvers(panda);
+  ASSERT_FALSE(a.empty());
+  EXPECT_EQ(a.front(), "auto");
+  EXPECT_EQ(b.front(), "auto");
+  auto has = [](const std::vector<std::string>& v, const char* s) { return std::find(v.begin(), v.end(), s) != v.end(); };
+  EXPECT_EQ(has(a, "kdl-lma"), Registry::global().contains("kdl-lma"));
+  EXPECT_TRUE(has(a, "analytic-6r"));   // UR5: three parallel axes
+  EXPECT_FALSE(has(b, "analytic-6r"));  // Panda: 7 joints
+  const Suite chain = harness::chainSuite(3, 4, 1);
+  ASSERT_TRUE(chain.solvers.empty());
+  const harness::SolverList list = harness::resolveSolvers(chain, RunConfig{});
+  ASSERT_FALSE(list.specs.empty());
+  EXPECT_EQ(list.specs.front().text, "auto");
+  EXPECT_EQ(list.specs.size(), Registry::global().list().size() + 1);
+}
+
+// A URDF family's name names the chain: the default tip given or not gives
+// <robot>-pose, another tip <robot>-<tip>-pose.
+TEST(Harness, UrdfFamilyNameDoesNotDependOnGivingTheDefaultTip) {
+  const std::string ur5 = dataDirectory() + "/robots/ur5.urdf";
+  const Family without = urdfFamily(ur5, "", "", 2, 1);
+  const Family with = urdfFamily(ur5, "", "tool0", 2, 1);
+  EXPECT_EQ(without.name, "ur5-pose");
+  EXPECT_EQ(with.name, "ur5-pose");
+  const Family other = urdfFamily(ur5, "", "wrist_2_link", 2, 1);
+  EXPECT_EQ(other.name, "ur5-wrist_2_link-pose");
+}
+
 // Rewrites a run's manifest entry of one file after the test changed it.
 void refreshManifest(const std::string& dir, const std::string& file) {
   auto run = nlohmann::json::parse(readFile(dir + "/run.json"));
@@ -858,6 +953,39 @@ TEST(HarnessCli, AFullDiskLeavesTheRunVisiblyIncomplete) {
   const auto run = nlohmann::json::parse(readFile(mnt + "/run/run.json"));
   EXPECT_EQ(run["complete"], false);
   EXPECT_THROW(harness::readResults(mnt + "/run", true, false), harness::ResultsError);
+}
+
+// A shard says which it is and prints its counts, not a table of part of the
+// data; throughput prints a table and writes its JSON only to --out, with
+// the load of every point.
+TEST(HarnessCli, ShardAndThroughputOutputIsCompact) {
+  std::string out;
+  const std::string dir = tempDir("cli_shard");
+  ASSERT_EQ(runCli("run --chain 3 --samples 4 --solvers dls,ccd --shard 1/2 --trace-problems 1 --progress lines "
+                   "--out " + dir,
+                   &out),
+            0)
+      << out;
+  EXPECT_NE(out.find("shard 1/2: "), std::string::npos) << out;
+  EXPECT_NE(out.find("ikbench merge"), std::string::npos) << out;
+  EXPECT_EQ(out.find("success"), std::string::npos) << out;  // no summary table
+  EXPECT_FALSE(fs::exists(fs::path(dir) / "summary.csv"));
+  EXPECT_NE(out.find("shard 1/2 solving: "), std::string::npos) << out;  // progress lines name the shard
+
+  const std::string tdir = tempDir("cli_throughput_table");
+  ASSERT_EQ(runCli("throughput --solver dls --solves 300 --problems 40 --threads 1,2 --out " + tdir, &out), 0) << out;
+  EXPECT_EQ(out.find("{"), std::string::npos) << out;  // no JSON on the console
+  EXPECT_NE(out.find("converged/s"), std::string::npos) << out;
+  EXPECT_NE(out.find("scalar         2"), std::string::npos) << out;
+  const auto j = nlohmann::json::parse(readFile(tdir + "/throughput.json"));
+  ASSERT_EQ(j["points"].size(), 2u);
+  for (const auto& p : j["points"]) {
+    ASSERT_TRUE(p["load"].is_object()) << p;
+    EXPECT_GE(p["load"]["samples"]["count"].get<long>(), 2) << p;
+    EXPECT_EQ(p["load"]["noisy"].get<bool>(),
+              p["load"]["samples"]["max"].get<double>() > p["load"]["cores"].get<int>())
+        << p;
+  }
 }
 
 TEST(HarnessCli, NonUtf8OutputPathsKeepRunJson) {

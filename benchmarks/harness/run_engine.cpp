@@ -22,6 +22,7 @@
 #include <thread>
 
 #include "harness/build_info.h"
+#include "harness/machine_load.h"
 #include "harness/results_format.h"
 #include "harness/run_directory.h"
 #include "ikbench/kinematics/config.h"
@@ -39,8 +40,18 @@ using Clock = std::chrono::steady_clock;
 
 double secondsSince(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
+// A duration for a person: "42 s", "3 min 05 s", "2 h 07 min".
+std::string humanDuration(double s) {
+  if (!(s >= 0.0) || s > 1e8) return "?";
+  const long t = static_cast<long>(s + 0.5);
+  if (t < 60) return fmt::format("{} s", t);
+  if (t < 3600) return fmt::format("{} min {:02} s", t / 60, t % 60);
+  return fmt::format("{} h {:02} min", t / 3600, (t % 3600) / 60);
+}
+
 // Progress: a bar redrawn in place on a terminal, a plain line every 10 % (at
-// most one per 2 s) otherwise.
+// most one per 2 s) otherwise; both with the time so far and an estimate of
+// the time left (the elapsed time per finished solve times the solves left).
 class Progress {
  public:
   Progress(std::ostream& out, bool bar, bool enabled, std::string label, long total)
@@ -50,19 +61,20 @@ class Progress {
     if (!enabled_) return;
     const double t = secondsSince(start_);
     const double frac = static_cast<double>(done) / static_cast<double>(total_);
+    const std::string eta =
+        final || done >= total_ ? std::string("done") : done > 0 ? "ETA " + humanDuration(t * (1.0 - frac) / frac)
+                                                                 : std::string("ETA ?");
     if (bar_) {
       constexpr int kWidth = 30;
       const int filled = static_cast<int>(frac * kWidth);
-      const double eta = done > 0 ? t * (1.0 - frac) / frac : 0.0;
-      out_ << fmt::format("\r{:<7} [{}{}] {:5.1f}%  {}/{} solves  {:.1f} s  ETA {:.0f} s   ", label_,
-                          std::string(filled, '#'), std::string(kWidth - filled, '-'), 100.0 * frac, done,
-                          total_, t, eta);
+      out_ << fmt::format("\r{:<7} [{}{}] {:5.1f}%  {}/{} solves  {}  {}   ", label_, std::string(filled, '#'),
+                          std::string(kWidth - filled, '-'), 100.0 * frac, done, total_, humanDuration(t), eta);
       if (final) out_ << '\n';
       out_.flush();
     } else {
       const int decile = static_cast<int>(frac * 10.0);
       if ((final && done != last_done_) || (decile > last_decile_ && t - last_print_ >= 2.0)) {
-        out_ << fmt::format("{}: {}/{} solves ({:.0f}%), {:.1f} s\n", label_, done, total_, 100.0 * frac, t);
+        out_ << fmt::format("{}: {}/{} solves ({:.0f}%), {:.1f} s, {}\n", label_, done, total_, 100.0 * frac, t, eta);
         out_.flush();
         last_decile_ = decile;
         last_print_ = t;
@@ -213,6 +225,7 @@ class Engine {
   double solve_time_s_ = 0.0;
   long trace_rows_ = 0, trace_mismatches_ = 0;
   std::map<const Model*, std::string> model_ids_;
+  LoadRecorder load_;  // sampled from the progress ticks (at most once a second)
 };
 
 void Engine::plan() {
@@ -287,6 +300,7 @@ json Engine::runJson(bool complete) const {
   j["build"] = buildJson();
   j["machine"] = machineJson();
   j["threads"] = out_.threads;
+  j["load"] = load_.json();
   j["start_time"] = start_time_;
   j["end_time"] = end_time_;
   j["command_line"] = config_.command_line;
@@ -337,18 +351,21 @@ void Engine::writeModelsAndProblems() {
 void Engine::loadResumed() {
   const json old = dir_->readJson("run.json");
   const json now = runJson(false);
-  auto differs = [&](const char* key) { return !old.contains(key) || old[key] != now[key]; };
+  if (!old.is_object() || !old.contains("format_version") || !old["format_version"].is_number_integer())
+    throw HarnessError(fmt::format("--resume: '{}' is not a run.json of ikbench (no format_version)",
+                                   dir_->file("run.json")));
   if (old.value("format_version", 0) != kFormatVersion)
     throw HarnessError(fmt::format("--resume: '{}' was written in another results format", dir_->path()));
-  if (old.value("complete", false))
+  if (old.contains("complete") && old["complete"] == true)
     throw HarnessError(fmt::format("--resume: the run in '{}' is complete; nothing to resume", dir_->path()));
   for (const char* key : {"suite", "families", "solvers", "grid", "shard", "git_revision", "build"})
-    if (differs(key))
-      throw HarnessError(fmt::format("--resume: the run in '{}' differs in '{}' from this command (resume with the "
-                                     "same suite, seed, solvers and build)",
-                                     dir_->path(), key));
-  if (old["trace"].value("enabled", true) != config_.trace ||
-      old["trace"].value("problems_per_family", -1) != (config_.trace ? config_.trace_problems : 0))
+    if (const std::string diff = jsonDifference(old.contains(key) ? old[key] : json(), now[key], key); !diff.empty())
+      throw HarnessError(fmt::format("--resume: the run in '{}' differs from this command in {} (the run's value "
+                                     "first; resume with the same suite, seed, solvers and build)",
+                                     dir_->path(), diff));
+  const json old_trace = old.contains("trace") && old["trace"].is_object() ? old["trace"] : json::object();
+  if (old_trace.value("enabled", true) != config_.trace ||
+      old_trace.value("problems_per_family", -1) != (config_.trace ? config_.trace_problems : 0))
     throw HarnessError(fmt::format("--resume: the run in '{}' used other trace settings", dir_->path()));
 
   std::map<std::string, int> family_index, solver_index;
@@ -519,7 +536,9 @@ void Engine::formatRow(int f, int p, int s, const Summary& sm, const Eigen::Vect
 Progress Engine::progress(const char* label, long total) const {
   const bool tty = (config_.log == nullptr || config_.log == &std::cerr) && isatty(fileno(stderr));
   const bool bar = config_.progress == ProgressMode::kBar || (config_.progress == ProgressMode::kAuto && tty);
-  return Progress(log(), bar, config_.progress != ProgressMode::kNone, label, total);
+  const std::string name =
+      config_.shard ? fmt::format("shard {}/{} {}", config_.shard->index, config_.shard->count, label) : label;
+  return Progress(log(), bar, config_.progress != ProgressMode::kNone, name, total);
 }
 
 SolverOptions Engine::solveOptions(int f, int p, int s, bool record_trace) const {
@@ -552,6 +571,7 @@ void Engine::timedPass() {
     for (size_t i : batch) text += slots_[i].row;
     dir_->appendPartial(text);
     progress.update(done_.load());
+    load_.sample();
   };
   const auto t0 = Clock::now();
   runPool(
@@ -636,7 +656,10 @@ void Engine::tracePass() {
           traced.fetch_add(1);
         }
       },
-      [&] { progress.update(traced.load()); });
+      [&] {
+        progress.update(traced.load());
+        load_.sample();
+      });
   out_.trace_wall_s = secondsSince(t0);
   progress.update(traced.load(), /*final=*/true);
   trace_rows_ = rows.load();
@@ -701,6 +724,7 @@ RunOutcome Engine::run() {
   out_.out_dir = outputDirectory(suite_, config_);
   dir_ = std::make_unique<RunDirectory>(out_.out_dir, config_.output);
   start_time_ = isoTimeUtc();
+  load_.begin();
   // run.json first, saying "incomplete" until the end: whatever fails after
   // this (a full disk, a kill) leaves a visibly incomplete directory. Then
   // the models and problems (deterministic from the suite).
@@ -718,6 +742,11 @@ RunOutcome Engine::run() {
   if (!stopping() && config_.trace && config_.trace_problems > 0) tracePass();
 
   out_.solves_done = done_.load();
+  load_.end();
+  if (load_.noisy())
+    log() << fmt::format("note: the machine was busy during the run (1-min load average up to {:.2f} on {} usable "
+                         "cores; run.json \"load\"): its times may be slower than on a quiet machine\n",
+                         load_.maxLoad(), load_.cores());
   if (stopping() || out_.solves_done < total_) {
     out_.interrupted = true;
     end_time_ = isoTimeUtc();
@@ -767,8 +796,11 @@ SolverList resolveSolvers(const Suite& suite, const RunConfig& config) {
     if (texts.empty() && !suite.solvers.empty())
       throw HarnessError(fmt::format("suite '{}': none of its solvers ({}) is registered", suite.name,
                                      fmt::join(suite.solvers, ",")));
-    if (texts.empty())
+    if (texts.empty()) {
+      // Every backend, and the recommended preset beside them as their peer.
+      texts.push_back("auto");
       for (const SolverInfo& info : Registry::global().list()) texts.push_back(info.name);
+    }
   }
   if (texts.empty()) throw HarnessError("no solvers to run (none given, none in the suite, none registered)");
   for (size_t i = 0; i < texts.size(); ++i) {
@@ -779,6 +811,16 @@ SolverList resolveSolvers(const Suite& suite, const RunConfig& config) {
     } catch (const std::exception& e) {
       throw HarnessError(fmt::format("bad solver spec '{}': {}", texts[i], e.what()));
     }
+  }
+  return out;
+}
+
+std::vector<std::string> robotDefaultSolvers(const Family& family) {
+  std::vector<std::string> out = {"auto"};
+  if (Registry::global().contains("kdl-lma")) out.push_back("kdl-lma");
+  if (Registry::global().contains("analytic-6r") && !family.problems.empty()) {
+    const auto solver = Registry::global().create(Registry::global().parse("analytic-6r"));
+    if (solver->supports(family.problems.front(), nullptr)) out.push_back("analytic-6r");
   }
   return out;
 }

@@ -35,9 +35,18 @@ struct SolverList {
 
 // The specs a run will use: config's (grids expanded), else the suite's
 // (those whose backend is not registered in this build are left out and
-// listed in `skipped`), else every registered backend. Each is parsed once;
-// a bad spec, a repeated spec or an empty list is a HarnessError.
+// listed in `skipped`), else the `auto` preset and every registered backend.
+// Each is parsed once; a bad spec, a repeated spec or an empty list is a
+// HarnessError.
 SolverList resolveSolvers(const Suite& suite, const RunConfig& config);
+
+// The default solvers of `ikbench run --urdf`: `auto` (the general-purpose
+// recipe), its reference peer `kdl-lma`, and `analytic-6r` where the
+// family's chain qualifies for the closed form (six revolute joints with a
+// spherical wrist or three parallel axes: the backend's own supports()
+// check on the family's first problem); backends missing from this build
+// are left out.
+std::vector<std::string> robotDefaultSolvers(const Family& family);
 
 // The seed of one solve: Rng::mix of the suite seed and FNV-1a hashes of the
 // family name, problem index and solver spec (independent of the thread).

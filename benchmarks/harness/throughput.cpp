@@ -9,7 +9,9 @@
 // problems finish), measured right after the scalar path at that thread
 // count, and the ratio of the two is reported.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
 #include <atomic>
 #include <ctime>
 #include <fstream>
@@ -23,6 +25,7 @@
 #include "harness/throughput.h"
 
 #include "harness/build_info.h"
+#include "harness/machine_load.h"
 #include "harness/run_config.h"
 #include "ikbench/scenarios/generators.h"
 #include "ikbench/solvers/batch.h"
@@ -116,19 +119,24 @@ ThroughputResult measureThroughput(const ThroughputConfig& config) {
       }
       converged += ok;
     };
+    LoadRecorder load;
+    BackgroundLoadSampler sampler(load);
     const double cpu0 = processCpuSeconds();
     const auto t0 = std::chrono::steady_clock::now();
     std::vector<std::thread> pool;
     for (int t = 0; t < threads; ++t) pool.emplace_back(worker);
     for (auto& t : pool) t.join();
     ThroughputPoint pt;
+    pt.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    pt.cpu_s = processCpuSeconds() - cpu0;
+    sampler.stop();  // outside the timed region
+    pt.load = load.json();
+    pt.noisy = load.noisy();
     pt.threads = threads;
     pt.solves = solves;
     pt.converged = converged;
-    pt.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     pt.solves_per_s = static_cast<double>(solves) / pt.wall_s;
     pt.converged_per_s = static_cast<double>(pt.converged) / pt.wall_s;
-    pt.cpu_s = processCpuSeconds() - cpu0;
     if (&which != &spec) pt.path = "generic";
     return pt;
   };
@@ -152,12 +160,17 @@ ThroughputResult measureThroughput(const ThroughputConfig& config) {
     bo.lanes = config.lanes;
     bo.isa = isa;
     BatchStats stats;
+    LoadRecorder load;
+    BackgroundLoadSampler sampler(load);
     const double cpu0 = processCpuSeconds();
     const auto t0 = std::chrono::steady_clock::now();
     const std::vector<BatchResult> results = solveBatch(work, spec, bo, &stats);
     ThroughputPoint pt;
     pt.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     pt.cpu_s = processCpuSeconds() - cpu0;
+    sampler.stop();  // outside the timed region
+    pt.load = load.json();
+    pt.noisy = load.noisy();
     pt.path = "batch";
     pt.threads = threads;
     pt.solves = static_cast<long>(work.size());
@@ -168,19 +181,10 @@ ThroughputResult measureThroughput(const ThroughputConfig& config) {
     pt.batched = stats.batched;
     return pt;
   };
+  // One progress line per measured point (the table comes at the end).
   auto report = [&](const ThroughputPoint& pt) {
-    log << fmt::format("throughput: {}{} on {} {}-DOF pose problems, {} threads: {} solves in {:.3f} s, {:.1f}% "
-                       "converged: {:.0f} converged solves/s ({:.0f} solves/s), {:.2f} cores busy{}\n",
-                       config.solver,
-                       pt.path == "batch"     ? fmt::format(" [batch, {}]", out.isa)
-                       : pt.path == "generic" ? std::string(" [kernel=generic]")
-                                              : std::string(),
-                       problems.size(), config.dof, pt.threads, pt.solves, pt.wall_s,
-                       100.0 * static_cast<double>(pt.converged) / static_cast<double>(pt.solves), pt.converged_per_s,
-                       pt.solves_per_s, pt.cpu_s / pt.wall_s,
-                       pt.path == "batch" ? fmt::format(", lanes filled {:.1f}%, {} of {} batched", 100.0 * pt.lane_fill,
-                                                        pt.batched, pt.solves)
-                                          : std::string());
+    log << fmt::format("throughput: {} at {} thread{}: {:.0f} converged solves/s ({:.2f} s)\n", pt.path, pt.threads,
+                       pt.threads == 1 ? "" : "s", pt.converged_per_s, pt.wall_s);
   };
   // Seed libraries (library=N) are built once per model, as a run's first
   // solve of each model would: here, before the timed runs, and timed. They
@@ -219,15 +223,11 @@ ThroughputResult measureThroughput(const ThroughputConfig& config) {
       ThroughputPoint bp = measureBatch(threads, cycled);
       report(bp);
       out.batch_over_scalar.push_back(bp.converged_per_s / pt.converged_per_s);
-      log << fmt::format("throughput: batch / scalar at {} threads: {:.2f}x converged solves/s\n", threads,
-                         out.batch_over_scalar.back());
       batch_points.push_back(bp);
       if (generic) {
         ThroughputPoint gp = measure(threads, config.solves, *generic);
         report(gp);
         out.batch_over_generic.push_back(bp.converged_per_s / gp.converged_per_s);
-        log << fmt::format("throughput: batch / generic code at {} threads: {:.2f}x converged solves/s\n", threads,
-                           out.batch_over_generic.back());
         generic_points.push_back(gp);
       }
     }
@@ -245,6 +245,19 @@ ThroughputResult measureThroughput(const ThroughputConfig& config) {
     log << fmt::format("throughput: warning: {} seed libraries were built during the timed runs; their build time "
                        "is in the rates above\n",
                        built_late);
+  // Points measured while other work competed for the cores are slower
+  // than the machine is: say which.
+  size_t loaded = 0;
+  double worst = 0.0;
+  for (const ThroughputPoint& p : out.points)
+    if (p.noisy) {
+      ++loaded;
+      worst = std::max(worst, p.load["samples"]["max"].get<double>());
+    }
+  if (loaded > 0)
+    log << fmt::format("throughput: warning: {} of {} points measured under load (1-min load average up to {:.2f} "
+                       "on {} usable cores; '!' in the table): their rates are lower than a quiet machine's\n",
+                       loaded, out.points.size(), worst, usableCores());
   out.end_time = isoTimeUtc();
   return out;
 }
@@ -281,6 +294,7 @@ nlohmann::json throughputJson(const ThroughputResult& r) {
     j["batch"] = {{"isa", r.isa}, {"lanes_per_thread", r.config.lanes}, {"batch_over_scalar", r.batch_over_scalar}};
     if (!r.batch_over_generic.empty()) j["batch"]["batch_over_generic"] = r.batch_over_generic;
   }
+  for (size_t i = 0; i < r.points.size(); ++i) pts[i]["load"] = r.points[i].load;
   j["points"] = pts;
   j["load_average_1min_at_start"] = r.load_average;
   j["seed_libraries"] = r.libraries;
@@ -290,6 +304,54 @@ nlohmann::json throughputJson(const ThroughputResult& r) {
                                 r.config.batch ? " of the batch path" : "", r.config.threads.back(),
                                 r.config.threads.front());
   return j;
+}
+
+std::string throughputTable(const ThroughputResult& r) {
+  // Thousands separated by spaces: 1234567 -> "1 234 567".
+  auto grouped = [](double v) {
+    std::string digits = fmt::format("{:.0f}", v);
+    std::string out;
+    for (size_t i = 0; i < digits.size(); ++i) {
+      if (i > 0 && (digits.size() - i) % 3 == 0) out += ' ';
+      out += digits[i];
+    }
+    return out;
+  };
+  std::string text = fmt::format("{}: {}-DOF reachable pose problems ({} distinct, cycled), seed {}\n",
+                                 r.config.solver, r.config.dof, r.config.problems, r.config.seed);
+  text += fmt::format("{:<8} {:>7} {:>13} {:>13} {:>9} {:>8} {:>6} {:>6}\n", "path", "threads", "converged/s",
+                      "solves/s", "converged", "x first", "cores", "load");
+  for (const ThroughputPoint& p : r.points) {
+    // The ratio to the first thread count of the same path (the speedup).
+    double first = 0.0;
+    for (const ThroughputPoint& q : r.points)
+      if (q.path == p.path) {
+        first = q.converged_per_s;
+        break;
+      }
+    const std::string load =
+        p.load.is_object() ? fmt::format("{:.2f}{}", p.load["samples"]["max"].get<double>(), p.noisy ? "!" : "")
+                           : std::string("-");
+    text += fmt::format("{:<8} {:>7} {:>13} {:>13} {:>8.1f}% {:>7.2f}x {:>6.2f} {:>6}\n", p.path, p.threads,
+                        grouped(p.converged_per_s), grouped(p.solves_per_s),
+                        100.0 * static_cast<double>(p.converged) / static_cast<double>(std::max(1L, p.solves)),
+                        first > 0 ? p.converged_per_s / first : 0.0, p.wall_s > 0 ? p.cpu_s / p.wall_s : 0.0, load);
+  }
+  auto ratios = [&](const char* what, const std::vector<double>& v) {
+    if (v.empty()) return;
+    std::vector<std::string> parts;
+    for (size_t i = 0; i < v.size() && i < r.config.threads.size(); ++i)
+      parts.push_back(fmt::format("{:.2f}x at {}", v[i], r.config.threads[i]));
+    text += fmt::format("{} (converged solves/s, same run): {}\n", what, fmt::join(parts, ", "));
+  };
+  ratios("batch / scalar", r.batch_over_scalar);
+  ratios("batch / generic code", r.batch_over_generic);
+  if (r.libraries > 0)
+    text += fmt::format("{} seed libraries built in {:.3f} s before the timed runs (not in the rates)\n", r.libraries,
+                        r.library_build_s);
+  text += "x first = converged solves/s over the path's first thread count; cores = process CPU time / wall time; "
+          "load = max 1-min load average during the point ('!' above the usable cores)\n";
+  return text;
 }
 
 }  // namespace ikbench::harness

@@ -41,6 +41,10 @@ struct ThroughputPoint {
   std::string path = "scalar";   // "scalar" (Solver::solve), "batch" or "generic" (kernel=generic)
   double lane_fill = 0.0;        // batch: fraction of lane-iterations that held a problem
   long batched = 0;              // batch: problems through the SIMD kernel
+  // The machine's load during this point's measurement (machine_load.h's
+  // LoadRecorder::json(); null where /proc/loadavg cannot be read).
+  nlohmann::json load;
+  bool noisy = false;  // the 1-min load average exceeded the usable cores during it
 };
 struct ThroughputResult {
   ThroughputConfig config;
@@ -68,5 +72,9 @@ struct ThroughputResult {
 ThroughputResult measureThroughput(const ThroughputConfig& config);
 // throughput.json (written by `ikbench throughput --out DIR`).
 nlohmann::json throughputJson(const ThroughputResult& result);
+// The console table of a result: one row per point (path, threads,
+// converged solves/s, solves/s, converged %, cores busy, load) and the
+// ratios (speedup, batch / scalar, batch / generic), in plain text.
+std::string throughputTable(const ThroughputResult& result);
 
 }  // namespace ikbench::harness

@@ -1,8 +1,9 @@
 """FNV-1a 64-bit hash of a byte string, as written in run.json's manifest.
 
 FNV-1a: h = 0xcbf29ce484222325; for each byte b: h = (h XOR b) * 0x100000001b3 mod 2^64.
-The recurrence is sequential, so a byte loop in Python costs about 90 ns per byte. `fnv1a64`
-computes the same value with numpy (about 20 ns per byte) using two facts:
+The recurrence is sequential, so a byte loop runs one interpreted step per byte, slow for the
+large files of a run. `fnv1a64` computes the same value with numpy, in passes over whole arrays,
+using two facts:
 
 * the low 8 bits of h after a byte depend only on the low 8 bits before it and the byte
   (multiplication mod 2^8 only sees the low bits), and bit j of those low bits satisfies

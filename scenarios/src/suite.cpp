@@ -687,37 +687,46 @@ Family urdfFamily(const std::string& path, const std::string& base, const std::s
   if (samples < 0) throw SuiteError(fmt::format("{}: samples = {} must be >= 0", path, samples));
   UrdfOptions uo;
   uo.base = base;
-  uo.tip = tip;
-  if (tip.empty()) {
-    // Without a tip the chain must be unambiguous: one leaf link moved by a
-    // joint. Otherwise (cameras, grippers, two arms) the user chooses.
+  // The default tip: the only leaf link moved by a joint, if there is one.
+  // Without --tip the chain must be unambiguous; otherwise (cameras,
+  // grippers, two arms) the user chooses.
+  std::string default_tip;
+  try {
     const UrdfModel whole = loadUrdf(path, uo);
     std::vector<std::string> tips;
     for (int leaf : whole.model->leaves())
       if (!whole.model->supportingJoints(leaf).empty()) tips.push_back(whole.model->bodyName(leaf));
-    if (tips.empty())
+    if (tips.size() == 1) default_tip = tips.front();
+    if (tip.empty() && tips.empty())
       throw SuiteError(fmt::format("{}: no link below '{}' is moved by a joint (nothing to solve)", path,
                                    base.empty() ? whole.model->bodyName(0) : base));
-    if (tips.size() > 1) {
+    if (tip.empty() && tips.size() > 1) {
       std::string list;
       for (const auto& t : tips) list += (list.empty() ? "" : ", ") + t;
       throw SuiteError(fmt::format("{}: {} leaf links could be the tip; choose the chain with --tip LINK (and "
                                    "--base LINK if not the root): {}",
                                    path, tips.size(), list));
     }
-    uo.tip = tips.front();
+  } catch (const SuiteError&) {
+    // With a tip given, the chain base -> tip is what is solved: a part of
+    // the model outside it that cannot be loaded does not matter (the name
+    // then carries the tip).
+    if (tip.empty()) throw;
   }
+  uo.tip = tip.empty() ? default_tip : tip;
   const UrdfModel um = loadUrdf(path, uo);
   GoalSetSpec g;
   g.count = samples;
   g.kind = GoalKind::kPose;
   g.start = StartPolicy::kNominal;
   Family fam;
-  fam.name = fs::path(path).stem().string() + (tip.empty() ? "" : "-" + tip) + "-pose";
+  // <robot>-pose for the default tip, given or not; <robot>-<tip>-pose for
+  // another tip: one chain, one name (and so the same solve seeds).
+  fam.name = fs::path(path).stem().string() + (uo.tip == default_tip ? "" : "-" + uo.tip) + "-pose";
   fam.description = fmt::format("{}: {} random reachable pose targets within limits on '{}' (chain {} -> {}, "
                                 "{} DOF{})",
                                 path, samples, uo.tip, um.model->bodyName(0), uo.tip, um.model->nv(),
-                                tip.empty() ? "; the only leaf moved by a joint" : "");
+                                uo.tip == default_tip ? "; the only leaf moved by a joint" : "");
   try {
     fam.problems = makeGoals(um.model, g, seed, "");
   } catch (const std::invalid_argument& e) {

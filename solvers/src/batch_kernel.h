@@ -19,8 +19,9 @@
 // others. Frames and names: batch_layout.h.
 
 // Small loops of compile-time length (rows, the 6x6 system) are unrolled
-// completely: GCC's default limits leave the nested ones rolled (measured:
-// 14.5 -> 13.4 million instructions in BatchPerIteration/auto).
+// completely: GCC's default limits leave the nested ones rolled, with their
+// loop counters and branches in every kernel step (bench_batch
+// BatchPerIteration/auto measures it).
 #define IKBENCH_BATCH_UNROLL _Pragma("GCC unroll 16")
 
 inline V splat(double x) { return V{x, x, x, x}; }

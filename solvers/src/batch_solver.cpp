@@ -878,9 +878,13 @@ struct KernelSolve::Impl {
   // (a window: no attempt starts kWindow or more ahead of the next one to
   // take), with their trace records.
   static constexpr int kWindow = 16;
-  // Steps of attempt 0 before other attempts start beside it: chosen by the
-  // mean and median time on the KUKA KR 210, Baxter and PR2 arms (0, 4, 8
-  // and after attempt 0 ends; docs/tuning.md, per-arm section).
+  // Steps of attempt 0 before other attempts start beside it. It changes no
+  // answer, only the time: started at once, the other lanes slow the solves
+  // that need no restart (the freeze loop takes the passes of its busiest
+  // lane), which sets the median; started after attempt 0 ends, restarts run
+  // one at a time, which sets the mean. Tuned (0, 4, 8 steps, or after attempt
+  // 0 ends) on the arms of docs/tuning.md's per-arm section, which has the
+  // command and the figures.
   static constexpr long kAttemptsAfter = 4;
   AttemptEnd ended[kWindow];
   bool has_ended[kWindow] = {};
@@ -1160,8 +1164,9 @@ std::vector<BatchResult> solveBatch(const std::vector<Problem>& problems, const 
   if (options.threads < 1 || options.threads > 1024)
     throw std::invalid_argument(fmt::format("solveBatch: threads = {} must be in [1, 1024]", options.threads));
 
-  // Constructed below, beside the scan of the problems: a million results
-  // are 168 MB whose page faults take 0.08 s on one core.
+  // Constructed below, beside the scan of the problems: a large batch's
+  // results are large enough that their first-touch page faults are worth
+  // overlapping with that scan.
   std::vector<BatchResult> results;
   Shared s(0);
   s.problems = problems.data();

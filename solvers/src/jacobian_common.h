@@ -46,8 +46,9 @@ void rebuild(T& obj, Args&&... args) {
 // or Jw^T Jw (m > nv), the system every DLS-type step solves. n = min(m, nv)
 // is 3 or 6 for one position or one pose goal, by far the common case, and at
 // that size Eigen's dynamic-size product and LLT spend more time on size
-// bookkeeping than on arithmetic (measured: 36% of a 7-DOF pose DLS
-// iteration; Eigen's fixed-size 6x6 LLT still 21%). For n <= 6 the product
+// bookkeeping than on arithmetic, and even Eigen's fixed-size 6x6 LLT pays a
+// square root per pivot (bench_solvers PerIteration, 7-DOF pose DLS,
+// measures the step). For n <= 6 the product
 // (lower triangle only, one rank-1 update per column) and a square-root-free
 // Cholesky L D L^T with its solves (Golub & Van Loan, alg. 4.1.2) are written
 // out with a compile-time size; larger n use Eigen's dynamic LLT. The same
@@ -84,7 +85,7 @@ class NormalSystem {
 
 // y = A^T x. For one pose (m = 6) or position (m = 3) goal as n dot products
 // of a compile-time length: Eigen's dynamic-size gemv spends more on dispatch
-// than on the arithmetic there (measured: 5% of a 7-DOF pose DLS iteration).
+// than on the arithmetic there (bench_solvers PerIteration measures the step).
 template <int M>
 void multiplyTransposedFixed(const double* a, const double* x, double* y, Eigen::Index n) {
   double xv[M];

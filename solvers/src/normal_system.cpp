@@ -5,9 +5,8 @@
 // At n = 6 GCC's SLP vectoriser packs pairs of scalar partial results
 // into SSE registers and unpacks them again, with stores of one half read
 // back as a whole (store-forwarding stalls), and leaves the substitutions'
-// loops rolled around 2-wide bodies. Measured on a 7-DOF pose DLS
-// iteration: 510 ns vectorised, 432 ns scalar (the kernels here went from
-// about 36% of the iteration to 20%).
+// loops rolled around 2-wide bodies: the scalar code is faster here
+// (bench_solvers PerIteration, 7-DOF pose DLS, measures it).
 #include <Eigen/Cholesky>
 #include <Eigen/Eigenvalues>
 #include <cstring>
@@ -21,7 +20,7 @@ namespace {
 
 // The kernels below work on local arrays or __restrict pointers: through
 // plain double* parameters the compiler must assume A, Jw and b alias, and
-// would store and reload every partial sum (measured 3x slower).
+// would store and reload every partial sum.
 
 typedef double Pair __attribute__((vector_size(16)));  // one SSE2 register
 
@@ -99,8 +98,8 @@ void smallNormal(const Eigen::MatrixXd& Jw, double* out) {
 // roots (an L L^T pivot pays a sqrt and a division on that chain, L D L^T
 // one division), and the right-looking (outer-product) order, in which the
 // next pivot is one multiply-subtract after 1 / d_j (the left-looking order
-// sums j products on pivot j's chain). Measured with the SLP fix above:
-// 7-DOF pose DLS iteration 432 -> 390 ns together with normal6Wide.
+// sums j products on pivot j's chain). bench_solvers PerIteration (7-DOF
+// pose DLS) measures it, together with normal6Wide.
 template <int N>
 bool smallCholesky(double* __restrict a) {
   for (int j = 0; j < N; ++j) {

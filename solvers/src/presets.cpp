@@ -10,9 +10,9 @@ void registerPresets(Registry& registry) {
   // (12 iterations, and abandoned as soon as 4 iterations pass without the
   // residual norm dropping by 35 %) with seeded random restarts until the 5 ms
   // budget ends: with restarts the mean time is set by how cheaply a failing
-  // attempt is abandoned. Chosen by `ikbench tune` on random 6- and 7-DOF
-  // chains, UR5, Panda and KUKA KR 210 (success >= 99.95 %, then the lowest
-  // geometric mean of the families' mean times) and evaluated on arms it never
+  // attempt is abandoned. Chosen by `ikbench tune` on the tuning set of
+  // docs/tuning.md (success >= 99.95 %, then the lowest geometric mean of the
+  // families' mean times) and evaluated on its evaluation set, arms it never
   // saw; the limit mode and the stall window by further tune runs on the same
   // sets: the commands, both sets' figures and the per-arm table are in
   // docs/tuning.md.

@@ -1,11 +1,11 @@
 // sin and cos of one angle together, for the forward-kinematics hot path.
 //
-// Why not libm: a 7-hinge FK spent about a third of its time in glibc's
-// sincos, an out-of-line call around which every live SSE register must be
-// spilled (all are caller-saved). The double overload below is inline and
-// needs no call. Measured: the FK micro-benchmark, whose q never changes,
-// barely moves (137 -> 133 ns); a 7-DOF pose DLS iteration, whose q changes
-// every time, goes from 398-416 to 386-389 ns (A/B in one run).
+// Why not libm: glibc's sincos is an out-of-line call around which every
+// live SSE register must be spilled (all are caller-saved), and it is a large
+// share of a hinge chain's FK. The double overload below is inline and needs
+// no call. The gain shows mostly where q changes every call, as in a solve:
+// bench_solvers PerIteration (7-DOF pose DLS) measures it, beside
+// bench_kinematics ForwardKinematics, whose q never changes.
 //
 // Method (fdlibm / Cephes, the textbook scheme, Muller, "Elementary
 // Functions", ch. 11):
@@ -77,8 +77,8 @@ inline void sinCos(double x, double& s, double& c) {
   // x = n pi/2 + r: quadrant 1 swaps (sin, cos) -> (cos, -sin), 2 negates
   // both, 3 is (-cos, sin). Branches, not bit masks: in a solve a joint's
   // quadrant rarely changes between iterations, so they predict well, and
-  // masks would move both results through integer registers (measured
-  // slower, 133 -> 143 ns per 7-hinge FK).
+  // masks would move both results through integer registers, a longer
+  // dependency chain (bench_kinematics ForwardKinematics/dof:7 measures it).
   const int quadrant = static_cast<int>(bits & 3);
   const bool odd = (quadrant & 1) != 0;
   s = odd ? cos_r : sin_r;

@@ -61,7 +61,10 @@ Suite parseSuite(const std::string& text, const std::string& path,
 
 // For `ikbench run --urdf FILE`: `samples` random reachable pose targets
 // within limits on the chain base -> tip (whole model's leaves if empty),
-// started at the middle of the limits.
+// started at the middle of the limits. The family is named <robot>-pose
+// (robot = the file's stem) when the tip is the default one (the only leaf
+// link moved by a joint), whether or not it was given, else
+// <robot>-<tip>-pose.
 Family urdfFamily(const std::string& path, const std::string& base, const std::string& tip, int samples,
                   std::uint64_t seed);
 // For `ikbench run --bvh FILE`: the file's own motion frames as goals (end

@@ -41,10 +41,10 @@
 // target (solvers/src/seed_search.h). A k-d
 // tree over the 12 coordinates (p, rho R) gives the exact nearest, but the
 // entries fill a 6-dimensional manifold in them, where a k-d tree prunes
-// little: nanoflann's took 42 us for the nearest 8 of 65 536 entries, the
-// grid 1.2 us (0.7 us for the nearest alone; bench_batch LibraryNearest),
-// and the grid's starts needed about as few iterations (docs/performance.md,
-// "A seed library").
+// little and costs far more per query than the grid's contiguous scan,
+// while the grid's starts need about as few iterations (bench_batch
+// LibraryNearest times the grid; docs/performance.md, "A seed library",
+// has the comparison).
 //
 // Entries are drawn from a fixed seed (kSeed mixed with the entry count):
 // the same model and count give the same library in every process and on
