@@ -8,8 +8,8 @@
     html = render(data)                          # the page
     write_report(RUN_DIR)                        # RUN_DIR/report.html
 
-Every number of the page comes from the analysis library: figures.summarize and rank_cells (the
-headline, the summary table, iterations), figures.robot_summary (the per-robot table),
+Every number of the page comes from the analysis library: figures.summarize (ranks and ties by
+rank_cells) and family_leaders (the headline and its chart, the summary table, iterations), figures.robot_summary (the per-robot table),
 curves (convergence bands, time ECDFs, success vs DOF), sweep (parameter sweeps) and coverage
 (solution coverage); texts are formatted with ikbench.tables. The page embeds its data as JSON
 (`<script id="ikbench-data" type="application/json">`), plotly.js once (python3-plotly's
@@ -36,12 +36,13 @@ import numpy as np
 import pandas as pd
 
 from . import coverage, curves, figures, stats, sweep, tables
-from .results import NOT_ATTEMPTED, ResultsError, load
+from .results import NOT_ATTEMPTED, ResultsError, load, optional_json
+from .safe_io import atomic_write_text, check_output_path
 
 REPORT_FORMAT = "ikbench-report/1"
 ASSETS = Path(__file__).resolve().parent / "report_assets"
 PEERS = ("kdl-lma", "kdl-nr-jl")      # KDL's solvers: the peers drawn by default beside the best
-HEADLINE_PEER = "kdl-lma"
+HEADLINE_PEER = figures.PEER          # the reference peer beside the leaders
 DEFAULT_PICKS = 4                     # best solvers picked by default in the per-family plots
 
 DEFAULT_TRACE_PROBLEMS = 3
@@ -165,11 +166,11 @@ SUMMARY_FIELDS = [
     "iterations_p90", "position_error_median", "orientation_error_median", "time_us_median",
     "time_us_median_ci_low", "time_us_median_ci_high", "time_us_mean", "time_us_mean_ci_low",
     "time_us_mean_ci_high", "time_us_p90", "time_us_p99", "time_us_max", "fk_evals_mean", "jacobian_evals_mean",
-    "available", "rank",
+    "available", "rank", "rank_of", "tied_leader", "time_us_outliers_mild", "time_us_outliers_severe",
 ]
 SUMMARY_TEXTS = ["success_text", "iterations_median_text", "iterations_p90_text", "position_error_text",
                  "orientation_error_text", "time_median_text", "time_mean_text", "time_p99_text", "fk_text", "j_text",
-                 "statuses_text"]
+                 "statuses_text", "rank_text", "outliers_text"]
 
 STATUS_SHORT = {"converged": "conv", "max-iterations": "max-it", "time-limit": "time", "stalled": "stall",
                 "numerical-failure": "num-fail", "unsupported": "unsupp", "invalid-input": "invalid"}
@@ -196,7 +197,7 @@ def statuses_text(statuses):
 
 
 def summary_rows(summary):
-    """The summary table's rows: SUMMARY_FIELDS (figures.summarize's values, rank from
+    """The summary table's rows: SUMMARY_FIELDS (figures.summarize's values, rank and ties from
     figures.rank_cells within the family) then SUMMARY_TEXTS (formatted by ikbench.tables)."""
     rows = []
     for r in summary.to_dict("records"):
@@ -207,39 +208,117 @@ def summary_rows(summary):
                  tables.fmt_num(r["iterations_p90"], "int") if a else "",
                  tables.fmt_num(r["position_error_median"], "sci") if a else "",
                  tables.fmt_num(r["orientation_error_median"], "sci") if a else "",
-                 tables.fmt_num(r["time_us_median"], "time") if a else "",
+                 _interval_text(r["time_us_median"], r["time_us_median_ci_low"], r["time_us_median_ci_high"])
+                 if a else "",
                  _interval_text(r["time_us_mean"], r["time_us_mean_ci_low"], r["time_us_mean_ci_high"]) if a else "",
                  tables.fmt_num(r["time_us_p99"], "time") if a else "",
                  tables.fmt_num(r["fk_evals_mean"], "f") if a else "",
                  tables.fmt_num(r["jacobian_evals_mean"], "f") if a else "",
-                 statuses_text(r["statuses"])]
+                 statuses_text(r["statuses"]), tables.fmt_rank(r),
+                 tables.fmt_outliers(r["time_us_outliers_mild"], r["time_us_outliers_severe"]) if a else ""]
         rows.append(vals + texts)
     return {"columns": SUMMARY_FIELDS + SUMMARY_TEXTS, "rows": rows}
 
 
 def _cell_brief(r):
-    return {"solver": r["solver"], "rank": r["rank"], "available": bool(r["available"]),
+    a = bool(r["available"])
+    return {"solver": r["solver"], "rank": r["rank"], "rank_text": tables.fmt_rank(r), "available": a,
+            "tied_leader": bool(r["tied_leader"]),
             "success_rate": r["success_rate"], "success_ci_low": r["success_ci_low"],
-            "success_ci_high": r["success_ci_high"], "time_us_mean": r["time_us_mean"],
-            "time_us_mean_ci_low": r["time_us_mean_ci_low"], "time_us_mean_ci_high": r["time_us_mean_ci_high"],
+            "success_ci_high": r["success_ci_high"], "time_us_median": r["time_us_median"],
+            "time_us_median_ci_low": r["time_us_median_ci_low"], "time_us_median_ci_high": r["time_us_median_ci_high"],
+            "time_us_mean": r["time_us_mean"], "time_us_mean_ci_low": r["time_us_mean_ci_low"],
+            "time_us_mean_ci_high": r["time_us_mean_ci_high"],
+            "time_us_outliers_mild": r["time_us_outliers_mild"], "time_us_outliers_severe": r["time_us_outliers_severe"],
             "success_text": success_text(r),
-            "time_mean_text": _interval_text(r["time_us_mean"], r["time_us_mean_ci_low"], r["time_us_mean_ci_high"])
-            if r["available"] else ""}
+            "time_median_text": _interval_text(r["time_us_median"], r["time_us_median_ci_low"],
+                                               r["time_us_median_ci_high"]) if a else "",
+            "time_mean_text": tables.fmt_num(r["time_us_mean"], "time") if a else "",
+            "outliers_text": tables.fmt_outliers(r["time_us_outliers_mild"], r["time_us_outliers_severe"]) if a else ""}
 
 
 def headline(ranked):
-    """Per family: the best cell (rank 1: success rate, then mean time) and the KDL peer
-    (HEADLINE_PEER) where it ran, with their intervals."""
+    """Per family, the verdict of figures.family_leaders as page data: `verdict` (winner, tie,
+    no success, n/a), `ran` (cells that ran), `leaders` (the tied leaders, best first, with their
+    figures), `peer` (figures.PEER where it ran) and `failed_most` (the cell with the lowest
+    success, when it is not a leader)."""
     out = []
-    for fam, part in ranked.groupby("family", sort=False):
-        recs = part.to_dict("records")
-        best = [r for r in recs if r["rank"] == 1]
-        peer = [r for r in recs if spec_name(r["solver"]) == HEADLINE_PEER]
-        peer = ([r for r in peer if r["solver"] == HEADLINE_PEER] or peer)[:1]
-        out.append({"family": fam, "ranked": int(part["rank"].notna().sum()), "cells": len(recs),
-                    "best": _cell_brief(best[0]) if best else None,
-                    "peer": _cell_brief(peer[0]) if peer else None})
+    recs = ranked.to_dict("index")
+    for v in figures.family_leaders(ranked).to_dict("records"):
+        fam = v["family"]
+        by_spec = {r["solver"]: r for r in recs.values() if r["family"] == fam}
+        out.append({"family": fam, "verdict": v["verdict"], "ran": v["ran"], "succeeded": v["succeeded"],
+                    "cells": len(by_spec), "leaders": [_cell_brief(by_spec[s]) for s in v["leaders"]],
+                    "peer": _cell_brief(recs[v["peer_row"]]) if v["peer"] is not None else None,
+                    "failed_most": _cell_brief(recs[v["failed_most"]]) if v["failed_most"] is not None else None})
     return out
+
+
+def headline_figure(heads, styles):
+    """The headline's chart (plotly JSON): per family, the success rate [Wilson 95 %] (top) and
+    the median time [bootstrap 95 %] (bottom, log scale) of the tied leaders beside the peer. A
+    family without a success has no leader and is marked "no winner"."""
+    fams = [h["family"] for h in heads]
+    lay = _subplots(2, 1, ["success rate [Wilson 95 %]", "median time [µs] [bootstrap 95 %], log scale"],
+                    shared_xaxes=True, vertical_spacing=0.12)
+
+    def err(vals, lo, hi):
+        return {"type": "data", "symmetric": False, "array": [None if h is None or v is None else h - v
+                                                              for v, h in zip(vals, hi)],
+                "arrayminus": [None if lo_ is None or v is None else v - lo_ for v, lo_ in zip(vals, lo)]}
+
+    def fin(x):
+        return None if x is None or not math.isfinite(x) else float(x)
+
+    data = []
+    leaders = {"x": [], "s": [], "slo": [], "shi": [], "t": [], "tlo": [], "thi": [], "text": []}
+    for h in heads:
+        for c in h["leaders"]:
+            leaders["x"].append(h["family"])
+            leaders["s"].append(fin(c["success_rate"]))
+            leaders["slo"].append(fin(c["success_ci_low"]))
+            leaders["shi"].append(fin(c["success_ci_high"]))
+            leaders["t"].append(fin(c["time_us_median"]))
+            leaders["tlo"].append(fin(c["time_us_median_ci_low"]))
+            leaders["thi"].append(fin(c["time_us_median_ci_high"]))
+            leaders["text"].append(f"{c['solver']} ({c['rank_text']})")
+    peer = {"x": [], "s": [], "slo": [], "shi": [], "t": [], "tlo": [], "thi": [], "text": []}
+    for h in heads:
+        c = h["peer"]
+        if c is None or not c["available"]:
+            continue
+        peer["x"].append(h["family"])
+        peer["s"].append(fin(c["success_rate"]))
+        peer["slo"].append(fin(c["success_ci_low"]))
+        peer["shi"].append(fin(c["success_ci_high"]))
+        peer["t"].append(fin(c["time_us_median"]))
+        peer["tlo"].append(fin(c["time_us_median_ci_low"]))
+        peer["thi"].append(fin(c["time_us_median_ci_high"]))
+        peer["text"].append(f"{c['solver']} ({c['rank_text']})")
+    for name, d, colour, symbol, dx in (("tied leaders", leaders, "#1f77b4", "circle", -0.15),
+                                        (f"{figures.PEER} (peer)", peer, "#d62728", "diamond", 0.15)):
+        if not d["x"]:
+            continue
+        base = {"name": name, "legendgroup": name, "mode": "markers", "type": "scatter", "text": d["text"],
+                "x": d["x"], "marker": {"color": colour, "symbol": symbol, "size": 8},
+                "hovertemplate": "%{x}<br>%{text}<br>%{y}<extra></extra>"}
+        data.append(dict(base, y=d["s"], error_y=err(d["s"], d["slo"], d["shi"]), xaxis="x", yaxis="y"))
+        data.append(dict(base, y=d["t"], error_y=err(d["t"], d["tlo"], d["thi"]), xaxis="x2", yaxis="y2",
+                         showlegend=False))
+    nowin = [h["family"] for h in heads if h["verdict"] == figures.VERDICT_NO_SUCCESS]
+    if nowin:
+        data.append({"name": "no winner (no spec succeeded)", "type": "scatter", "mode": "markers+text",
+                     "x": nowin, "y": [0.0] * len(nowin), "text": ["no winner"] * len(nowin),
+                     "textposition": "top center", "marker": {"color": "#555", "symbol": "x", "size": 9},
+                     "xaxis": "x", "yaxis": "y", "hovertemplate": "%{x}: no spec succeeded<extra></extra>"})
+    lay.update({"height": 540, "margin": {"l": 60, "r": 20, "t": 70, "b": 140},
+                "legend": {"orientation": "h", "y": 1.16, "x": 0},
+                "hovermode": "closest"})
+    lay["yaxis"] = dict(lay.get("yaxis", {}), range=[-0.05, 1.05], tickformat=".0%")
+    lay["yaxis2"] = dict(lay.get("yaxis2", {}), type="log")
+    lay["xaxis2"] = dict(lay.get("xaxis2", {}), tickangle=-45, categoryorder="array", categoryarray=fams)
+    lay["xaxis"] = dict(lay.get("xaxis", {}), categoryorder="array", categoryarray=fams)
+    return {"data": data, "layout": lay}
 
 
 def robot_rows(run):
@@ -254,6 +333,9 @@ def robot_rows(run):
             a = bool(r["available"])
             out.append({
                 "robot": r["robot"], "solver": r["solver"], "families": r["families"], "rank": r["rank"],
+                "rank_text": tables.fmt_rank(r), "tied_leader": bool(r["tied_leader"]),
+                "outliers_text": tables.fmt_outliers(r["time_us_outliers_mild"], r["time_us_outliers_severe"])
+                if a else "",
                 "solves": r["solves"], "supported": r["supported"], "successes": r["successes"],
                 "success_rate": r["success_rate"], "success_ci_low": r["success_ci_low"],
                 "success_ci_high": r["success_ci_high"], "time_us_mean": r["time_us_mean"],
@@ -727,7 +809,8 @@ def _run_facts(run):
             "flags": build.get("flags"), "cpu": run.cpu, "threads": run.threads,
             "throughput": tables.throughput_line(run), "command_line": meta.get("command_line"),
             "trace_problems_per_family": trace.get("problems_per_family"), "trace_note": trace.get("note"),
-            "trace_mismatches": trace.get("mismatches")}
+            "trace_mismatches": trace.get("mismatches"), "load": figures.run_load(run),
+            "noisy": figures.run_noisy(run), "noisy_text": figures.noisy_text(run)}
 
 
 def _meta_for_page(meta):
@@ -757,16 +840,17 @@ def build(run, opts=None, plots_index=None):
     for s in specs:
         solvers.append({"spec": s, "name": spec_name(s), "colour": styles[s]["colour"], "dash": styles[s]["dash"],
                         "description": desc.get(s, {}).get("description"), "peer": spec_name(s) in PEERS})
+    heads = headline(ranked)
     data = {
         "format": REPORT_FORMAT,
         "run": _run_facts(run),
         "solvers": solvers,
         "families": fams,
         "summary": summary_rows(ranked),
-        "headline": headline(ranked),
+        "headline": heads,
         "robots": robot_rows(run),
         "defaults": default_picks(ranked),
-        "figures": {"convergence": convs, "ecdf": ecdf_figures(run, styles),
+        "figures": {"headline": headline_figure(heads, styles), "convergence": convs, "ecdf": ecdf_figures(run, styles),
                     "iterations": iteration_figures(ranked, styles), "dof": dof, "dof_sweeps": sweeps_},
         "sweeps": sweep_blocks(run),
         "coverage": coverage_block(run, styles, opts) if run.format_version >= 2 else None,
@@ -821,9 +905,8 @@ def _plots_index(plots_dir, out_path):
     idx = Path(plots_dir) / "index.json"
     if not idx.exists():
         return None
-    try:
-        doc = json.loads(idx.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    doc = optional_json(idx)
+    if not isinstance(doc, dict):
         return None
     rel = os.path.relpath(idx.parent, Path(out_path).resolve().parent)
     return [{"title": p.get("title"), "stem": p.get("stem"),
@@ -837,15 +920,9 @@ def write_report(run_or_dir, out=None, opts=None, allow_incomplete=False, plots_
     if len(run.solves) == 0:
         raise ResultsError(f"{run.solves_path}: no solves (header only)")
     path = Path(out) if out else run.path / "report.html"
+    check_output_path(path, inputs=run.inputs)  # refused before the work, not after
     data = build(run, opts, plots_index=_plots_index(plots_dir or run.path / "plots", path))
-    text = render(data)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.tmp")
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, path)
-    except OSError as e:
-        raise ResultsError(f"{path}: cannot write: {e.strerror}") from None
+    atomic_write_text(path, render(data), inputs=run.inputs)
     return path, data
 
 

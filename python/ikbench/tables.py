@@ -195,7 +195,7 @@ def _feet(run):
     out = []
     noisy = noisy_text(run)
     if noisy:
-        out.append(f"NOISY: {noisy}")
+        out.append(noisy)
     foot = throughput_line(run)
     if foot:
         out += ["", foot]

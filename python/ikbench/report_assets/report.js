@@ -71,57 +71,78 @@
     var notes = document.getElementById("notes");
     (r.notes || []).forEach(function (n) { notes.appendChild(el("div", { cls: "note", text: "note: " + n })); });
     (r.issues || []).forEach(function (n) { notes.appendChild(el("div", { cls: "note", text: "INCOMPLETE: " + n })); });
+    if (r.noisy_text) notes.appendChild(el("div", { cls: "note noisy", id: "noisy-note", text: r.noisy_text }));
   }
 
   // ------------------------------------------------------------------ headline
+  // The verdict per family comes from figures.family_leaders (report.py headline): the tied leaders (not
+  // significantly worse than the first), or no winner when no spec succeeded; the peer beside them.
+  function twoLines(main, sub) {
+    var m = /^(.*?) (\[.*\])$/.exec(main || "");
+    if (!m) return el("td", { text: main || "" });
+    return el("td", null, [m[1], el("br"), el("span", { cls: "ci", text: m[2] })].concat(sub ? [sub] : []));
+  }
   function renderHeadline() {
+    plot("headline-chart", DATA.figures.headline);
     var t = document.getElementById("headline-table");
-    var hasPeer = DATA.headline.some(function (h) { return h.peer; });
-    var head = ["family", "DOF", "goal", "best solver", "success [95% CI]", "mean time [µs] [95% CI]", "ranked"];
-    if (hasPeer) head = head.concat(["KDL peer", "peer success [95% CI]", "peer mean time [µs] [95% CI]", "peer rank"]);
-    t.appendChild(el("thead", null, [el("tr", null, head.map(function (h, i) { return el("th", { cls: i < 4 || h === "KDL peer" ? "l" : "", text: h }); }))]));
+    var peerName = (DATA.headline.filter(function (h) { return h.peer; })[0] || {}).peer;
+    var head = [["family", "l"], ["DOF · goal", "l"], ["leaders (tied: =1)", "l"], ["success [95% CI]", ""],
+      ["t.median [µs] [95% CI]", ""], ["t.mean", ""], ["out.", ""], ["peer", "l"], ["peer rank", ""],
+      ["peer success", ""], ["peer t.median [µs]", ""]];
+    t.appendChild(el("thead", null, [el("tr", null, head.map(function (h) { return el("th", { cls: h[1], text: h[0] }); }))]));
     var tb = el("tbody");
     DATA.headline.forEach(function (h) {
       var f = FAMILY[h.family] || {};
-      var tr = el("tr", null, [el("td", { cls: "l", text: h.family }), el("td", { text: String(f.dof) }), el("td", { cls: "l", text: f.goal || "" })]);
-      if (h.best) {
-        tr.appendChild(solverCell(h.best.solver));
-        tr.appendChild(el("td", { text: h.best.success_text }));
-        tr.appendChild(el("td", { text: h.best.time_mean_text }));
+      var tr = el("tr", { "data-family": h.family, "data-verdict": h.verdict }, [el("td", { cls: "l", text: h.family }),
+        el("td", { cls: "l", text: String(f.dof) + " · " + (f.goal || "") })]);
+      if (h.leaders.length) {
+        var lead = h.leaders[0];
+        var names = el("td", { cls: "l leaders" });
+        h.leaders.forEach(function (c, i) {
+          var span = el("span", { cls: "leader", title: c.solver + ": " + c.rank_text + ", success " + c.success_text + ", median " + c.time_median_text + " µs" },
+            [swatch(c.solver), c.solver]);
+          if (i) names.appendChild(document.createTextNode(" "));
+          names.appendChild(span);
+        });
+        if (h.leaders.length > 1) names.insertBefore(el("span", { cls: "tie", text: "tie of " + h.leaders.length + ": " }), names.firstChild);
+        tr.appendChild(names);
+        tr.appendChild(twoLines(lead.success_text));
+        tr.appendChild(twoLines(lead.time_median_text));
+        tr.appendChild(el("td", { text: lead.time_mean_text }));
+        tr.appendChild(el("td", { text: lead.outliers_text, title: "Tukey outliers of the times: mild / severe" }));
       } else {
-        tr.appendChild(el("td", { cls: "l", text: "no supported solver" })); tr.appendChild(el("td")); tr.appendChild(el("td"));
+        tr.appendChild(el("td", { cls: "l nowin", colspan: "5", text: h.verdict === "no success"
+          ? "no winner: none of the " + h.ran + " specs that ran succeeded" : "n/a: no spec could attempt this family" }));
       }
-      tr.appendChild(el("td", { text: h.ranked + " of " + h.cells }));
-      if (hasPeer) {
-        if (h.peer) {
-          tr.appendChild(solverCell(h.peer.solver));
-          tr.appendChild(el("td", { text: h.peer.success_text }));
-          tr.appendChild(el("td", { text: h.peer.time_mean_text }));
-          tr.appendChild(el("td", { text: h.peer.rank == null ? "-" : String(h.peer.rank) }));
-        } else {
-          tr.appendChild(el("td", { cls: "l muted", text: "did not run" })); tr.appendChild(el("td")); tr.appendChild(el("td")); tr.appendChild(el("td"));
-        }
+      if (h.peer) {
+        tr.appendChild(solverCell(h.peer.solver));
+        tr.appendChild(el("td", { text: h.peer.rank_text }));
+        tr.appendChild(twoLines(h.peer.success_text));
+        tr.appendChild(el("td", { text: h.peer.available ? tables_time(h.peer) : "" }));
+      } else {
+        tr.appendChild(el("td", { cls: "l muted", colspan: "4", text: peerName ? "did not run" : "no peer in this run" }));
       }
       tb.appendChild(tr);
     });
     t.appendChild(tb);
   }
+  function tables_time(c) { var m = /^(\S+)/.exec(c.time_median_text || ""); return m ? m[1] : "-"; }
 
   // ------------------------------------------------------------------ per robot
   function renderRobots() {
     var box = document.getElementById("robot-tables");
     if (!DATA.robots.length) { box.appendChild(el("p", { cls: "muted", text: "No family of this run comes from a robot description." })); return; }
-    var head = ["robot", "solver", "rank", "solves", "supp.", "success [95% CI]", "t.mean", "t.median", "t.p99 [µs]", "it.median"];
+    var head = ["robot", "solver", "rank", "solves", "supp.", "success [95% CI]", "t.mean", "t.median", "t.p99 [µs]", "out.", "it.median"];
     var t = el("table", { cls: "data", id: "robot-table" });
     t.appendChild(el("thead", null, [el("tr", null, head.map(function (h, i) { return el("th", { cls: i < 2 ? "l" : "", text: h }); }))]));
     var tb = el("tbody"), last = null, fams = {};
     DATA.robots.forEach(function (r) {
       fams[r.robot] = r.families;
       var tr = el("tr", { cls: (r.available ? "" : "na") + (last !== null && last !== r.robot ? " group" : "") }, [
-        el("td", { cls: "l", text: r.robot }), solverCell(r.solver), el("td", { text: r.rank == null ? "-" : String(r.rank) }),
+        el("td", { cls: "l", text: r.robot }), solverCell(r.solver), el("td", { text: r.rank_text }),
         el("td", { text: String(r.solves) }), el("td", { text: String(r.supported) }), el("td", { text: r.success_text }),
         el("td", { text: r.time_mean_text }), el("td", { text: r.time_median_text }), el("td", { text: r.time_p99_text }),
-        el("td", { text: r.iterations_text })]);
+        el("td", { text: r.outliers_text }), el("td", { text: r.iterations_text })]);
       last = r.robot;
       tb.appendChild(tr);
     });
@@ -134,7 +155,7 @@
   var SUMMARY_COLUMNS = [
     { label: "family", key: "family", text: "family", cls: "l", type: "text" },
     { label: "solver", key: "solver", text: "solver", cls: "l", type: "text", solver: true },
-    { label: "rank", key: "rank", type: "num" },
+    { label: "rank", key: "rank", text: "rank_text", type: "num" },
     { label: "solves", key: "solves", type: "num" },
     { label: "supp.", key: "supported", type: "num" },
     { label: "success [95% CI]", key: "success_rate", text: "success_text", type: "num" },
@@ -142,9 +163,10 @@
     { label: "it.p90", key: "iterations_p90", text: "iterations_p90_text", type: "num" },
     { label: "pos.err [m]", key: "position_error_median", text: "position_error_text", type: "num" },
     { label: "ori.err [rad]", key: "orientation_error_median", text: "orientation_error_text", type: "num" },
-    { label: "t.med [µs]", key: "time_us_median", text: "time_median_text", type: "num" },
+    { label: "t.med [µs] [95% CI]", key: "time_us_median", text: "time_median_text", type: "num" },
     { label: "t.mean [µs] [95% CI]", key: "time_us_mean", text: "time_mean_text", type: "num" },
     { label: "t.p99 [µs]", key: "time_us_p99", text: "time_p99_text", type: "num" },
+    { label: "out.", key: "time_us_outliers_severe", text: "outliers_text", type: "num" },
     { label: "fk/solve", key: "fk_evals_mean", text: "fk_text", type: "num" },
     { label: "J/solve", key: "jacobian_evals_mean", text: "j_text", type: "num" },
     { label: "ended", key: "statuses_text", text: "statuses_text", cls: "l", type: "text" }];
