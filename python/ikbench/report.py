@@ -9,8 +9,8 @@
     write_report(RUN_DIR)                        # RUN_DIR/report.html
 
 Every number of the page comes from the analysis library: figures.summarize (ranks and ties by
-rank_cells) and family_leaders (the headline and its chart, the summary table, iterations), figures.robot_summary (the per-robot table),
-curves (convergence bands, time ECDFs, success vs DOF), sweep (parameter sweeps) and coverage
+rank_cells) and family_leaders (the headline and its chart, the summary table, iterations),
+figures.robot_summary (the per-robot table), curves (convergence bands, time ECDFs, success vs DOF), sweep (parameter sweeps) and coverage
 (solution coverage); texts are formatted with ikbench.tables. The page embeds its data as JSON
 (`<script id="ikbench-data" type="application/json">`), plotly.js once (python3-plotly's
 offline bundle) and its own script (report_assets/), so it opens from file:// without a network.
@@ -36,8 +36,7 @@ import numpy as np
 import pandas as pd
 
 from . import coverage, curves, figures, stats, sweep, tables
-from .results import NOT_ATTEMPTED, ResultsError, load, optional_json
-from .safe_io import atomic_write_text, check_output_path
+from .results import NOT_ATTEMPTED, ResultsError, load
 
 REPORT_FORMAT = "ikbench-report/1"
 ASSETS = Path(__file__).resolve().parent / "report_assets"
@@ -905,8 +904,9 @@ def _plots_index(plots_dir, out_path):
     idx = Path(plots_dir) / "index.json"
     if not idx.exists():
         return None
-    doc = optional_json(idx)
-    if not isinstance(doc, dict):
+    try:
+        doc = json.loads(idx.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
         return None
     rel = os.path.relpath(idx.parent, Path(out_path).resolve().parent)
     return [{"title": p.get("title"), "stem": p.get("stem"),
@@ -920,9 +920,15 @@ def write_report(run_or_dir, out=None, opts=None, allow_incomplete=False, plots_
     if len(run.solves) == 0:
         raise ResultsError(f"{run.solves_path}: no solves (header only)")
     path = Path(out) if out else run.path / "report.html"
-    check_output_path(path, inputs=run.inputs)  # refused before the work, not after
     data = build(run, opts, plots_index=_plots_index(plots_dir or run.path / "plots", path))
-    atomic_write_text(path, render(data), inputs=run.inputs)
+    text = render(data)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.tmp")
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError as e:
+        raise ResultsError(f"{path}: cannot write: {e.strerror}") from None
     return path, data
 
 
