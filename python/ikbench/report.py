@@ -10,8 +10,8 @@
 
 Every number of the page comes from the analysis library: figures.summarize (ranks and ties by
 rank_cells) and family_leaders (the headline and its chart, the summary table, iterations),
-figures.robot_summary (the per-robot table), curves (convergence bands, time ECDFs, success vs DOF), sweep (parameter sweeps) and coverage
-(solution coverage); texts are formatted with ikbench.tables. The page embeds its data as JSON
+figures.robot_summary (the per-robot table), curves (convergence bands, time ECDFs, success vs
+DOF), sweep (parameter sweeps) and coverage (solution coverage); texts are formatted with ikbench.tables. The page embeds its data as JSON
 (`<script id="ikbench-data" type="application/json">`), plotly.js once (python3-plotly's
 offline bundle) and its own script (report_assets/), so it opens from file:// without a network.
 The 3D solve viewer computes forward kinematics in JavaScript from models.json's joints
