@@ -29,12 +29,15 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <system_error>
 #include <nlohmann/json.hpp>
 
 #include "harness/analysis.h"
 #include "harness/chain_suite.h"
+#include "harness/memory_budget.h"
 #include "harness/merge.h"
 #include "harness/results_format.h"
+#include "harness/run_directory.h"
 #include "harness/run_engine.h"
 #include "harness/throughput.h"
 #include "harness/verify.h"
@@ -307,13 +310,13 @@ int realMain(int argc, char** argv) {
       std::error_code ec;
       fs::create_directories(tp_out, ec);
       if (ec) throw HarnessError(fmt::format("cannot create output directory '{}': {}", tp_out, ec.message()));
+      checkOutputFile((fs::path(tp_out) / "throughput.json").string());
     }
     const ThroughputResult r = measureThroughput(tc);
     fmt::print("{}", throughputTable(r));
     if (!tp_out.empty()) {
       const fs::path file = fs::path(tp_out) / "throughput.json";
-      std::ofstream f(file);
-      if (!(f << throughputJson(r).dump(2) << '\n')) throw HarnessError(fmt::format("cannot write '{}'", file.string()));
+      writeOutputFile(file.string(), throughputJson(r).dump(2) + "\n");
       fmt::print("throughput.json: {}\n", fs::absolute(file).string());
     }
     return 0;
@@ -340,6 +343,9 @@ int realMain(int argc, char** argv) {
     suite.seed = seed_override.value_or(1);
     suite.families.push_back(bvhFamily(bvh, suite.seed));
   } else if (o_chain->count()) {
+    // Three families of --samples problems each, held before the run's own check.
+    checkMemory({.problems = 3.0 * samples, .q_entries = 3.0 * samples * chain},
+                fmt::format("ikbench run --chain {} --samples {}", chain, samples));
     suite = chainSuite(chain, samples, seed_override.value_or(1));
   } else {
     throw HarnessError("ikbench run: give one of --suite NAME|FILE, --urdf FILE, --bvh FILE or --chain DOF");
@@ -426,6 +432,15 @@ int main(int argc, char** argv) {
     return 2;
   } catch (const SpecError& e) {
     std::cerr << "ikbench: error: " << e.what() << '\n';
+    return 2;
+  } catch (const std::system_error& e) {
+    // A resource the system refused (threads that cannot start): the request
+    // was too large for this machine, as a bad option is.
+    std::cerr << "ikbench: error: " << e.what() << '\n';
+    return 2;
+  } catch (const std::bad_alloc&) {
+    std::cerr << "ikbench: error: out of memory (the run's estimate did not foresee it; IKBENCH_MEMORY_LIMIT_MB "
+                 "sets the cap the estimate is checked against)\n";
     return 2;
   } catch (const std::exception& e) {
     std::cerr << "ikbench: error: " << e.what() << '\n';

@@ -3,6 +3,8 @@
 // 200 ms, to solves.partial.csv.
 #include "harness/run_engine.h"
 
+#include "harness/memory_budget.h"
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <unistd.h>
@@ -188,6 +190,7 @@ class Engine {
   std::ostream& log() const { return config_.log ? *config_.log : std::cerr; }
   size_t slot(int f, int p, int s) const { return static_cast<size_t>(offset_[f] + p) * S_ + s; }
   void plan();
+  MemoryNeed memoryNeed() const;  // what the planned run will hold (harness/memory_budget.h)
   json runJson(bool complete) const;
   void assignModelIds();
   void writeModelsAndProblems();
@@ -227,6 +230,26 @@ class Engine {
   std::map<const Model*, std::string> model_ids_;
   LoadRecorder load_;  // sampled from the progress ticks (at most once a second)
 };
+
+MemoryNeed Engine::memoryNeed() const {
+  MemoryNeed need;
+  const double iterations = std::max(1, suite_.options.max_iterations);
+  for (int f = 0; f < static_cast<int>(suite_.families.size()); ++f) {
+    const Family& fam = suite_.families[f];
+    for (int p = 0; p < static_cast<int>(fam.problems.size()); ++p) {
+      const double nq = fam.problems[p].q0.size();
+      need.problems += 1;
+      need.q_entries += nq;
+      for (int s = 0; s < S_; ++s) {
+        if (!mine_[slot(f, p, s)]) continue;
+        need.solves += 1;
+        need.solve_q_entries += nq;
+        if (config_.trace && p < config_.trace_problems) need.traced_q_entries += nq * iterations;
+      }
+    }
+  }
+  return need;
+}
 
 void Engine::plan() {
   S_ = static_cast<int>(list_.specs.size());
@@ -680,14 +703,17 @@ void Engine::tracePass() {
 }
 
 void Engine::finish() {
-  std::string solves = fmt::format("{}\n", fmt::join(solveHeader(), ","));
-  std::string solutions = fmt::format("{}\n", fmt::join(kSolutionColumns, ","));
-  std::string traces = fmt::format("{}\n", fmt::join(kTraceColumns, ","));
+  // Each file is written from the slots' rows in place: a run's rows are
+  // never copied into one more string.
+  const std::string headers[3] = {fmt::format("{}\n", fmt::join(solveHeader(), ",")),
+                                  fmt::format("{}\n", fmt::join(kSolutionColumns, ",")),
+                                  fmt::format("{}\n", fmt::join(kTraceColumns, ","))};
+  std::vector<std::string_view> solves{headers[0]}, solutions{headers[1]}, traces{headers[2]};
   for (size_t i = 0; i < slots_.size(); ++i) {
     if (!mine_[i]) continue;
-    solves += slots_[i].row;
-    solutions += slots_[i].solutions;
-    traces += slots_[i].traces;
+    solves.push_back(slots_[i].row);
+    if (!slots_[i].solutions.empty()) solutions.push_back(slots_[i].solutions);
+    if (!slots_[i].traces.empty()) traces.push_back(slots_[i].traces);
   }
   dir_->writeAtomically("solves.csv", solves);
   dir_->writeAtomically("solutions.csv", solutions);
@@ -720,6 +746,7 @@ RunOutcome Engine::run() {
   for (const SolverSpec& s : list_.specs) out_.solvers.push_back(s.text);
   out_.threads = config_.threads > 0 ? config_.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   plan();
+  checkMemory(memoryNeed(), fmt::format("suite '{}'", suite_.name));
 
   out_.out_dir = outputDirectory(suite_, config_);
   dir_ = std::make_unique<RunDirectory>(out_.out_dir, config_.output);

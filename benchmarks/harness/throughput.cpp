@@ -124,7 +124,16 @@ ThroughputResult measureThroughput(const ThroughputConfig& config) {
     const double cpu0 = processCpuSeconds();
     const auto t0 = std::chrono::steady_clock::now();
     std::vector<std::thread> pool;
-    for (int t = 0; t < threads; ++t) pool.emplace_back(worker);
+    try {
+      for (int t = 0; t < threads; ++t) pool.emplace_back(worker);
+    } catch (const std::system_error& e) {
+      // The threads that started stop at their next chunk and are joined
+      // before the error goes up: a point on fewer threads is not measured.
+      next = solves;
+      for (auto& t : pool) t.join();
+      throw HarnessError(fmt::format("throughput: only {} of {} threads could start ({}); measure fewer --threads",
+                                     pool.size(), threads, e.what()));
+    }
     for (auto& t : pool) t.join();
     ThroughputPoint pt;
     pt.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
