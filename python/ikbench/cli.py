@@ -67,12 +67,13 @@ def cmd_compare(args):
         if len(args.runs) != 1:
             raise ResultsError("compare --specs SPEC1 SPEC2 takes one results directory")
         a = b = _load(args.runs[0], args)
-        result = compare.compare_specs(a, args.specs[0], args.specs[1], alpha=args.alpha)
+        result = compare.compare_specs(a, args.specs[0], args.specs[1], alpha=args.alpha,
+                                       allow_noisy=args.allow_noisy)
     else:
         if len(args.runs) != 2:
             raise ResultsError("compare takes two results directories A B (or one with --specs SPEC1 SPEC2)")
         a, b = _load(args.runs[0], args), _load(args.runs[1], args)
-        result = compare.compare_runs(a, b, alpha=args.alpha)
+        result = compare.compare_runs(a, b, alpha=args.alpha, allow_noisy=args.allow_noisy)
     sys.stdout.write(compare.format_text(result))
     if args.out:
         path = compare.write(result, args.out)
@@ -176,6 +177,7 @@ def build_parser():
     c.add_argument("--sweep", action="store_true", help="plot success and mean time against each swept solver "
                    "parameter: the grid of one run, or the specs of one backend across runs (--out FILE.html)")
     c.add_argument("--allow-incomplete", action="store_true", help="read incomplete or mixed runs (marked)")
+    c.add_argument("--allow-noisy", action="store_true", help="give time verdicts on runs marked noisy")
     c.set_defaults(func=cmd_compare)
 
     v = sub.add_parser("verify", help="re-check converged / within_limits of every solve with a numpy FK")

@@ -29,6 +29,19 @@ from .results import ResultsError
 from .tables import fmt_num, fmt_success, render
 
 VERDICT_SAME = "no significant difference"
+VERDICT_NOISY = "not compared (noisy run)"
+
+
+def _noisy_note(runs, allow_noisy):
+    """(compare times?, notes) for the runs compared: a run whose run.json says load.noisy gets
+    no time verdict unless `allow_noisy` (figures.run_noisy; success and iterations are kept)."""
+    noisy = [r for r in runs if figures.run_noisy(r)]
+    if not noisy:
+        return True, []
+    names = ", ".join(dict.fromkeys(str(r.path) for r in noisy))
+    if allow_noisy:
+        return True, [f"noisy run ({names}): times compared anyway (--allow-noisy)"]
+    return False, [f"noisy run ({names}): the machine was loaded, no time verdict (--allow-noisy to give one)"]
 
 
 @dataclass
@@ -103,7 +116,7 @@ def _overall(vs, vt):
     return VERDICT_SAME
 
 
-def _compare_cells(pairs, ca, cb, alpha):
+def _compare_cells(pairs, ca, cb, alpha, compare_time=True):
     rows, tests = [], 0
     for key, ia, ib in pairs:
         a = ca.iloc[ia] if ia is not None else None
@@ -127,8 +140,11 @@ def _compare_cells(pairs, ca, cb, alpha):
                 f"available_{side}": bool(c.available),
             })
         vs, ps = _verdict_success(a, b, alpha)
-        vt, pt = _verdict_time(np.asarray(a["_times"]), np.asarray(b["_times"]), alpha)
-        tests += (vs != "n/a") + (vt != "n/a")
+        if compare_time:
+            vt, pt = _verdict_time(np.asarray(a["_times"]), np.asarray(b["_times"]), alpha)
+        else:
+            vt, pt = VERDICT_NOISY, math.nan
+        tests += (vs != "n/a") + (vt not in ("n/a", VERDICT_NOISY))
         with np.errstate(invalid="ignore", divide="ignore"):
             row["success_diff_pp"] = 100 * (b.success_rate - a.success_rate)
             row["time_median_change"] = b.time_us_median / a.time_us_median - 1 if a.time_us_median > 0 else math.nan
@@ -168,8 +184,9 @@ def _unit_for(a, b):
                     "A's time per evaluation)")
 
 
-def compare_runs(a, b, alpha=0.05):
-    """Compares run B with run A, cells matched by (family, solver spec)."""
+def compare_runs(a, b, alpha=0.05, allow_noisy=False):
+    """Compares run B with run A, cells matched by (family, solver spec). A noisy run gets no time
+    verdict unless `allow_noisy`."""
     notes = []
     if a.suite != b.suite:
         notes.append(f"different suites (A: {a.suite}, B: {b.suite}): only cells with the same family name are matched")
@@ -189,15 +206,18 @@ def compare_runs(a, b, alpha=0.05):
     for k, ia, ib in pairs:
         if ia is not None and ib is not None and ca.iloc[ia].solves != cb.iloc[ib].solves:
             notes.append(f"{k[0]} x {k[1]}: {ca.iloc[ia].solves} solves in A, {cb.iloc[ib].solves} in B")
-    rows, tests = _compare_cells(pairs, ca, cb, alpha)
+    compare_time, noisy = _noisy_note((a, b), allow_noisy)
+    notes += noisy
+    rows, tests = _compare_cells(pairs, ca, cb, alpha, compare_time)
     unit = "us" if ua == 1.0 else ("time units" if ua is not None else "us (not compared)")
     for r in (a, b):
         notes += [f"{r.path}: {n}" for n in r.notes] + [f"{r.path}: INCOMPLETE: {i}" for i in r.issues]
     return Comparison(str(a.path), str(b.path), "runs", rows, alpha, unit, notes, tests)
 
 
-def compare_specs(run, spec1, spec2, alpha=0.05):
-    """Compares solver spec2 with spec1 inside one run, per family (family x (SPEC1 vs SPEC2))."""
+def compare_specs(run, spec1, spec2, alpha=0.05, allow_noisy=False):
+    """Compares solver spec2 with spec1 inside one run, per family (family x (SPEC1 vs SPEC2)); a
+    noisy run gets no time verdict unless `allow_noisy`."""
     specs = list(pd.unique(run.solves["solver"]))
     s1, s2 = _resolve(spec1, specs), _resolve(spec2, specs)
     if s1 == s2:
@@ -207,8 +227,9 @@ def compare_specs(run, spec1, spec2, alpha=0.05):
     ib = {f: i for i, (f, s) in enumerate(zip(c["family"], c["solver"])) if s == s2}
     fams = list(ia) + [f for f in ib if f not in ia]
     pairs = [((f, f"{s1} vs {s2}"), ia.get(f), ib.get(f)) for f in fams]
-    rows, tests = _compare_cells(pairs, c, c, alpha)
-    notes = [f"A = {s1}, B = {s2}, both from {run.path}"] + [f"{run.path}: {n}" for n in run.notes] + \
+    compare_time, noisy = _noisy_note((run,), allow_noisy)
+    rows, tests = _compare_cells(pairs, c, c, alpha, compare_time)
+    notes = noisy + [f"A = {s1}, B = {s2}, both from {run.path}"] + [f"{run.path}: {n}" for n in run.notes] + \
             [f"{run.path}: INCOMPLETE: {i}" for i in run.issues]
     return Comparison(s1, s2, "specs", rows, alpha, "us", notes, tests)
 

@@ -286,8 +286,9 @@ def family_leaders(ranked, within="family", peer=PEER):
 
 def run_load(run):
     """run.json's `load` object (the machine's load during the run, written by the harness), or
-    None when the run has none (older runs) or it is not an object."""
-    meta = getattr(run, "meta", None)
+    None when the run has none (older runs) or it is not an object. `run` is a loaded run or
+    run.json's dict."""
+    meta = run if isinstance(run, dict) else getattr(run, "meta", None)
     v = meta.get("load") if isinstance(meta, dict) else None
     return v if isinstance(v, dict) else None
 

@@ -676,8 +676,10 @@ def render_table(rows, markdown):
     return "\n".join(out)
 
 
-def compare(base, run, config, no_time=False, allow_missing=False):
-    """Returns a report dict: rows (text and markdown), regressions, improvements, notes."""
+def compare(base, run, config, no_time=False, allow_missing=False, allow_noisy=False):
+    """Returns a report dict: rows (text and markdown), regressions, improvements, notes. Times are
+    not compared when the baseline or the run is noisy (run.json load.noisy), unless
+    `allow_noisy`."""
     missing = check_comparable(base, run, allow_missing)
     common = [c for c in base.cells if c in run.cells]
     notes = []
@@ -694,6 +696,11 @@ def compare(base, run, config, no_time=False, allow_missing=False):
             desc = (f"time not compared: the baseline ran on {base.threads} thread(s), the run on {run.threads} "
                     "(run both with the same --threads)")
         notes.append(desc)
+        noisy = [d.source for d in (base, run) if figures.run_noisy(d.run)]
+        if noisy and ub is not None and not allow_noisy:
+            ub = ur = None
+            notes.append(f"time not compared: noisy run ({', '.join(noisy)}: the machine was loaded; "
+                         "--allow-noisy compares anyway)")
     if run.repeats > 1 or base.repeats > 1:
         notes.append(f"times are the fastest of {base.repeats} (baseline) and {run.repeats} (run) repeats")
     for c in base.unstable + run.unstable:
@@ -832,7 +839,8 @@ def cmd_compare(args):
     config = load_config(args.config)
     base = load_baseline(args.baseline)
     run = load_runs(args.run, getattr(args, "allow_incomplete", False))
-    rep = compare(base, run, config, no_time=args.no_time, allow_missing=args.allow_missing)
+    rep = compare(base, run, config, no_time=args.no_time, allow_missing=args.allow_missing,
+                  allow_noisy=args.allow_noisy)
     sys.stdout.write(format_report(base, run, config, rep, markdown=False, only_changes=args.only_changes))
     if args.markdown:
         _write_text(args.markdown, format_report(base, run, config, rep, markdown=True, only_changes=args.only_changes))
@@ -893,6 +901,7 @@ def main(argv=None):
     c.add_argument("--config", default=str(DEFAULT_CONFIG), help="thresholds file (default: %(default)s)")
     c.add_argument("--markdown", metavar="FILE", help="also write the report as markdown")
     c.add_argument("--no-time", action="store_true", help="do not compare times (deterministic figures only)")
+    c.add_argument("--allow-noisy", action="store_true", help="compare times even when a run is marked noisy")
     c.add_argument("--allow-missing", action="store_true",
                    help="report baseline cells absent from the run instead of failing with exit 2")
     c.add_argument("--only-changes", action="store_true", help="print only the rows that changed")
