@@ -74,11 +74,18 @@ def cmd_compare(args):
             raise ResultsError("compare takes two results directories A B (or one with --specs SPEC1 SPEC2)")
         a, b = _load(args.runs[0], args), _load(args.runs[1], args)
         result = compare.compare_runs(a, b, alpha=args.alpha, allow_noisy=args.allow_noisy)
-    sys.stdout.write(compare.format_text(result))
+    sys.stdout.write(compare.format_text(result, show_all=args.all, color=_color(args)))
     if args.out:
         path = compare.write(result, args.out)
         print(f"written: {path}")
     return EXIT_OK
+
+
+def _color(args):
+    """Coloured verdicts: on a terminal, unless --no-color or NO_COLOR (no-color.org) says otherwise."""
+    import os
+
+    return not getattr(args, "no_color", False) and not os.environ.get("NO_COLOR") and sys.stdout.isatty()
 
 
 def cmd_sweep(args):
@@ -176,6 +183,9 @@ def build_parser():
     c.add_argument("--alpha", type=float, default=0.05, help="significance level of each test (default 0.05)")
     c.add_argument("--sweep", action="store_true", help="plot success and mean time against each swept solver "
                    "parameter: the grid of one run, or the specs of one backend across runs (--out FILE.html)")
+    c.add_argument("--all", action="store_true", help="list every cell, not only those with a significant verdict")
+    c.add_argument("--no-color", action="store_true", help="no colours (also off when stdout is not a terminal or "
+                   "NO_COLOR is set)")
     c.add_argument("--allow-incomplete", action="store_true", help="read incomplete or mixed runs (marked)")
     c.add_argument("--allow-noisy", action="store_true", help="give time verdicts on runs marked noisy")
     c.set_defaults(func=cmd_compare)

@@ -126,3 +126,60 @@ def test_incomplete_run_is_bad_input(tmp_path):
     assert meta["complete"] is False
     p = cli("compare", a, b, "--allow-incomplete", check=0)
     assert "INCOMPLETE" in p.stdout
+
+
+def test_console_shows_significant_cells_in_120_columns_and_all_with_all(tmp_path):
+    long_spec = "dls:lambda=0.05:max_step=0.5:restarts=20:budget_us=5000:max_iters=300"
+    base = dict(BASE, **{long_spec: (0.6, 3.0, (20, 80))})
+    better = dict(BETTER, **{long_spec: (0.6, 3.0, (20, 80))})
+    a = results.load(synth.make_run(tmp_path / "a", seed=1, problems=80, solvers=base))
+    b = results.load(synth.make_run(tmp_path / "b", seed=2, problems=80, solvers=better))
+    res = compare.compare_runs(a, b)
+    significant = [v for v in res.rows["verdict"] if compare.is_significant(v)]
+    quiet = [v for v in res.rows["verdict"] if not compare.is_significant(v)]
+    assert significant and quiet  # both kinds, or the test shows nothing
+    text = compare.format_text(res)
+    table = [line for line in text.splitlines() if line.startswith("planar-")]
+    assert len(table) == len(significant)
+    assert all("better" in line or "worse" in line or "mixed" in line for line in table)
+    assert f"{len(quiet)} of {len(res.rows)} cells not shown" in text
+    assert max(len(line) for line in text.splitlines()) <= 120
+    assert "\033[" not in text
+    everything = compare.format_text(res, show_all=True)
+    rows = [line for line in everything.splitlines() if line.startswith("planar-")]
+    assert len(rows) == len(res.rows) and "not shown" not in everything
+    assert max(len(line) for line in everything.splitlines()) <= 120
+    # significant cells first
+    first_quiet = next(i for i, line in enumerate(rows) if compare.VERDICT_SAME in line)
+    assert all(compare.VERDICT_SAME in line for line in rows[first_quiet:])
+    # colours: green better, red worse, and nothing else changes
+    coloured = compare.format_text(res, color=True)
+    assert "\033[32mbetter" in coloured and "\033[0m" in coloured
+    assert compare._strip_ansi(coloured).splitlines()[3:] == text.splitlines()[3:]
+    rev = compare.format_text(compare.compare_runs(b, a), color=True)
+    assert "\033[31mworse" in rev
+
+
+def test_cli_colour_is_off_off_a_terminal_and_all_lists_every_cell(tmp_path):
+    a = synth.make_run(tmp_path / "a", seed=1, problems=40, solvers=BASE)
+    b = synth.make_run(tmp_path / "b", seed=2, problems=40, solvers=BETTER)
+    p = cli("compare", a, b, check=0)
+    assert "\033[" not in p.stdout  # a pipe is not a terminal
+    n_default = sum(line.startswith("planar-") for line in p.stdout.splitlines())
+    p = cli("compare", a, b, "--all", "--no-color", check=0)
+    n_all = sum(line.startswith("planar-") for line in p.stdout.splitlines())
+    assert n_all == 4 and n_default < n_all
+
+
+def test_html_colours_and_puts_significant_verdicts_first(tmp_path):
+    a = results.load(synth.make_run(tmp_path / "a", seed=1, problems=80, solvers=BASE))
+    b = results.load(synth.make_run(tmp_path / "b", seed=2, problems=80, solvers=BETTER))
+    res = compare.compare_runs(a, b)
+    h = compare.format_html(res)
+    classes = [part.split("'")[0] for part in h.split("<tr class='")[1:]]
+    data = [c for c in classes if c != "sep"]
+    order = [compare._ORDER["n/a" if c == "na" else c] for c in data]
+    assert order == sorted(order) and data[0] == "better" and "same" in data
+    assert classes.index("sep") == data.index("same")  # the divider before the cells without a verdict
+    assert "tr.better td.v" in h and "tr.worse td.v" in h  # the colours
+    assert h.count("<tr class='") == len(res.rows) + 1
