@@ -70,7 +70,7 @@ def test_the_binarys_run_loads_and_summarizes(tiny_run):
             np.testing.assert_allclose(m[c], m[c + "_cpp"], rtol=1e-9)
     p = cli("summary", tiny_run, "--write", check=0)
     assert "chain3-position" in p.stdout
-    assert _header(tiny_run / "summary.csv") == results.SUMMARY_COLUMNS
+    assert _header(tiny_run / "summary.csv") == figures.SUMMARY_CSV_COLUMNS
 
 
 def test_the_binarys_solves_verify(tiny_run):
