@@ -278,8 +278,10 @@ def family_leaders(ranked, within="family", peer=PEER):
             worst = w.index[0] if w.iloc[0]["success_rate"] < 1 and not w.iloc[0]["tied_leader"] else None
         out.append({within: fam, "ran": len(avail), "succeeded": succeeded, "leaders": leaders, "verdict": verdict,
                     "peer": ps, "peer_row": peer_row, "failed_most": worst})
-    return pd.DataFrame(out, columns=[within, "ran", "succeeded", "leaders", "verdict", "peer", "peer_row",
-                                      "failed_most"])
+    # object columns: a row label or None, never a float nan for "none" beside integer labels
+    df = pd.DataFrame(out, columns=[within, "ran", "succeeded", "leaders", "verdict", "peer", "peer_row",
+                                    "failed_most"], dtype=object)
+    return df.astype({"ran": int, "succeeded": int})
 
 
 # ---------------------------------------------------------------- the run's load

@@ -151,3 +151,18 @@ def test_the_compact_table_of_24_families_stays_within_a_screen(tmp_path):
     assert any("=" + ", ".join(v[:2]) in text for v in tied["leaders"])
     full = tables.summary_table(run, s, table="full")
     assert len(full.splitlines()) > 24 * 5
+
+
+def test_a_family_with_nothing_failed_has_no_failed_most_beside_one_that_has():
+    r = rng()
+    f = pd.concat([solves_frame({"a": (np.ones(50), r.uniform(1, 2, 50)), "b": (np.ones(50), r.uniform(5, 6, 50))},
+                                family="all-good"),
+                   solves_frame({"a": (np.ones(50), r.uniform(1, 2, 50)), "c": (np.zeros(50), r.uniform(5, 6, 50))},
+                                family="one-fails")], ignore_index=True)
+    s = figures.summarize(f, n_resamples=100)
+    v = figures.family_leaders(s).set_index("family")
+    assert v.loc["all-good", "failed_most"] is None and v.loc["all-good", "peer_row"] is None
+    assert s.loc[v.loc["one-fails", "failed_most"], "solver"] == "c"
+    assert v.loc["one-fails", "ran"] == 2
+    rows = tables.compact_rows(s)
+    assert [x[-2] for x in rows] == ["-", "c"]
