@@ -8,7 +8,8 @@
 # (deterministic figures only: unit tests do not time things).
 set(IKBENCH_PYTHON /usr/bin/python3 CACHE FILEPATH "Python 3 that runs scripts/ and their tests")
 add_test(NAME regress_gate COMMAND ${IKBENCH_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/regress_test.py)
-set_tests_properties(regress_gate PROPERTIES TIMEOUT 300)
+ikbench_test_timeout(_timeout 120)
+set_tests_properties(regress_gate PROPERTIES LABELS "integration;needs_release" TIMEOUT ${_timeout})
 
 if(TARGET ikbench)
   add_test(NAME regress_gate_same_build
@@ -18,5 +19,6 @@ if(TARGET ikbench)
       -DSOURCE_DIR=${PROJECT_SOURCE_DIR}
       -DWORK_DIR=${CMAKE_CURRENT_BINARY_DIR}/regress_same_build
       -P ${CMAKE_CURRENT_SOURCE_DIR}/regress_same_build.cmake)
-  set_tests_properties(regress_gate_same_build PROPERTIES TIMEOUT 900)
+  ikbench_test_timeout(_timeout 300)
+  set_tests_properties(regress_gate_same_build PROPERTIES LABELS "integration;needs_release" TIMEOUT ${_timeout})
 endif()

@@ -10,4 +10,6 @@ if(TARGET ikbench)
 endif()
 add_test(NAME python_analysis
   COMMAND ${IKBENCH_PYTHON} -m pytest -q -p no:cacheprovider ${CMAKE_CURRENT_LIST_DIR})
-set_tests_properties(python_analysis PROPERTIES TIMEOUT 900 ENVIRONMENT "${_env}")
+ikbench_test_timeout(_timeout 300)
+set_tests_properties(python_analysis PROPERTIES LABELS "integration;needs_release" TIMEOUT ${_timeout}
+  ENVIRONMENT "${_env}")

@@ -10,10 +10,14 @@ if(TARGET ikbench)
   list(APPEND _report_env "IKBENCH_CLI=$<TARGET_FILE:ikbench>")
 endif()
 add_test(NAME report_data COMMAND ${IKBENCH_PYTHON} -m pytest -q -p no:cacheprovider ${CMAKE_CURRENT_LIST_DIR})
-set_tests_properties(report_data PROPERTIES TIMEOUT 900 ENVIRONMENT "${_report_env}")
+ikbench_test_timeout(_timeout 300)
+set_tests_properties(report_data PROPERTIES LABELS "integration;needs_release" TIMEOUT ${_timeout}
+  ENVIRONMENT "${_report_env}")
 if(TARGET ikbench)
   add_test(NAME report_browser COMMAND ${IKBENCH_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/browser_test.py
            ${CMAKE_CURRENT_BINARY_DIR}/report/browser)
-  set_tests_properties(report_browser PROPERTIES TIMEOUT 1800 SKIP_RETURN_CODE 77 RUN_SERIAL TRUE
+  ikbench_test_timeout(_timeout 600)
+  set_tests_properties(report_browser PROPERTIES LABELS "browser;needs_release" TIMEOUT ${_timeout} SKIP_RETURN_CODE 77
+                       RUN_SERIAL TRUE
                        ENVIRONMENT "${_report_env}")
 endif()
