@@ -13,6 +13,7 @@
 #ifdef IKBENCH_HAVE_HARNESS
 
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -27,6 +28,7 @@
 
 #include "harness/chain_suite.h"
 #include "harness/machine_load.h"
+#include "harness/memory_budget.h"
 #include "harness/merge.h"
 #include "harness/results_format.h"
 #include "harness/results_reader.h"
@@ -995,6 +997,200 @@ TEST(HarnessCli, NonUtf8OutputPathsKeepRunJson) {
       << out;
   const auto run = nlohmann::json::parse(readFile(dir + "/run.json"));
   EXPECT_EQ(run["complete"], true);
+}
+
+// ---- readers and writers around a finished run --------------------------------
+
+// A small complete run to damage: 2-DOF chains, two solvers.
+std::string smallRun(const std::string& name) {
+  const std::string dir = tempDir(name);
+  RunConfig c = quietConfig(dir, 1);
+  c.solvers = splitSpecList("dls,ccd");
+  harness::runSuite(harness::chainSuite(2, 3, 7), c);
+  return dir;
+}
+
+// Rewrites the manifest of `dir` for its files as they are now, so that a
+// damaged file reaches the checks behind the manifest's.
+void remanifest(const std::string& dir) {
+  std::ifstream in(dir + "/run.json");
+  nlohmann::json run = nlohmann::json::parse(in);
+  for (const std::string& name : harness::kManifestFiles) run["files"][name] = harness::manifestEntry(dir + "/" + name);
+  std::ofstream(dir + "/run.json") << run.dump(1);
+}
+
+std::string verifyError(const std::string& dir) {
+  std::ostringstream out;
+  try {
+    harness::verifyRun(dir, out);
+  } catch (const harness::ResultsError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(ResultsReaders, RefuseFifosAndDevicesWithoutWaiting) {
+  const std::string dir = smallRun("fifo");
+  ASSERT_EQ(verifyError(dir), "");
+  fs::remove(dir + "/solves.csv");
+  ASSERT_EQ(::mkfifo((dir + "/solves.csv").c_str(), 0644), 0);
+  EXPECT_NE(verifyError(dir).find("solves.csv: a FIFO, not a regular file"), std::string::npos) << verifyError(dir);
+  EXPECT_THROW(harness::readRegularFile("/dev/zero", 1 << 20), harness::ResultsError);
+  EXPECT_THROW(harness::readRegularFile(dir, 1 << 20), harness::ResultsError);
+}
+
+TEST(ResultsReaders, ManifestNamesOnlyTheRunsFiles) {
+  const std::string dir = smallRun("manifest");
+  std::ifstream in(dir + "/run.json");
+  nlohmann::json run = nlohmann::json::parse(in);
+  in.close();
+  nlohmann::json bad = run;
+  bad["files"]["/dev/zero"] = run["files"]["solves.csv"];
+  std::ofstream(dir + "/run.json") << bad.dump();
+  EXPECT_NE(verifyError(dir).find("'/dev/zero', which is not a file of a run"), std::string::npos) << verifyError(dir);
+  bad = run;
+  bad["files"] = nlohmann::json::object();
+  std::ofstream(dir + "/run.json") << bad.dump();
+  EXPECT_NE(verifyError(dir).find("does not list models.json"), std::string::npos) << verifyError(dir);
+  bad = run;
+  bad["suite"]["options"]["position_tolerance_m"] = -1.0;
+  std::ofstream(dir + "/run.json") << bad.dump();
+  EXPECT_NE(verifyError(dir).find("suite.options.position_tolerance_m"), std::string::npos) << verifyError(dir);
+  bad = run;
+  bad.erase("families");
+  std::ofstream(dir + "/run.json") << bad.dump();
+  EXPECT_NE(verifyError(dir).find("field 'families': missing"), std::string::npos) << verifyError(dir);
+  std::ofstream(dir + "/run.json") << std::string(100000, '[');
+  EXPECT_NE(verifyError(dir).find("nested deeper than 64"), std::string::npos) << verifyError(dir);
+  std::ofstream(dir + "/run.json") << run.dump();
+  EXPECT_EQ(verifyError(dir), "");
+}
+
+TEST(ResultsReaders, DamagedRowsAndModelsAreNamed) {
+  const std::string dir = smallRun("rows");
+  // A second row for a solve.
+  std::string solves;
+  {
+    std::ifstream in(dir + "/solves.csv");
+    std::stringstream ss;
+    ss << in.rdbuf();
+    solves = ss.str();
+  }
+  const size_t second = solves.find('\n') + 1;
+  const std::string row = solves.substr(second, solves.find('\n', second) + 1 - second);
+  std::ofstream(dir + "/solves.csv") << solves << row;
+  remanifest(dir);
+  EXPECT_NE(verifyError(dir).find("a second row for family"), std::string::npos) << verifyError(dir);
+  std::ofstream(dir + "/solves.csv") << solves;
+  remanifest(dir);
+  ASSERT_EQ(verifyError(dir), "");
+  // A model whose stored sizes are not its joints'.
+  std::ifstream in(dir + "/models.json");
+  const nlohmann::json models = nlohmann::json::parse(in);
+  in.close();
+  for (const auto& [field, value] : std::vector<std::pair<std::string, nlohmann::json>>{{"nq", 2000000000}, {"nv", -1}}) {
+    nlohmann::json bad = models;
+    bad["models"][0][field] = value;
+    std::ofstream(dir + "/models.json") << bad.dump();
+    remanifest(dir);
+    EXPECT_NE(verifyError(dir).find(field + ": "), std::string::npos) << field << ": " << verifyError(dir);
+  }
+  nlohmann::json bad = models;
+  bad["models"][0]["joints"][1]["idx_q"] = 99;
+  std::ofstream(dir + "/models.json") << bad.dump();
+  remanifest(dir);
+  EXPECT_NE(verifyError(dir).find("idx_q: 99 does not match"), std::string::npos) << verifyError(dir);
+}
+
+TEST(ResultsReaders, JsonDifferenceNamesTheField) {
+  const nlohmann::json a = {{"name", "quick"}, {"seed", 1}, {"options", {{"max_iterations", 300}}}};
+  nlohmann::json b = a;
+  EXPECT_EQ(harness::jsonDifference(a, b, "suite"), "");
+  b["seed"] = 2;
+  EXPECT_EQ(harness::jsonDifference(a, b, "suite"), "suite.seed: 1 vs 2");
+  b = a;
+  b["options"]["max_iterations"] = 100;
+  EXPECT_EQ(harness::jsonDifference(a, b, "suite"), "suite.options.max_iterations: 300 vs 100");
+  b = a;
+  b.erase("seed");
+  EXPECT_EQ(harness::jsonDifference(a, b, "suite"), "suite.seed: 1 vs (absent)");
+}
+
+TEST(ResultsReaders, MergeNeverWritesOverOneOfItsShards) {
+  const std::string base = tempDir("merge_into_shard");
+  std::vector<std::string> shards;
+  for (int k = 1; k <= 2; ++k) {
+    RunConfig c = quietConfig(fmt::format("{}/s{}", base, k), 1);
+    c.solvers = splitSpecList("dls");
+    c.shard = harness::Shard{k, 2};
+    harness::runSuite(harness::chainSuite(2, 3, 7), c);
+    shards.push_back(c.out_dir);
+  }
+  const std::string before = harness::manifestEntry(shards[0] + "/models.json").dump();
+  fs::create_directory_symlink(shards[0], base + "/link");
+  for (const std::string& out : {shards[0], base + "/link"})
+    EXPECT_THROW(harness::mergeShards(shards, out, OutputMode::kForce), HarnessError) << out;
+  EXPECT_EQ(harness::manifestEntry(shards[0] + "/models.json").dump(), before);
+  std::ostringstream log;
+  EXPECT_NO_THROW(harness::verifyRun(shards[0], log));
+  const harness::MergeReport merged = harness::mergeShards(shards, base + "/merged", OutputMode::kFresh);
+  EXPECT_EQ(merged.shards, 2);
+  EXPECT_NO_THROW(harness::verifyRun(base + "/merged", log));
+}
+
+TEST(ResultsReaders, ForceAndResumeRemoveAKilledWritersTemporaryFiles) {
+  const std::string dir = smallRun("stale_tmp");
+  const std::string stale = dir + "/.traces.csv.tmp-99999";
+  std::ofstream(stale) << "half a file";
+  RunConfig c = quietConfig(dir, 1);
+  c.solvers = splitSpecList("dls,ccd");
+  c.output = OutputMode::kForce;
+  harness::runSuite(harness::chainSuite(2, 3, 7), c);
+  EXPECT_FALSE(fs::exists(stale));
+}
+
+TEST(ResultsReaders, OutputFilesFollowLinksAndNeverReplaceDevices) {
+  const std::string dir = tempDir("outputs");
+  fs::create_directories(dir);
+  const std::string target = dir + "/target.json", link = dir + "/link.json";
+  std::ofstream(target) << "old";
+  fs::create_symlink("target.json", link);
+  harness::writeOutputFile(link, "new\n");
+  EXPECT_TRUE(fs::is_symlink(link));
+  std::ifstream in(target);
+  std::string text;
+  std::getline(in, text);
+  EXPECT_EQ(text, "new");
+  const std::string fifo = dir + "/fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0644), 0);
+  EXPECT_THROW(harness::writeOutputFile(fifo, "x"), HarnessError);
+  EXPECT_TRUE(fs::is_fifo(fifo));
+  EXPECT_THROW(harness::writeOutputFile("/dev/null", "x"), HarnessError);
+  EXPECT_TRUE(fs::is_character_file("/dev/null"));
+  EXPECT_THROW(harness::writeOutputFile(dir, "x"), HarnessError);
+  size_t temporaries = 0;
+  for (const auto& e : fs::directory_iterator(dir)) temporaries += e.path().filename().string().find(".tmp-") != std::string::npos;
+  EXPECT_EQ(temporaries, 0u);
+}
+
+TEST(ResultsReaders, RunsThatCannotFitInMemoryAreRefusedWithTheEstimate) {
+  ::setenv("IKBENCH_MEMORY_LIMIT_MB", "1", 1);
+  harness::MemoryNeed small{.problems = 10, .q_entries = 100};
+  EXPECT_NO_THROW(harness::checkMemory(small, "small"));
+  harness::MemoryNeed large{.problems = 1000, .q_entries = 1e5, .solves = 1000, .solve_q_entries = 1e5};
+  try {
+    harness::checkMemory(large, "large");
+    ADD_FAILURE() << "a 6 MiB estimate passed a 1 MiB cap";
+  } catch (const HarnessError& e) {
+    EXPECT_NE(std::string(e.what()).find("--shard K/N"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("GiB in memory"), std::string::npos) << e.what();
+  }
+  RunConfig c = quietConfig(tempDir("memory"), 1);
+  c.solvers = splitSpecList("dls");
+  EXPECT_THROW(harness::runSuite(harness::chainSuite(200, 2000, 7), c), HarnessError);
+  ::setenv("IKBENCH_MEMORY_LIMIT_MB", "lots", 1);
+  EXPECT_THROW(harness::checkMemory(small, "small"), HarnessError);
+  ::unsetenv("IKBENCH_MEMORY_LIMIT_MB");
 }
 
 }  // namespace
