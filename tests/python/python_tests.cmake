@@ -11,5 +11,5 @@ endif()
 add_test(NAME python_analysis
   COMMAND ${IKBENCH_PYTHON} -m pytest -q -p no:cacheprovider ${CMAKE_CURRENT_LIST_DIR})
 ikbench_test_timeout(_timeout 300)
-set_tests_properties(python_analysis PROPERTIES LABELS "integration;needs_release" TIMEOUT ${_timeout}
+set_tests_properties(python_analysis PROPERTIES LABELS "integration;slow;needs_release" TIMEOUT ${_timeout}
   ENVIRONMENT "${_env}")

@@ -16,8 +16,8 @@ set_tests_properties(report_data PROPERTIES LABELS "integration;needs_release" T
 if(TARGET ikbench)
   add_test(NAME report_browser COMMAND ${IKBENCH_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/browser_test.py
            ${CMAKE_CURRENT_BINARY_DIR}/report/browser)
-  ikbench_test_timeout(_timeout 600)
-  set_tests_properties(report_browser PROPERTIES LABELS "browser;needs_release" TIMEOUT ${_timeout} SKIP_RETURN_CODE 77
+  ikbench_test_timeout(_timeout 300)
+  set_tests_properties(report_browser PROPERTIES LABELS "browser;slow;needs_release" TIMEOUT ${_timeout} SKIP_RETURN_CODE 77
                        RUN_SERIAL TRUE
                        ENVIRONMENT "${_report_env}")
 endif()
