@@ -22,12 +22,12 @@
 // up to 0.75 rho farther: mu is the entry's nearest approach to a limit of a
 // joint that moves the point, as a fraction of that joint's span. A local
 // method started there more often runs into the limit and stalls (on random
-// 7-DOF chains, 86 % of the first attempts that failed from the nearest
-// entry ended with a joint on a limit); with the term, 2-4 % fewer
-// lane-steps per solve (docs/performance.md, "A seed library"). Position
-// goals leave a 7-DOF chain four redundant DOFs, rarely trapped by a limit:
-// there the term only moved starts away from the nearest (8 % more
-// lane-steps), so position libraries rank by distance alone.
+// 7-DOF chains most first attempts that failed from the nearest entry ended
+// with a joint on a limit), and with the term pose solves take fewer
+// lane-steps (docs/performance.md, "A seed library", has the figures).
+// Position goals leave a 7-DOF chain four redundant DOFs, rarely trapped by a
+// limit: there the term only moved starts away from the nearest and cost
+// lane-steps, so position libraries rank by distance alone.
 //
 // The search is over a uniform grid of the entries' points (kPerCell
 // entries per cell of their bounding box on average): the entries of the
