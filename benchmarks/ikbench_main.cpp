@@ -183,6 +183,9 @@ std::uint64_t parseSeed(const std::string& text) {
 int realMain(int argc, char** argv) {
   CLI::App app{"ikbench: benchmark inverse-kinematics solvers"};
   app.require_subcommand(1);
+  app.footer("ikbench SUBCOMMAND --help lists a subcommand's options, defaults and exit statuses.\n"
+             "Exit status: 0 success; 1 verify found a disagreement (and unexpected failures); 2 a bad command; "
+             "130 an interrupted run.");
 
   // ---- run ----
   CLI::App* run = app.add_subcommand("run", "run solvers on a suite and write results/<run>/");
@@ -212,11 +215,18 @@ int realMain(int argc, char** argv) {
   o_force->excludes(o_resume);
   run->add_option("--shard", shard, "run shard K of N (a deterministic 1/N of the solves; see ikbench merge)");
   run->add_flag("--no-trace", no_trace, "skip the trace pass (traces.csv has only its header)");
-  run->add_option("--trace-problems", trace_problems, "problems per family in the trace pass (default 20)")
+  run->add_option("--trace-problems", trace_problems,
+                  "problems per family in the trace pass (default 20; ikbench report's --trace-problems, default 3, "
+                  "is how many of them its page embeds)")
       ->check(CLI::Range(0, RunConfig::kMaxTraceProblems));
   run->add_option("--progress", progress, "auto|bar|lines|none (default auto: a bar on a terminal)")
       ->check(CLI::IsMember({"auto", "bar", "lines", "none"}));
   run->add_flag("--no-summary", no_summary, "do not print the summary table (python3 -m ikbench summary DIR does)");
+  run->footer(
+      "Default solvers: the suite's list; --urdf: auto, kdl-lma and analytic-6r where the chain has its closed form; "
+      "--chain, --bvh: auto and every backend.\n"
+      "Exit status: 0 done; 2 a bad command (unknown solver, bad suite, unusable or busy output directory, bad "
+      "option); 130 interrupted (finished solves kept; --resume completes the run).");
 
   // ---- list ----
   CLI::App* list = app.add_subcommand("list", "list solvers (with parameters), suites or scenarios");
@@ -227,6 +237,7 @@ int realMain(int argc, char** argv) {
   list->add_option("--suite", list_suite, "with 'scenarios': only this suite");
   list->add_option("--format", list_format, "with 'solvers': text (default), json or markdown")
       ->check(CLI::IsMember({"text", "json", "markdown"}));
+  list->footer("Exit status: 0 done; 2 a bad command.");
 
   // ---- throughput ----
   CLI::App* tp = app.add_subcommand("throughput", "converged solves/s of one spec on N-DOF pose problems");
@@ -247,11 +258,15 @@ int realMain(int argc, char** argv) {
   tp->add_option("--lanes", tc.lanes, "batch: problems in flight per thread, a multiple of 4 (default 16)")
       ->check(CLI::Range(4, BatchOptions::kMaxLanes));
   tp->add_option("--isa", tc.isa, "batch: kernel instruction set, auto|portable|avx2 (default auto)");
+  tp->footer("Prints a table; --out DIR writes DIR/throughput.json (with the machine's load per point).\n"
+             "Exit status: 0 done; 2 a bad command (bad option or spec, a spec that converges on none of the "
+             "problems, unusable --out).");
 
   // ---- verify ----
   CLI::App* vf = app.add_subcommand("verify", "recompute FK of every returned q from models.json + problems.jsonl");
   std::string vf_dir;
   vf->add_option("run_dir", vf_dir, "results directory")->required();
+  vf->footer("Exit status: 0 every solve agrees; 1 a disagreement; 2 unreadable or incomplete results.");
 
   // ---- merge ----
   CLI::App* mg = app.add_subcommand("merge", "merge the shards of a run (ikbench run --shard K/N) into one");
@@ -261,15 +276,16 @@ int realMain(int argc, char** argv) {
   mg->add_option("shard_dirs", mg_dirs, "results directories of the shards")->required();
   mg->add_option("--out", mg_out, "merged results directory")->required();
   mg->add_flag("--force", mg_force, "replace the results in --out");
+  mg->footer("Exit status: 0 merged; 2 a missing, duplicated, incomplete or mismatched shard, or an unusable --out.");
 
   // ---- compare / report (the analysis library) ----
   CLI::App* cmp = app.add_subcommand("compare", "compare two runs, or two specs in one run, with uncertainty");
-  cmp->allow_extras();
   CLI::App* rep = app.add_subcommand("report", "write the interactive report.html of a run");
-  rep->allow_extras();
   CLI::App* tun = app.add_subcommand("tune", "pick a point of a solver grid on a tuning set, evaluate it on another set");
-  tun->allow_extras();
-  tun->set_help_flag();  // --help goes to the analysis library, which knows the options
+  for (CLI::App* sub : {cmp, rep, tun}) {
+    sub->allow_extras();
+    sub->set_help_flag();  // --help goes to the analysis library, which knows the options
+  }
 
   try {
     app.parse(argc, argv);

@@ -157,8 +157,13 @@ def cmd_tune(args):
     return tune.main_from_args(args)
 
 
+# The exit statuses each subcommand's --help lists (argparse's own errors exit 2 too).
+EXIT_HELP_SIMPLE = "Exit status: 0 done; 2 bad input (a one-line message on stderr)."
+EXIT_HELP_VERIFY = "Exit status: 0 every solve agrees; 1 a disagreement; 2 bad input (a one-line message on stderr)."
+
+
 def build_parser():
-    p = _Parser(prog="python3 -m ikbench", description="ikbench analysis: tables, comparisons, verification, "
+    p = _Parser(prog="ikbench", description="ikbench analysis: tables, comparisons, verification, "
                 "plots and the regression gate over results directories of `ikbench run` "
                 "(definitions: docs/analysis.md)",
                 epilog="Exit status: 0 ok, 1 a finding (verify disagreement, gate regression), 2 bad input.")
@@ -215,6 +220,10 @@ def build_parser():
     tune_arguments(t)
     t.set_defaults(func=cmd_tune)
 
+    for sp in (s, c, pl, r, t):
+        sp.epilog = EXIT_HELP_SIMPLE
+    v.epilog = EXIT_HELP_VERIFY
+
     g = sub.add_parser("gate", help="the regression gate: gate compare|update|show ... (see scripts/regress.py)",
                        add_help=False)
     g.add_argument("gate_args", nargs=argparse.REMAINDER)
@@ -227,7 +236,7 @@ def main(argv=None):
     if argv[:1] == ["gate"]:  # the gate has its own command line (scripts/regress.py's), --help included
         from . import gate
 
-        return gate.main(argv[1:])
+        return gate.main(argv[1:], prog="ikbench gate")
     parser = build_parser()
     args = parser.parse_args(argv)
     args.command_line = "ikbench " + shlex.join(argv)

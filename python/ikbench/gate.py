@@ -888,11 +888,11 @@ def cmd_show(args):
     return EXIT_OK
 
 
-def main(argv=None):
-    p = argparse.ArgumentParser(prog="regress.py", description=__doc__.split("\n\n")[0],
+def main(argv=None, prog="regress.py"):
+    p = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter,
                                 epilog="Exit status: 0 no regression, 1 regression, 2 bad input. "
-                                       "See README section 'Regression gate'.")
+                                       "See docs/regression-gate.md.")
     sub = p.add_subparsers(dest="command", required=True)
     c = sub.add_parser("compare", help="compare RUN with BASELINE; exit 1 on any regression")
     c.add_argument("baseline", help="baseline dir (baseline.json) or a results dir / solves.csv")
