@@ -81,3 +81,27 @@ def test_the_binarys_solves_verify(tiny_run):
     assert report.disagreements.empty, verify.format_report(report)
     assert report.checked == len(run.solves)
     cli("verify", tiny_run, check=0)
+
+
+def test_files_of_a_run_share_the_umasks_mode(tmp_path):
+    """Every file of a run directory (the harness's and summary.csv, written by the analysis
+    library) gets the mode the umask gives a new file: none is private while the others are not."""
+    exe = _binary()
+    if exe is None:
+        pytest.skip("no ikbench binary: set IKBENCH_CLI to the built harness (ctest does)")
+    out = tmp_path / "run"
+    env = dict(os.environ, PYTHONPATH=str(REPO / "python"))
+    umask = 0o027  # not the usual 022, so that a mode chosen by the writer cannot match by chance
+
+    def with_umask():
+        os.umask(umask)
+
+    p = subprocess.run([exe, "run", "--chain", "3", "--samples", "3", "--solvers", "dls", "--threads", "1",
+                        "--trace-problems", "1", "--out", str(out), "--progress", "none"], capture_output=True,
+                       text=True, timeout=300, env=env, preexec_fn=with_umask)
+    assert p.returncode == 0, p.stdout + p.stderr
+    files = sorted(f for f in out.iterdir() if f.is_file() and not f.name.startswith("."))
+    names = {f.name for f in files}
+    assert {"run.json", "solves.csv", "traces.csv", "summary.csv"} <= names, names
+    modes = {f.name: oct(f.stat().st_mode & 0o777) for f in files}
+    assert set(modes.values()) == {oct(0o666 & ~umask)}, modes
