@@ -21,9 +21,7 @@
 namespace ikbench {
 namespace {
 
-constexpr const char* kAuto =
-    "dls-adaptive:restarts=200:budget_us=5000:mode=error:err_gain=0.03:limits=freeze:max_step=1:max_iters=20";
-// The same without the time budget: results that cannot depend on the machine.
+// The restarted recipe without a time budget: results that cannot depend on the machine.
 constexpr const char* kAutoNoBudget =
     "dls-adaptive:restarts=200:mode=error:err_gain=0.03:limits=freeze:max_step=1:max_iters=20";
 
