@@ -1,7 +1,7 @@
 """report.html: one self-contained page where a researcher understands a run (docs/report.md).
 
     python3 -m ikbench report RUN_DIR [--out FILE] [--trace-problems K] [--trace-head N]
-                                      [--trace-points M] [--clip-frames F]
+                                      [--trace-points M] [--clip-frames F] [--latex DIR]
     ikbench report RUN_DIR [...]                 (the harness passes its arguments here)
 
     data = build(ikbench.results.load(RUN_DIR))  # the page's data (a dict of JSON values)
@@ -663,14 +663,56 @@ def coverage_block(run, styles, opts):
 
 # ---------------------------------------------------------------- the solve viewer
 
-def thin_indices(n, head, points):
+def thin_indices(n, head, points, keep=()):
     """Indices of the records kept of a trace of n records: all of the first `head`, then at most
-    `points` more at an even stride, always the last."""
+    `points` more at an even stride, always the last and every index in `keep` (the first and last
+    record of each attempt, so that the viewer can draw where each attempt ended)."""
+    keep = np.asarray(keep, dtype=int)
     if n <= head + points:
         return np.arange(n)
     stride = int(math.ceil((n - head) / points))
-    idx = np.concatenate((np.arange(head), np.arange(head, n, stride), [n - 1]))
+    idx = np.concatenate((np.arange(head), np.arange(head, n, stride), [n - 1], keep))
     return np.unique(idx)
+
+
+def attempt_starts(iterations):
+    """Indices of the records of one solve's trace where an attempt starts: the first record, and
+    every record whose iteration does not grow (an attempt after a restart opens with a record at
+    the iteration count reached so far; docs/results-format.md "traces.csv")."""
+    it = np.asarray(iterations)
+    if not len(it):
+        return np.zeros(0, dtype=int)
+    return np.concatenate(([0], np.flatnonzero(it[1:] <= it[:-1]) + 1))
+
+
+def goal_errors(model, goals, Q):
+    """(position, orientation) errors of configurations Q (n, nq) against a problem's goals, by the
+    numpy forward kinematics of ikbench.verify (independent of the page's JavaScript): the largest
+    goal position error [m] and rotation angle [rad]; nan for a kind no goal has."""
+    from . import verify
+
+    Q = np.asarray(Q, dtype=float).reshape(-1, model.nq)
+    R, p = model.fk(Q)
+    n = Q.shape[0]
+    pe, oe = np.full(n, np.nan), np.full(n, np.nan)
+    for g in goals:
+        b = g["body_index"]
+        if g["kind"] != "orientation":
+            world = p[:, b] + np.einsum("nab,b->na", R[:, b], np.asarray(g["point"], dtype=float))
+            e = np.linalg.norm(np.asarray(g["target_position"], dtype=float) - world, axis=1)
+            pe = np.fmax(pe, e)
+        if g["kind"] != "position":
+            Rt = verify.quat_to_matrix(np.asarray(g["target_quat_xyzw"], dtype=float))
+            e = verify.rotation_angle(Rt @ np.swapaxes(R[:, b], -1, -2))
+            oe = np.fmax(oe, e)
+    return pe, oe
+
+
+def within_tolerance(pe, oe, tolerances):
+    """Converged by FK: every goal's errors within run.json's tolerances (nan: no goal of the kind)."""
+    tp, to = tolerances
+    pe, oe = np.asarray(pe, dtype=float), np.asarray(oe, dtype=float)
+    return (np.isnan(pe) | (pe <= tp)) & (np.isnan(oe) | (oe <= to))
 
 
 def _qlist(text):
@@ -694,11 +736,53 @@ def _goals(goals):
              "target_position": g["target_position"], "target_quat_xyzw": g["target_quat_xyzw"]} for g in goals]
 
 
+def _outcomes(model, goals, tolerances, row, q, trace, several):
+    """What the viewer may say about the configurations it draws of one solve, decided by FK of
+    those very configurations (goal_errors):
+
+    * `attempts`: per attempt of the trace (attempt_starts), where it ended: its last record's
+      iteration, position and orientation error, and whether those are within the tolerances;
+    * `solutions`: the configurations the solve returned, solution 0 the q of solves.csv (its
+      verdict is solves.csv's `converged`, which `ikbench verify` checks), then solutions.csv's
+      solutions 1..k-1 of a solve that returned several (each with its FK errors and verdict).
+
+    The trace's private `_ends` (kept position of each attempt's last record) is consumed here."""
+    out = {"attempts": [], "solutions": []}
+    qs, kinds = [], []
+    if trace is not None:
+        for a, k in enumerate(trace.pop("_ends")):
+            k = int(k)
+            out["attempts"].append({"last": k, "iteration": int(trace["it"][k]), "position_error": None,
+                                    "orientation_error": None, "converged": None})  # None: no q recorded
+            if k < len(trace["q"]) and len(trace["q"][k]) == model.nq:
+                qs.append(trace["q"][k])
+                kinds.append(("attempt", a))
+    if q is not None and len(q) == model.nq:
+        qs.append(q)
+        kinds.append(("solution", 0))
+        for i, sq in enumerate((several or [])[1:], start=1):
+            if len(sq) == model.nq:
+                qs.append(sq)
+                kinds.append(("solution", i))
+    if not qs:
+        return out
+    pe, oe = goal_errors(model, goals, np.array(qs))
+    ok = within_tolerance(pe, oe, tolerances)
+    for (kind, k), e_p, e_o, c, qq in zip(kinds, pe, oe, ok, qs):
+        if kind == "attempt":
+            out["attempts"][k].update(position_error=e_p, orientation_error=e_o, converged=bool(c))
+        else:
+            out["solutions"].append({"solution": k, "q": qq, "position_error": e_p, "orientation_error": e_o,
+                                     "converged": bool(row["converged"]) if k == 0 else bool(c)})
+    return out
+
+
 def viewer_data(run, opts, sequential):
     """The solve viewer's data: the models used, and per family either the first
-    `trace_problems` problems with each solver's outcome (solves.csv) and thinned trace
-    (traces.csv: iteration, errors, honest time, q), or, for a sequential family, a clip of its
-    first `clip_frames` problems with each solver's returned q and errors per problem."""
+    `trace_problems` problems with each solver's outcome (solves.csv), thinned trace (traces.csv:
+    iteration, errors, honest time, q, attempt `a` of each record), where each attempt ended and
+    the solutions returned (_outcomes), or, for a sequential family, a clip of its first
+    `clip_frames` problems with each solver's returned q, errors and verdict per problem."""
     if run.problems is None or run.models is None:
         return None
     solves = run.solves
@@ -726,14 +810,29 @@ def viewer_data(run, opts, sequential):
             tt = t[tcol].to_numpy(dtype=float)
             qq = t["q"].to_numpy() if "q" in t else None
             for s, e in zip(starts, ends):
-                idx = s + thin_indices(e - s, opts.trace_head, opts.trace_points)
+                first = attempt_starts(it[s:e])
+                last = np.concatenate((first[1:] - 1, [e - s - 1]))
+                rel = thin_indices(e - s, opts.trace_head, opts.trace_points, keep=np.concatenate((first, last)))
+                idx = s + rel
                 total_records += e - s
                 thinned_records += len(idx)
+                # attempt of every kept record, and the kept position of each attempt's last record
                 traces[(keys[s, 0], int(keys[s, 1]), keys[s, 2])] = {
                     "it": it[idx], "pe": sig(pe[idx], 6), "oe": sig(oe[idx], 6), "t": sig(tt[idx], 4),
-                    "q": [_qlist(qq[i]) for i in idx] if qq is not None else [], "records": int(e - s)}
+                    "q": [_qlist(qq[i]) for i in idx] if qq is not None else [], "records": int(e - s),
+                    "a": np.searchsorted(first, rel, side="right") - 1,
+                    "_ends": np.searchsorted(rel, last)}
     scols = ["family", "problem", "solver", "status", "converged", "within_limits", "iterations", "position_error",
-             "orientation_error", "time_us", "message", "q"]
+             "orientation_error", "time_us", "message", "q"] + (["restarts"] if "restarts" in solves else []) + \
+        (["solutions"] if "solutions" in solves else [])
+    # solutions.csv rows of the embedded problems: {(family, problem, solver): [q of solution 0, 1, ...]}
+    several = {}
+    sol = getattr(run, "solutions", None)
+    if sol is not None and len(sol) and K > 0:
+        part = sol[(sol["problem"] < K) & ~sol["family"].isin([f for f in fams if sequential.get(f)])]
+        for key, g in part.sort_values("solution", kind="stable").groupby(["family", "problem", "solver"], sort=False):
+            several[(key[0], int(key[1]), key[2])] = [_qlist(x) for x in g["q"]]
+    compiled = {}
     for fam in fams:
         fp = problems[problems["family"] == fam]
         fs = solves[solves["family"] == fam]
@@ -748,7 +847,7 @@ def viewer_data(run, opts, sequential):
                 per[spec] = {"q": [_qlist(x) if x.strip() else None for x in part["q"]],
                              "pe": sig(part["position_error"].to_numpy(dtype=float), 6),
                              "oe": sig(part["orientation_error"].to_numpy(dtype=float), 6),
-                             "status": part["status"].tolist(),
+                             "status": part["status"].tolist(), "converged": part["converged"].astype(bool).tolist(),
                              "success": figures.success_mask(part).tolist()}
             out[fam] = {"mode": "clip", "model": m, "q0": fp["q0"].iloc[0],
                         "frames": [{"problem": int(p), "goals": _goals(g)} for p, g in zip(fp["problem"], fp["goals"])],
@@ -759,16 +858,24 @@ def viewer_data(run, opts, sequential):
         for rec in fp.to_dict("records"):
             models_used.add(rec["model"])
             ps = fs[fs["problem"] == rec["problem"]][scols]
+            model = compiled.get(rec["model"])
+            if model is None:
+                from . import verify
+
+                model = compiled[rec["model"]] = verify.Model(run.models[rec["model"]])
             sv = {}
             for r in ps.to_dict("records"):
                 att = r["status"] not in NOT_ATTEMPTED
+                key = (fam, int(rec["problem"]), r["solver"])
+                q = _qlist(r["q"]) if att and str(r["q"]).strip() else None
+                trace = traces.get(key)
                 sv[r["solver"]] = {
                     "status": r["status"], "converged": bool(r["converged"]),
                     "success": bool(r["converged"] and r["within_limits"]), "iterations": r["iterations"],
+                    "restarts": r.get("restarts"),
                     "position_error": r["position_error"], "orientation_error": r["orientation_error"],
-                    "time_us": r["time_us"], "message": r["message"] or "",
-                    "q": _qlist(r["q"]) if att and str(r["q"]).strip() else None,
-                    "trace": traces.get((fam, int(rec["problem"]), r["solver"]))}
+                    "time_us": r["time_us"], "message": r["message"] or "", "q": q,
+                    "trace": trace, **_outcomes(model, rec["goals"], run.tolerances, r, q, trace, several.get(key))}
             plist.append({"problem": int(rec["problem"]), "name": rec.get("name"), "model": rec["model"],
                           "q0": rec["q0"], "goals": _goals(rec["goals"]), "solves": sv})
         out[fam] = {"mode": "trace", "problems": plist}
@@ -954,6 +1061,9 @@ def add_arguments(ap):
     ap.add_argument("--clip-frames", type=int, default=DEFAULT_CLIP_FRAMES, metavar="F",
                     help=f"problems of a sequential family played as a clip (default {DEFAULT_CLIP_FRAMES})")
     ap.add_argument("--allow-incomplete", action="store_true", help="read an incomplete or mixed run (marked)")
+    ap.add_argument("--latex", metavar="DIR",
+                    help="also write the headline, per-robot and per-family tables as LaTeX (booktabs), one .tex file "
+                         "per table, into DIR")
 
 
 def main_from_args(args):
@@ -965,5 +1075,10 @@ def main_from_args(args):
     path, data = write_report(args.run_dir, args.out, opts, allow_incomplete=args.allow_incomplete)
     size = path.stat().st_size
     print(f"report: {path.resolve()} ({size / 1e6:.1f} MB, {time.monotonic() - t0:.1f} s)")
+    if getattr(args, "latex", None):
+        from . import latex
+
+        tex = latex.write_tables(data, args.latex)  # the page's figures, rendered (not recomputed)
+        print(f"latex: {len(tex)} tables in {Path(args.latex).resolve()}")
     return 0
 

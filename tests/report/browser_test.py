@@ -9,7 +9,11 @@ solve viewer draws every joint of the model (joint markers = the model's joints,
 a random chain, a tree and the BVH skeleton's clip); moving the slider changes the drawn
 configuration; on converged solves the last frame's drawn effector is at the target of
 problems.jsonl within 1e-6 m (a URDF arm, a chain, a tree, a clip frame of the BVH skeleton);
-sorting the summary table by a column reorders it; the filter and the n/a switch work. A
+on a solve of `solutions=all` (ur5-pose), the viewer's selector lists solutions 0..k-1 and draws
+each from its q (solutions.csv), and on every frame what the status line claims (converged, not
+converged, in progress) agrees with the error of the drawn configuration; a skeleton's free root
+is drawn without a bone from the world origin; a table's CSV button makes a CSV of the table's
+figures; sorting the summary table by a column reorders it; the filter and the n/a switch work. A
 screenshot of the page and one of the viewer are saved in WORK_DIR (default: a directory beside
 this file's build, see tests/report/report_tests.cmake).
 
@@ -38,7 +42,8 @@ CHROME_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", 
                "--disable-background-networking", "--disable-component-update", "--disable-sync",
                # WebGL (plotly's scatter3d) on the software rasteriser without the deprecation warning
                "--enable-unsafe-swiftshader", "--window-size=1400,1000"]
-SOLVERS = "dls,sdls,lm,ccd,fabrik,kdl-lma"
+ALL_SPEC = "auto:solutions=all:restarts=10:budget_us=0"   # several solutions per solve, and restarts
+SOLVERS = "dls,sdls,lm,ccd,fabrik,kdl-lma," + ALL_SPEC
 TRACE_PROBLEMS = 3
 EFFECTOR_TOL = 1e-6      # m: drawn effector vs target on a converged solve
 CONVERGED_BELOW = 1e-7   # m: solves picked for that check have a position error below this
@@ -224,6 +229,128 @@ def check_effector_at_target(page, family, problem, solver, frame_keys):
                                  f"{worst:.2e} m of the target (<= {EFFECTOR_TOL:g})")
 
 
+def within(pe, oe, tol, slack):
+    """Every error of the drawing within the tolerances, scaled by `slack` (1 +- 1e-9: the page's
+    FK and the analysis library's round differently in the last bits)."""
+    return (pe is None or pe <= tol[0] * slack) and (oe is None or oe <= tol[1] * slack)
+
+
+def frame_states(page):
+    """The first view's state on every frame of the viewer, moving the slider through them all."""
+    page.d.set_script_timeout(STEP_TIMEOUT)
+    return page.d.execute_async_script("""
+        var done = arguments[arguments.length - 1], V = window.ikbench.viewer, n = V.state().frames.length, out = [];
+        (function step(i) {
+          if (i >= n) { done(out); return; }
+          Promise.resolve(V.setFrame(i)).then(function () { out.push(V.state().views[0]); step(i + 1); },
+                                              function (e) { done(String(e)); });
+        })(0);""")
+
+
+def check_viewer_truth(page, run, family, embedded):
+    """The solve of ALL_SPEC with the most solutions among the embedded problems of `family`: the
+    selector lists solutions 0..k-1, each drawn on the last frame from its q in solutions.csv
+    (solution 0: solves.csv's q), converged, on the target; on every frame the status line's claim
+    agrees with the drawing (converged <=> the drawn effector within tolerance) and no attempt
+    that ended away from the target is labelled converged."""
+    from selenium.webdriver.support.ui import Select
+
+    from ikbench.results import parse_q
+
+    s = run.solves
+    c = s[(s["family"] == family) & (s["solver"] == ALL_SPEC) & (s["problem"] < embedded)]
+    if not check(not c.empty and int(c["solutions"].max()) > 1, f"{family}: a solve of {ALL_SPEC} with several solutions"):
+        return
+    r = c.sort_values(["solutions", "problem"], ascending=[False, True]).iloc[0]
+    problem, k = int(r["problem"]), int(r["solutions"])
+    page.pick(family, problem, [ALL_SPEC])
+    tol = page.state()["tolerances"]
+    opts = page.js("return Array.prototype.map.call(document.querySelectorAll("
+                   "'#viewer-status select.viewer-solution option'), function (o) { return o.value; })")
+    check(opts == [str(i) for i in range(k)], f"{family}/{problem}: the solution selector lists 0..{k - 1} ({opts})")
+    sol = run.solutions
+    rows = sol[(sol["family"] == family) & (sol["problem"] == problem) & (sol["solver"] == ALL_SPEC)]
+    qs = {int(x["solution"]): parse_q(x["q"]) for _, x in rows.iterrows()}
+    check(list(qs[0]) == list(parse_q(r["q"])), f"{family}/{problem}: solutions.csv's solution 0 is solves.csv's q")
+    last = len(page.state()["frames"]) - 1
+    for j in range(k):
+        Select(page.d.find_element("css selector", "#viewer-status select.viewer-solution")).select_by_value(str(j))
+        page.wait_drawn(family, problem, [ALL_SPEC], last)
+        wait(page.d, lambda: page.state()["views"][0]["solution"] == j, f"solution {j} drawn", timeout=STEP_TIMEOUT)
+        v = page.state()["views"][0]
+        check(v["q"] == list(qs[j]), f"{family}/{problem}: solution {j} is drawn from its q in solutions.csv")
+        check(v["claim"] == "converged" and within(v["position_error"], v["orientation_error"], tol, 1 + 1e-9),
+              f"{family}/{problem}: solution {j} labelled {v['claim']!r}, drawn error {v['position_error']:.2e} m, "
+              f"{v['orientation_error']:.2e} rad")
+    Select(page.d.find_element("css selector", "#viewer-status select.viewer-solution")).select_by_value("0")
+    wait(page.d, lambda: page.state()["views"][0]["solution"] == 0, "solution 0 drawn", timeout=STEP_TIMEOUT)
+    states = frame_states(page)
+    if not check(isinstance(states, list) and len(states) == last + 1, f"{family}/{problem}: every frame drawn"):
+        return
+    bad = []
+    for n, v in enumerate(states):
+        ok = within(v["position_error"], v["orientation_error"], tol, 1 + 1e-9)
+        strict = within(v["position_error"], v["orientation_error"], tol, 1 - 1e-9)
+        if (v["claim"] == "converged" and not ok) or (v["claim"] == "not converged" and strict) or \
+                (v["claim"] != "converged" and ": converged" in v["label"].split(";")[0]):
+            bad.append((n, v["claim"], v["label"], v["position_error"]))
+    check(not bad, f"{family}/{problem}: on all {len(states)} frames the status line agrees with the drawing {bad[:3]}")
+    ended = [v for v in states if v["claim"] == "not converged"]
+    check(any("ended at" in v["label"] for v in ended) or not ended,
+          f"{family}/{problem}: an attempt that did not converge says where it ended")
+    check(states[-1]["drawn"] == "result" and states[-1]["solution"] == 0 and states[-1]["claim"] == "converged" and
+          states[-1]["q"] == list(qs[0]),
+          f"{family}/{problem}: the last frame draws the returned q, converged ({states[-1]['label']!r})")
+    text = page.d.find_element("css selector", "#viewer-status div").text
+    check(states[-1]["label"] in text, f"{family}/{problem}: the status line shows the label of the drawing")
+
+
+def check_free_root(page, family):
+    """A skeleton whose root is a free joint: the root is drawn where it is, and no bone starts at
+    the world origin."""
+    joints = [t for t in page.plot_traces() if t["name"] == "joints"]
+    links = [t for t in page.plot_traces() if t["name"] == "links"]
+    if not check(joints and links, f"{family}: joints and links drawn"):
+        return
+    root = [joints[0][a][0] for a in "xyz"]
+    pts = [(x, y, z) for x, y, z in zip(links[0]["x"], links[0]["y"], links[0]["z"]) if x is not None]
+    at_origin = [p for p in pts if max(abs(c) for c in p) < 1e-9]
+    check(max(abs(c) for c in root) > 1e-3 and not at_origin,
+          f"{family}: the free root is drawn at {[round(c, 3) for c in root]}, no bone from the world origin "
+          f"({len(at_origin)} link points at it)")
+
+
+def check_csv(page, data):
+    """The summary table's CSV button: a Blob of text/csv whose rows are the table's figures."""
+    import io
+
+    import pandas as pd
+
+    page.js("""window._csvBlobs = []; var f = URL.createObjectURL;
+               URL.createObjectURL = function (b) { window._csvBlobs.push(b); return f.call(URL, b); };""")
+    buttons = page.js("return Array.prototype.map.call(document.querySelectorAll('button.csv'),"
+                      " function (b) { return b.getAttribute('data-table'); })")
+    check({"headline", "summary", "families"} <= set(buttons), f"CSV buttons on the tables ({buttons})")
+    b = page.d.find_element("css selector", "button.csv[data-table='summary']")
+    page.d.execute_script("arguments[0].scrollIntoView()", b)
+    b.click()
+    page.d.set_script_timeout(STEP_TIMEOUT)
+    got = page.d.execute_async_script("""var done = arguments[arguments.length - 1], b = window._csvBlobs[0];
+        if (!b) { done(null); return; } b.text().then(function (t) { done([b.type, t]); });""")
+    if not check(got is not None and got[0].startswith("text/csv"), f"the CSV button makes a text/csv Blob ({got and got[0]})"):
+        return
+    df = pd.read_csv(io.StringIO(got[1]), keep_default_na=False, na_values=[""], float_precision="round_trip")
+    cols = data["summary"]["columns"]
+    rows = data["summary"]["rows"]
+    rate = [r[cols.index("success_rate")] for r in rows]
+    same = len(df) == len(rows) and all((a is None and pd.isna(b)) or (a is not None and float(a) == float(b))
+                                         for a, b in zip(rate, df["success_rate"]))
+    check(same and list(df["family"]) == [r[0] for r in rows] and list(df["solver"]) == [r[1] for r in rows],
+          f"the summary CSV has the table's {len(rows)} rows and exact success rates ({len(df)} rows)")
+    head = page.js("return window.ikbench.csv('headline')")
+    check(len(pd.read_csv(io.StringIO(head))) == len(data["headline"]), "the headline CSV has a row per family")
+
+
 def converged_solve(run, family, embedded, traced_only=True):
     """A converged solve of `family` among its embedded problems whose error is far below the
     tolerance in solves.csv and at the trace's last record."""
@@ -312,6 +439,7 @@ def browse(d, run_dir, page_path, work):
             page.slider_key(Keys.ARROW_RIGHT, frame)
             page.wait_drawn(family, None, [r["solver"]], frame)
             check_effector_at_target(page, family, frame, r["solver"], f"clip frame {frame}")
+            check_free_root(page, family)
             continue
         pick = converged_solve(run, family, embedded)
         if not check(pick is not None, f"{family}: a traced solve converged below {CONVERGED_BELOW:g} m"):
@@ -323,7 +451,9 @@ def browse(d, run_dir, page_path, work):
         st = page.state()
         page.wait_drawn(family, problem, [solver], len(st["frames"]) - 1)
         check_effector_at_target(page, family, problem, solver, f"last frame, iteration {st['frames'][-1]}")
+    check_viewer_truth(page, run, "ur5-pose", embedded)
     d.find_element("id", "viewer").screenshot(str(work / "report-viewer.png"))
+    check_csv(page, data)
 
     # the summary table: sort, filter, n/a switch
     d.execute_script("document.getElementById('summary').scrollIntoView()")

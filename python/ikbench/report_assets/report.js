@@ -58,6 +58,69 @@
     return table.rows.map(function (r) { var o = {}; table.columns.forEach(function (c, i) { o[c] = r[i]; }); return o; });
   }
 
+  // ------------------------------------------------------------------ CSV of every table
+  // Each table has a "CSV" button: the file is made here from the page's data (the exact figures the table
+  // shows, not its formatted text), as a Blob, so it works offline from file://. window.ikbench.csv(name) returns
+  // the same text (for tests and tools).
+  function csvField(v) {
+    if (v == null || (typeof v === "number" && isNaN(v))) return "";
+    if (v === Infinity) return "inf";
+    if (v === -Infinity) return "-inf";
+    if (Array.isArray(v)) v = v.join(";");
+    var s = typeof v === "boolean" ? (v ? "1" : "0") : String(v);
+    return /[",\r\n]/.test(s) ? '"' + s.replace(/"/g, '""') + '"' : s;
+  }
+  function csvText(columns, rows) {
+    return [columns].concat(rows).map(function (r) { return r.map(csvField).join(","); }).join("\r\n") + "\r\n";
+  }
+  function pickRows(objs, columns) { return objs.map(function (o) { return columns.map(function (c) { return o[c]; }); }); }
+  var CSV_FIGURES = ["success_rate", "success_ci_low", "success_ci_high", "time_us_median", "time_us_median_ci_low",
+    "time_us_median_ci_high", "time_us_mean", "time_us_mean_ci_low", "time_us_mean_ci_high", "time_us_outliers_mild", "time_us_outliers_severe"];
+  var CSV_TABLES = {
+    headline: function () {
+      var cols = ["family", "verdict", "ran", "succeeded", "leaders", "leader"].concat(CSV_FIGURES,
+        ["peer", "peer_rank", "peer_success_rate", "peer_success_ci_low", "peer_success_ci_high", "peer_time_us_median",
+          "peer_time_us_median_ci_low", "peer_time_us_median_ci_high"]);
+      var rows = DATA.headline.map(function (h) {
+        var l = h.leaders[0] || {}, p = h.peer || {};
+        return [h.family, h.verdict, h.ran, h.succeeded, h.leaders.map(function (c) { return c.solver; }), l.solver]
+          .concat(CSV_FIGURES.map(function (k) { return l[k]; }),
+            [p.solver, p.rank, p.success_rate, p.success_ci_low, p.success_ci_high, p.time_us_median, p.time_us_median_ci_low, p.time_us_median_ci_high]);
+      });
+      return csvText(cols, rows);
+    },
+    robots: function () {
+      var cols = ["robot", "solver", "families", "rank", "tied_leader", "solves", "supported", "successes", "success_rate", "success_ci_low",
+        "success_ci_high", "time_us_mean", "time_us_median", "time_us_p99", "iterations_median", "available"];
+      return csvText(cols, pickRows(DATA.robots, cols));
+    },
+    summary: function () {
+      var cols = DATA.summary.columns.filter(function (c) { return !/_text$/.test(c) || c === "statuses_text"; });
+      var at = cols.map(function (c) { return DATA.summary.columns.indexOf(c); });
+      return csvText(cols.map(function (c) { return c === "statuses_text" ? "ended" : c; }),
+        DATA.summary.rows.map(function (r) { return at.map(function (i) { return r[i]; }); }));
+    },
+    coverage: function () { return csvText(DATA.coverage.table.columns, DATA.coverage.table.rows); },
+    families: function () {
+      var cols = ["name", "problems", "dof", "effectors", "goal", "sequential", "robot", "traced", "description"];
+      return csvText(cols, pickRows(DATA.families, cols));
+    }
+  };
+  function csvButton(name) {
+    var b = el("button", { type: "button", cls: "csv", "data-table": name, title: "download this table as CSV (exact figures)", text: "CSV" });
+    b.addEventListener("click", function () {
+      var blob = new Blob([CSV_TABLES[name]()], { type: "text/csv;charset=utf-8" });
+      var url = URL.createObjectURL(blob);
+      var a = el("a", { href: url, download: (DATA.run.name || "ikbench") + "-" + name + ".csv" });
+      document.body.appendChild(a);
+      a.click();
+      a.remove();
+      setTimeout(function () { URL.revokeObjectURL(url); }, 10000);
+    });
+    return b;
+  }
+  function csvBefore(table, name) { table.parentNode.insertBefore(el("div", { cls: "csv-bar" }, [csvButton(name)]), table); }
+
   // ------------------------------------------------------------------ header
   function renderHeader() {
     var r = DATA.run;
@@ -125,6 +188,7 @@
       tb.appendChild(tr);
     });
     t.appendChild(tb);
+    csvBefore(t, "headline");
   }
   function tables_time(c) { var m = /^(\S+)/.exec(c.time_median_text || ""); return m ? m[1] : "-"; }
 
@@ -149,6 +213,7 @@
     t.appendChild(tb);
     box.appendChild(el("p", { cls: "muted", text: "families: " + Object.keys(fams).map(function (k) { return k + ": " + fams[k]; }).join("; ") }));
     box.appendChild(el("div", { cls: "scroll" }, [t]));
+    csvBefore(t.parentNode, "robots");
   }
 
   // ------------------------------------------------------------------ summary table
@@ -193,6 +258,7 @@
       r._tr = tr;
       tb.appendChild(tr);
     });
+    document.getElementById("summary-count").parentNode.appendChild(csvButton("summary"));
     document.getElementById("summary-filter").addEventListener("input", filterSummary);
     document.getElementById("summary-show-na").addEventListener("change", filterSummary);
     filterSummary();
@@ -364,6 +430,7 @@
     });
     t.appendChild(tb);
     box.appendChild(el("div", { cls: "scroll" }, [t]));
+    csvBefore(t.parentNode, "coverage");
   }
 
   // ------------------------------------------------------------------ run metadata
@@ -392,12 +459,13 @@
       box.appendChild(d);
     }
     var fams = el("details", null, [el("summary", { text: "families (" + DATA.families.length + ")" })]);
-    var ft = el("table", { cls: "data" });
+    var ft = el("table", { cls: "data", id: "families-table" });
     ft.appendChild(el("tr", null, ["family", "problems", "DOF", "effectors", "goal", "sequential", "robot", "traced", "description"].map(function (h) { return el("th", { cls: "l", text: h }); })));
     DATA.families.forEach(function (f) {
       ft.appendChild(el("tr", null, [f.name, f.problems, f.dof, f.effectors, f.goal, f.sequential ? "yes" : "", f.robot || "", f.traced, f.description || ""].map(function (x) { return el("td", { cls: "l", text: x == null ? "" : String(x) }); })));
     });
     fams.appendChild(el("div", { cls: "scroll" }, [ft]));
+    csvBefore(ft.parentNode, "families");
     box.appendChild(fams);
     var sol = el("details", null, [el("summary", { text: "solver specs (" + DATA.solvers.length + ")" })]);
     var ul2 = el("ul");
@@ -494,7 +562,7 @@
   }
 
   // ------------------------------------------------------------------ solve viewer
-  var V = { fam: null, problem: null, solvers: [], frames: [], frame: 0, timer: null, views: [], model: null, scale: 0.1, rev: 0 };
+  var V = { fam: null, problem: null, solvers: [], frames: [], frame: 0, timer: null, views: [], model: null, scale: 0.1, rev: 0, solPick: {} };
   var VIEWER = DATA.viewer;
   var WARN = "#e6550d", JOINT = "#333333";
 
@@ -506,7 +574,9 @@
     var e = DATA.embedding;
     exp.textContent = "Pick a family, a problem and up to four solvers: each view replays a solver's iterates from traces.csv (q after each " +
       "iteration; forward kinematics computed in this page from models.json), side by side with the same camera. The slider moves all views " +
-      "through the iterations (a solver that stopped keeps its last configuration) and the marker on the error curve below. Embedded: the first " +
+      "through the iterations (a solver that stopped keeps its last configuration) and the marker on the error curve below; a solve with restarts " +
+      "shows each attempt in turn, and the status line says which attempt is drawn and where it ended. The last frame draws the configuration the " +
+      "solve returned (solves.csv q), or, for a solve that returned several (solutions=all, closed forms), the solution picked beside its status. Embedded: the first " +
       e.trace_problems + " problems of each family, traces thinned to " + e.trace_head + " records then " + e.trace_points +
       " at a stride (always the last). A sequential (tracking) family plays as a clip: one frame per problem, each solver's returned q with that problem's targets.";
     var fsel = document.getElementById("viewer-family");
@@ -537,6 +607,7 @@
   function viewerFamily(fam) {
     stop();
     V.fam = fam;
+    V.solPick = {};
     document.getElementById("viewer-family").value = fam;
     var fd = famData(), psel = document.getElementById("viewer-problem");
     psel.innerHTML = "";
@@ -558,7 +629,7 @@
     return viewerSelect();
   }
 
-  function viewerProblem(p) { stop(); V.problem = p; buildViewerPicker(); return viewerSelect(); }
+  function viewerProblem(p) { stop(); V.problem = p; V.solPick = {}; buildViewerPicker(); return viewerSelect(); }
 
   function buildViewerPicker() {
     var box = document.getElementById("viewer-solvers");
@@ -584,43 +655,60 @@
     });
   }
 
-  // The frames of the selection: per view, for every slider position, the record drawn.
+  // The frames of the selection. A trace-mode frame is a record position (iteration, occurrence: an attempt
+  // after a restart opens with a record at the iteration reached so far, so an iteration can occur twice), then
+  // a last frame, "returned", that draws the configuration the solve returned (or the solution picked of a
+  // solve that returned several). Per view, for every slider position, the record or solution drawn.
+  function recordKeys(its) {
+    var seen = {};
+    return its.map(function (i) { var s = seen[i] || 0; seen[i] = s + 1; return [i, s]; });
+  }
+  function keyLess(a, b) { return a[0] < b[0] || (a[0] === b[0] && a[1] < b[1]); }
+
   function viewerSelect() {
     var fd = famData();
     V.rev += 1;
     V.views = [];
     if (fd.mode === "clip") {
       V.model = VIEWER.models[fd.model];
-      V.frames = fd.frames.map(function (f) { return f.problem; });
+      V.frames = fd.frames.map(function (f) { return { it: f.problem, sub: 0, problem: f.problem }; });
       V.solvers.forEach(function (s) {
         var d = fd.solves[s];
-        V.views.push({ spec: s, clip: d, qs: d.q, fk: [] });
+        V.views.push({ spec: s, clip: d, recs: { q: d.q }, sols: [], fk: [] });
       });
     } else {
       var p = currentProblem();
       V.model = VIEWER.models[p.model];
-      var its = {};
+      var keys = {}, anyResult = false;
       V.solvers.forEach(function (s) {
-        var info = p.solves[s], tr = info.trace, v = { spec: s, info: info, fk: [] };
-        if (tr && tr.q.length) { v.it = tr.it; v.qs = tr.q; v.pe = tr.pe; v.oe = tr.oe; v.t = tr.t; }
-        else if (info.q) { v.it = [0, info.iterations]; v.qs = [p.q0, info.q]; v.pe = [null, info.position_error]; v.oe = [null, info.orientation_error]; v.untraced = true; }
-        else { v.it = [0]; v.qs = [p.q0]; v.pe = [null]; v.oe = [null]; v.unsupported = true; }
-        v.it.forEach(function (i) { its[i] = true; });
+        var info = p.solves[s], tr = info.trace, v = { spec: s, info: info, fk: [], sols: info.solutions || [], attempts: info.attempts || [] };
+        if (tr && tr.q.length) v.recs = { it: tr.it, q: tr.q, pe: tr.pe, oe: tr.oe, a: tr.a };
+        else { v.recs = { it: [0], q: [p.q0], pe: [null], oe: [null], a: [null] }; if (info.q) v.untraced = true; else v.unsupported = true; }
+        v.keys = recordKeys(v.recs.it);
+        v.keys.forEach(function (k) { keys[k[0] + ":" + k[1]] = k; });
+        if (!(s in V.solPick) || V.solPick[s] >= v.sols.length) V.solPick[s] = 0;
+        v.result = v.sols.length > 0;
+        anyResult = anyResult || v.result;
         V.views.push(v);
       });
-      V.frames = Object.keys(its).map(Number).sort(function (a, b) { return a - b; });
-      if (!V.frames.length) V.frames = [0];
+      V.frames = Object.keys(keys).map(function (k) { return keys[k]; }).sort(function (a, b) { return keyLess(a, b) ? -1 : keyLess(b, a) ? 1 : 0; })
+        .map(function (k) { return { it: k[0], sub: k[1] }; });
+      if (!V.frames.length) V.frames = [{ it: 0, sub: 0 }];
+      if (anyResult) V.frames.push({ it: Math.max.apply(null, V.frames.map(function (f) { return f.it; })), sub: 0, result: true });
     }
-    // record index of every view at every frame, FK of every drawn record, and the extent of the drawing
+    // record index of every view at every frame ("R": the returned configuration), FK of every drawable
+    // configuration, and the extent of the drawing
     var lo = [Infinity, Infinity, Infinity], hi = [-Infinity, -Infinity, -Infinity];
     function grow(x) { for (var k = 0; k < 3; k++) { if (x[k] < lo[k]) lo[k] = x[k]; if (x[k] > hi[k]) hi[k] = x[k]; } }
     V.views.forEach(function (v) {
       v.idx = V.frames.map(function (f, n) {
         if (fd.mode === "clip") return n;
-        var k = 0; while (k + 1 < v.it.length && v.it[k + 1] <= f) k++; return k;
+        if (f.result) return v.result ? "R" : v.recs.q.length - 1;
+        var k = 0; while (k + 1 < v.keys.length && !keyLess([f.it, f.sub], v.keys[k + 1])) k++; return k;
       });
-      v.fk = v.qs.map(function (q) { return q ? fk(V.model, q) : null; });
-      v.fk.forEach(function (F) { if (F) F.p.forEach(grow); });
+      v.fk = v.recs.q.map(function (q) { return q ? fk(V.model, q) : null; });
+      v.fkSol = v.sols.map(function (s) { return fk(V.model, s.q); });
+      v.fk.concat(v.fkSol).forEach(function (F) { if (F) F.p.forEach(grow); });
     });
     var goalsAll = fd.mode === "clip" ? fd.frames.map(function (f) { return f.goals; }) : [currentProblem().goals];
     goalsAll.forEach(function (gs) { gs.forEach(function (g) { if (g.kind !== "orientation") grow(g.target_position); }); });
@@ -639,16 +727,54 @@
     return draw(true);
   }
 
+  // What a view draws at frame n: the configuration, its FK, and what the status line may say about it. The
+  // verdicts come from the page data (report.py decides them by FK of these very configurations, or, for the
+  // returned q, solves.csv's converged); the error shown beside them is computed here from the drawing.
+  function drawnOf(v, n) {
+    var k = v.idx[n], fd = famData();
+    if (fd.mode === "clip") {
+      var c = v.clip, q = c.q[k];
+      return { q: q, F: v.fk[k], kind: "clip", claim: q == null ? "nothing" : c.converged[k] ? "converged" : "not converged",
+        label: "problem " + V.frames[n].problem + ": " + c.status[k] + (c.success[k] ? " ✓" : "") +
+          (q == null ? " (no configuration)" : c.converged[k] ? "" : c.status[k] === "converged" ? " (FK error above tolerance)" : ": not converged") };
+    }
+    if (k === "R") {
+      var j = V.solPick[v.spec], s = v.sols[j], K = v.sols.length;
+      return { q: s.q, F: v.fkSol[j], kind: "result", solution: j, claim: s.converged ? "converged" : "not converged",
+        label: "drawn: " + (K > 1 ? "solution " + j + " of " + K + (j === 0 ? " (the returned q, solves.csv)" : " (solutions.csv)") : "the returned q (solves.csv)") +
+          ": " + (s.converged ? "converged (FK error within tolerance)" : "not converged") };
+    }
+    var d = { q: v.recs.q[k], F: v.fk[k], kind: "record", record: k };
+    if (v.unsupported) { d.claim = "start"; d.label = "drawn: the start configuration (the solve returned none)"; return d; }
+    if (v.untraced) { d.claim = "start"; d.label = "drawn: the start configuration (not traced; the last frame draws the returned q)"; return d; }
+    var a = v.recs.a ? v.recs.a[k] : null, att = a == null ? null : v.attempts[a], A = v.attempts.length;
+    var where = (A > 1 ? "attempt " + (a + 1) + " of " + A + ", " : "") + "iteration " + v.recs.it[k] + " (record " + (k + 1) + " of " + v.recs.q.length + ")";
+    d.attempt = a;
+    function ended(t) { return "ended at " + fmtSci(t.position_error, 2) + " m" + (t.orientation_error == null ? "" : ", " + fmtSci(t.orientation_error, 2) + " rad") + ": not converged"; }
+    if (!att || att.converged == null) { d.claim = "in progress"; d.label = "drawn: " + where; }
+    else if (att.last === k) {
+      d.claim = att.converged ? "converged" : "not converged";
+      d.label = "drawn: " + where + ": " + (A > 1 ? "this attempt " : "") + (att.converged ? "converged" : ended(att));
+    } else {
+      d.claim = "in progress";
+      d.label = "drawn: " + where + ", in progress; " + (A > 1 ? "this attempt" : "the trace") + " ends at iteration " + att.iteration + ", " +
+        (att.converged ? "converged" : ended(att));
+    }
+    return d;
+  }
+
   function lineSegments(pairs) {
     var x = [], y = [], z = [];
     pairs.forEach(function (s) { x.push(s[0][0], s[1][0], null); y.push(s[0][1], s[1][1], null); z.push(s[0][2], s[1][2], null); });
     return { x: x, y: y, z: z };
   }
+  // Bones: parent body to joint frame, and a prismatic joint's travel. A free joint's translation is not a bone:
+  // a free root (a skeleton's hips) is drawn where it is, with no segment from the world origin.
   function links(model, F) {
     var segs = [];
     model.joints.forEach(function (j, i) {
       if (j.parent >= 0) segs.push([F.p[j.parent], F.o[i]]);
-      if (F.o[i][0] !== F.p[i][0] || F.o[i][1] !== F.p[i][1] || F.o[i][2] !== F.p[i][2]) segs.push([F.o[i], F.p[i]]);
+      if (j.type !== "free" && (F.o[i][0] !== F.p[i][0] || F.o[i][1] !== F.p[i][1] || F.o[i][2] !== F.p[i][2])) segs.push([F.o[i], F.p[i]]);
     });
     return lineSegments(segs);
   }
@@ -661,14 +787,14 @@
   function goalsAt(n) { var fd = famData(); return fd.mode === "clip" ? fd.frames[n].goals : currentProblem().goals; }
 
   function viewTraces(v, n, scene) {
-    var model = V.model, k = v.idx[n], F = v.fk[k], goals = goalsAt(n), out = [], st = STYLE[v.spec] || { colour: "#444" };
+    var model = V.model, d = drawnOf(v, n), F = d.F, goals = goalsAt(n), out = [], st = STYLE[v.spec] || { colour: "#444" };
     var ghost = links(model, V.start);
     out.push(Object.assign({ type: "scatter3d", mode: "lines", name: "start", scene: scene, hoverinfo: "skip", showlegend: false, line: { color: "#c8c8c8", width: 3 } }, ghost));
     var state = null;
     if (F) {
       var L = links(model, F);
       out.push(Object.assign({ type: "scatter3d", mode: "lines", name: "links", scene: scene, hoverinfo: "skip", showlegend: false, line: { color: st.colour, width: 6 } }, L));
-      var lim = jointsOnLimit(model, v.qs[k]);
+      var lim = jointsOnLimit(model, d.q);
       out.push({ type: "scatter3d", mode: "markers", name: "joints", scene: scene, showlegend: false,
         x: F.p.map(function (p) { return p[0]; }), y: F.p.map(function (p) { return p[1]; }), z: F.p.map(function (p) { return p[2]; }),
         text: model.joints.map(function (j, i) { return j.name + " (" + j.type + ")" + (lim[i] ? " ON A LIMIT" : ""); }),
@@ -677,6 +803,8 @@
       state = goalState(goals, F);
       state.limits = lim.filter(Boolean).length;
     }
+    if (state) { state.claim = d.claim; state.label = d.label; state.kind = d.kind; state.record = d.record; state.solution = d.solution; state.attempt = d.attempt; state.q = d.q; }
+    else state = { claim: d.claim, label: d.label, kind: d.kind, eff: null, pe: null, oe: null, limits: null };
     var tp = goals.map(function (g) { return g.target_position; });
     out.push({ type: "scatter3d", mode: "markers", name: "targets", scene: scene, showlegend: false,
       x: tp.map(function (p) { return p[0]; }), y: tp.map(function (p) { return p[1]; }), z: tp.map(function (p) { return p[2]; }),
@@ -751,8 +879,9 @@
     writeStatus();
     drawCurve();
     var fd = famData(), lab = document.getElementById("viewer-frame-label");
-    lab.textContent = fd.mode === "clip" ? ("frame " + (n + 1) + " of " + V.frames.length + ": problem " + V.frames[n]) :
-      ("iteration " + V.frames[n] + " (frame " + (n + 1) + " of " + V.frames.length + ")");
+    var f = V.frames[n];
+    lab.textContent = fd.mode === "clip" ? ("frame " + (n + 1) + " of " + V.frames.length + ": problem " + f.problem) :
+      (f.result ? "the returned configuration" : "iteration " + f.it + (f.sub ? " (next attempt)" : "")) + " (frame " + (n + 1) + " of " + V.frames.length + ")";
     return p;
   }
 
@@ -761,52 +890,85 @@
     box.innerHTML = "";
     V.views.forEach(function (v, i) {
       var st = V.states[i], col = (STYLE[v.spec] || {}).colour || "#999", parts = [];
-      var d = el("div", { style: "border-left-color:" + col, "data-solver": v.spec });
+      var d = el("div", { style: "border-left-color:" + col, "data-solver": v.spec, "data-claim": st.claim });
       d.appendChild(el("b", { text: v.spec }));
       if (fd.mode === "clip") {
-        var c = v.clip;
-        parts.push("problem " + V.frames[n] + ": " + c.status[n] + (c.success[n] ? " ✓" : ""));
+        parts.push(st.label);
       } else {
-        var info = v.info;
-        parts.push(info.status + (info.success ? " ✓" : info.converged ? " (outside limits)" : "") + " after " + info.iterations + " iterations, " + fmtNum(info.time_us, 1) + " µs");
+        var info = v.info, A = v.attempts.length;
+        parts.push("solve: " + info.status + (info.success ? " ✓" : info.converged ? " (outside limits)" : "") + " after " + info.iterations + " iterations" +
+          (A > 1 ? " over " + A + " attempts" : "") + ", " + fmtNum(info.time_us, 1) + " µs" + (v.sols.length > 1 ? ", " + v.sols.length + " solutions" : ""));
         if (info.message) parts.push(info.message);
-        if (v.untraced) parts.push("not traced: start and returned configuration only");
-        if (!v.unsupported) parts.push("drawn: record " + (v.idx[n] + 1) + " of " + v.qs.length + ", iteration " + v.it[v.idx[n]]);
-        if (info.trace && info.trace.records > info.trace.q.length) parts.push("trace of " + info.trace.records + " records thinned to " + info.trace.q.length);
+        parts.push(st.label);
+        if (info.trace && info.trace.records > info.trace.q.length) parts.push("trace of " + info.trace.records + " records thinned to " + info.trace.q.length + " (each attempt's first and last kept)");
       }
-      if (st) {
+      if (st.eff) {
         parts.push("effector–target error (drawn): " + (st.pe == null ? "" : fmtSci(st.pe, 2) + " m") + (st.pe != null && st.oe != null ? ", " : "") + (st.oe == null ? "" : fmtSci(st.oe, 2) + " rad"));
         if (st.limits) parts.push(st.limits + " joint(s) on a limit");
       }
       d.appendChild(el("span", { cls: "err", text: " — " + parts.join(" · ") }));
+      if (fd.mode !== "clip" && v.sols.length > 1) {
+        // a solve that returned several solutions: pick the one the last frame draws
+        var sel = el("select", { cls: "viewer-solution", "data-solver": v.spec, title: "solution drawn on the last frame" });
+        v.sols.forEach(function (s, j) {
+          sel.appendChild(el("option", { value: String(j), text: "solution " + j + (j === 0 ? " (returned)" : "") + (s.converged ? "" : " ✗") }));
+        });
+        sel.value = String(V.solPick[v.spec]);
+        sel.addEventListener("change", function () { stop(); pickSolution(v.spec, Number(sel.value)); });
+        d.appendChild(el("label", { cls: "solution-pick" }, [" draw ", sel]));
+      }
       box.appendChild(d);
     });
   }
 
+  function pickSolution(spec, j) {
+    V.solPick[spec] = j;
+    return setFrame(V.frames.length - 1);  // the last frame draws the picked solution
+  }
+
   function drawCurve() {
-    var fd = famData(), n = V.frame, data = [], cur = { x: [], y: [], c: [] }, anyO = false;
+    var fd = famData(), n = V.frame, data = [], cur = { x: [], y: [], c: [] }, ret = { x: [], y: [], c: [], t: [] };
+    var kindP = fd.mode === "clip" ? true : currentProblem().goals.some(function (g) { return g.kind !== "orientation"; });
+    var kindO = fd.mode === "clip" ? goalsAt(0).some(function (g) { return g.kind !== "position"; }) : currentProblem().goals.some(function (g) { return g.kind !== "position"; });
+    var floor = function (e) { return e == null ? null : Math.max(e, 1e-16); };
     V.views.forEach(function (v) {
       var col = (STYLE[v.spec] || {}).colour || "#444";
-      var x, pe, oe;
-      if (fd.mode === "clip") { x = V.frames; pe = v.clip.pe; oe = v.clip.oe; }
-      else { x = v.it; pe = v.pe; oe = v.oe; }
-      var kindP = fd.mode === "clip" ? true : currentProblem().goals.some(function (g) { return g.kind !== "orientation"; });
-      var kindO = fd.mode === "clip" ? goalsAt(0).some(function (g) { return g.kind !== "position"; }) : currentProblem().goals.some(function (g) { return g.kind !== "position"; });
-      var floor = function (a) { return a.map(function (e) { return e == null ? null : Math.max(e, 1e-16); }); };
-      if (kindP) data.push({ type: "scatter", mode: "lines+markers", name: v.spec + " position [m]", x: x, y: floor(pe), line: { color: col, width: 1.6 }, marker: { size: 4 } });
-      if (kindO) { anyO = true; data.push({ type: "scatter", mode: "lines+markers", name: v.spec + " orientation [rad]", x: x, y: floor(oe), line: { color: col, width: 1.2, dash: "dash" }, marker: { size: 3 } }); }
-      var k = fd.mode === "clip" ? n : v.idx[n];
-      if (kindP && pe[k] != null) { cur.x.push(x[k]); cur.y.push(Math.max(pe[k], 1e-16)); cur.c.push(col); }
-      if (kindO && oe[k] != null) { cur.x.push(x[k]); cur.y.push(Math.max(oe[k], 1e-16)); cur.c.push(col); }
+      var x = [], pe = [], oe = [];
+      if (fd.mode === "clip") { x = V.frames.map(function (f) { return f.problem; }); pe = v.clip.pe.map(floor); oe = v.clip.oe.map(floor); }
+      else {
+        // one line per attempt: a gap where a restart begins, so that a restart is not drawn as the error rising
+        v.recs.it.forEach(function (it, k) {
+          if (k && v.recs.a && v.recs.a[k] !== v.recs.a[k - 1]) { x.push(it); pe.push(null); oe.push(null); }
+          x.push(it); pe.push(floor(v.recs.pe[k])); oe.push(floor(v.recs.oe[k]));
+        });
+      }
+      if (kindP) data.push({ type: "scatter", mode: "lines+markers", name: v.spec + " position [m]", x: x, y: pe, line: { color: col, width: 1.6 }, marker: { size: 4 } });
+      if (kindO) data.push({ type: "scatter", mode: "lines+markers", name: v.spec + " orientation [rad]", x: x, y: oe, line: { color: col, width: 1.2, dash: "dash" }, marker: { size: 3 } });
+      var k = v.idx[n], xr = fd.mode === "clip" ? null : v.info.iterations;
+      if (k === "R") {
+        var s = v.sols[V.solPick[v.spec]];
+        if (kindP && s.position_error != null) { cur.x.push(xr); cur.y.push(floor(s.position_error)); cur.c.push(col); }
+        if (kindO && s.orientation_error != null) { cur.x.push(xr); cur.y.push(floor(s.orientation_error)); cur.c.push(col); }
+      } else {
+        var px = fd.mode === "clip" ? V.frames[k].problem : v.recs.it[k], ep = fd.mode === "clip" ? v.clip.pe[k] : v.recs.pe[k], eo = fd.mode === "clip" ? v.clip.oe[k] : v.recs.oe[k];
+        if (kindP && ep != null) { cur.x.push(px); cur.y.push(floor(ep)); cur.c.push(col); }
+        if (kindO && eo != null) { cur.x.push(px); cur.y.push(floor(eo)); cur.c.push(col); }
+      }
+      if (fd.mode !== "clip" && v.sols.length) {
+        var s0 = v.sols[V.solPick[v.spec]], lab = v.sols.length > 1 ? "solution " + V.solPick[v.spec] : "returned q";
+        if (kindP && s0.position_error != null) { ret.x.push(xr); ret.y.push(floor(s0.position_error)); ret.c.push(col); ret.t.push(v.spec + ": " + lab + " (position)"); }
+        if (kindO && s0.orientation_error != null) { ret.x.push(xr); ret.y.push(floor(s0.orientation_error)); ret.c.push(col); ret.t.push(v.spec + ": " + lab + " (orientation)"); }
+      }
     });
+    if (ret.x.length) data.push({ type: "scatter", mode: "markers", name: "returned", x: ret.x, y: ret.y, text: ret.t, hovertemplate: "%{text}: %{y:.3g}<extra></extra>", marker: { size: 11, symbol: "star", color: ret.c, line: { color: "#000", width: 1 } } });
     data.push({ type: "scatter", mode: "markers", name: "current", x: cur.x, y: cur.y, showlegend: false, hoverinfo: "skip", marker: { size: 12, color: "rgba(0,0,0,0)", line: { color: cur.c, width: 2.5 } } });
-    var xnow = fd.mode === "clip" ? V.frames[n] : V.frames[n];
+    var f = V.frames[n], xnow = fd.mode === "clip" ? f.problem : f.it;
     var tol = DATA.run.tolerances;
     var shapes = [{ type: "line", xref: "x", x0: xnow, x1: xnow, yref: "paper", y0: 0, y1: 1, line: { color: "#555", width: 1, dash: "dot" } },
       { type: "line", xref: "paper", x0: 0, x1: 1, yref: "y", y0: tol[0], y1: tol[0], line: { color: "#000", width: 1, dash: "dot" } }];
     var layout = { height: 300, margin: { l: 70, r: 20, t: 30, b: 45 }, shapes: shapes, hovermode: "closest",
-      title: { text: fd.mode === "clip" ? "error of each problem's returned configuration (solves.csv)" : "error of this solve over its traced iterations (traces.csv; drawn records)", font: { size: 13 } },
-      xaxis: { title: { text: fd.mode === "clip" ? "problem (frame)" : "iteration" } },
+      title: { text: fd.mode === "clip" ? "error of each problem's returned configuration (solves.csv)" : "error over the traced iterations (traces.csv; one line per attempt), ★ the returned configuration", font: { size: 13 } },
+      xaxis: { title: { text: fd.mode === "clip" ? "problem (frame)" : "iteration (over all attempts)" } },
       yaxis: { type: "log", title: { text: "error (dotted: tolerance)" }, exponentformat: "power" }, legend: { font: { size: 10 } }, uirevision: "c" + V.rev };
     pending.push(Plotly.react("viewer-curve", data, withTemplate(layout), CONFIG));
   }
@@ -833,13 +995,22 @@
     data: DATA,
     viewer: {
       state: function () {
-        return { family: V.fam, problem: V.problem, solvers: V.solvers.slice(), frame: V.frame, frames: V.frames.slice(),
-          views: V.views.map(function (v, i) { var s = V.states[i]; return { spec: v.spec, effectors: s ? s.eff : null, position_error: s ? s.pe : null, orientation_error: s ? s.oe : null, joints_on_limit: s ? s.limits : null }; }) };
+        return { family: V.fam, problem: V.problem, solvers: V.solvers.slice(), frame: V.frame,
+          frames: V.frames.map(function (f) { return f.result ? "returned" : f.it; }),
+          tolerances: DATA.run.tolerances,
+          views: V.views.map(function (v, i) {
+            var s = V.states[i] || {};
+            return { spec: v.spec, effectors: s.eff || null, position_error: s.pe, orientation_error: s.oe, joints_on_limit: s.limits,
+              claim: s.claim, label: s.label, drawn: s.kind, record: s.record, attempt: s.attempt, solution: s.solution,
+              solutions: v.sols ? v.sols.length : 0, q: s.q || null };
+          }) };
       },
+      solution: function (spec, j) { stop(); return pickSolution(spec, j); },
       family: viewerFamily, problem: viewerProblem, setFrame: setFrame,
       solvers: function (list) { stop(); V.solvers = list.slice(0, 4); buildViewerPicker(); return viewerSelect(); }
     },
-    sortSummary: sortSummary, fk: fk
+    sortSummary: sortSummary, fk: fk,
+    csv: function (name) { return CSV_TABLES[name](); }
   };
 
   // ------------------------------------------------------------------ go
