@@ -195,12 +195,19 @@ def render(table, run_name=""):
                                               rows=table["rows"])
 
 
-def write_tables(data, directory):
-    """Writes one .tex file per table into `directory` (created), each atomically (a temporary
-    file beside it, then renamed); returns the paths."""
+def check_directory(directory):
+    """The --latex directory as a Path; a ResultsError naming it when it exists and is not a directory
+    (checked before the report's work, not after)."""
     directory = Path(directory)
     if directory.exists() and not directory.is_dir():
         raise ResultsError(f"{directory}: --latex needs a directory, this is a file")
+    return directory
+
+
+def write_tables(data, directory):
+    """Writes one .tex file per table into `directory` (created), each atomically (a temporary
+    file beside it, then renamed); returns the paths."""
+    directory = check_directory(directory)
     run_name = data.get("run", {}).get("name", "")
     paths = []
     try:

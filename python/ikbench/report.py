@@ -1071,6 +1071,10 @@ def main_from_args(args):
         if getattr(args, name) < 0:
             raise ResultsError(f"--{name.replace('_', '-')} must be 0 or more")
     opts = Options(args.trace_problems, args.trace_head, args.trace_points, args.clip_frames)
+    if getattr(args, "latex", None):
+        from . import latex
+
+        latex.check_directory(args.latex)
     t0 = time.monotonic()
     path, data = write_report(args.run_dir, args.out, opts, allow_incomplete=args.allow_incomplete)
     size = path.stat().st_size

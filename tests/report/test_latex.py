@@ -118,3 +118,4 @@ def test_latex_into_a_file_is_a_clear_error(rich_dir, tmp_path):
     f.write_text("x")
     with pytest.raises(results.ResultsError, match="not-a-dir.*directory"):
         run_cli(rich_dir, tmp_path / "r.html", f)
+    assert not (tmp_path / "r.html").exists()   # refused before the report's work
