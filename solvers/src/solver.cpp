@@ -10,6 +10,7 @@
 #include "ikbench/kinematics/config.h"
 #include "ikbench/kinematics/forward_kinematics.h"
 #include "ikbench/solvers/seed_library.h"
+#include "attempt_policy.h"
 #include "kernel_solve.h"
 
 namespace ikbench {
@@ -263,19 +264,16 @@ bool Solver::validate(const Problem& problem, const Eigen::VectorXd& q, const So
 bool Solver::runAttempts(const Problem& problem, const Eigen::VectorXd& start, const SeedLibrary* library,
                          const SolverOptions& options, SolveContext& ctx, Summary* summary, AttemptResult* best) {
   const Model& model = *problem.model;
-  const bool all_solutions = common_.solutions == SolutionsMode::kAll;
-  const long attempts = 1 + (restartable() ? static_cast<long>(common_.restarts) : 0L);
-  double best_score = std::numeric_limits<double>::infinity();
+  AttemptSequence attempts(restartable() ? static_cast<long>(common_.restarts) : 0L, library, problem.goals.data(),
+                           common_.start, common_.solutions);
   best->q = start;
   Eigen::VectorXd attempt_q;
-  // The seed library's entries nearest the target, before uniform draws
-  // (library=N), and for the first attempt too (start=library).
-  LibraryStarts library_starts(library, problem.goals.data(), common_.start);
-  for (long attempt = 0; attempt < attempts; ++attempt) {
-    if (const double* entry = library_starts.forAttempt(attempt); entry != nullptr)
-      attempt_q = Eigen::Map<const Eigen::VectorXd>(entry, model.nq());
+  for (long attempt = 0;; ++attempt) {
+    const AttemptStart from = attempts.start(attempt);
+    if (from.kind == AttemptStart::kLibraryEntry)
+      attempt_q = Eigen::Map<const Eigen::VectorXd>(from.entry, model.nq());
     else
-      attempt_q = attempt == 0 ? start : randomConfiguration(model, ctx.rng());
+      attempt_q = from.kind == AttemptStart::kStart ? start : randomConfiguration(model, ctx.rng());
     ctx.iteration_offset_ = summary->iterations;
     ctx.status_ = Status::kMaxIterations;
     ctx.message_.clear();
@@ -296,21 +294,22 @@ bool Solver::runAttempts(const Problem& problem, const Eigen::VectorXd& start, c
       summary->message = ctx.message_;
       return false;
     }
-    // Score each attempt by its FK error (finite q only).
-    if (!normalizeConfiguration(model, attempt_q)) continue;
-    clampToLimits(model, attempt_q);
-    const GoalErrors e = ctx.verify(attempt_q);
-    const double score = e.finite() ? std::max(e.position / options.position_tolerance,
-                                               e.orientation / options.orientation_tolerance)
-                                    : std::numeric_limits<double>::infinity();
-    if (score < best_score || attempt == 0) {
-      best_score = score;
+    AttemptOutcome outcome;
+    outcome.q_finite = normalizeConfiguration(model, attempt_q);
+    if (outcome.q_finite) {
+      clampToLimits(model, attempt_q);
+      const GoalErrors e = ctx.verify(attempt_q);
+      outcome.position_error = e.position;
+      outcome.orientation_error = e.orientation;
+    }
+    const AttemptSequence::Taken taken = attempts.take(outcome, options);
+    if (taken.best) {
       best->q = attempt_q;
       best->status = ctx.status_;
       best->message = ctx.message_;
     }
-    if (all_solutions && score <= 1.0) ctx.addSolution(attempt_q);
-    if ((score <= 1.0 && !all_solutions) || ctx.timeUp()) break;
+    if (taken.converged && common_.solutions == SolutionsMode::kAll) ctx.addSolution(attempt_q);
+    if (attempts.ended(ctx.timeUp())) break;
   }
   return true;
 }
@@ -340,21 +339,8 @@ void Solver::verdict(const Model& model, const AttemptResult& best, SolveContext
   summary->position_error = e.position;
   summary->orientation_error = e.orientation;
   summary->within_limits = withinLimits(model, best.q, kLimitSlack);
-  if (!e.finite()) {
-    summary->status = Status::kNumericalFailure;
-    summary->message = best.message.empty() ? "non-finite forward kinematics at the result" : best.message;
-  } else if (ctx.withinTolerance(e)) {
-    summary->status = Status::kConverged;
-    // A backend may qualify its answer (e.g. a singular pose: a continuum).
-    summary->message = best.status == Status::kConverged ? best.message : std::string();
-  } else {
-    summary->status = best.status == Status::kConverged ? Status::kStalled : best.status;
-    summary->message = best.status == Status::kConverged
-                           ? fmt::format("backend reported convergence, but FK gives position error {:.3g} m, "
-                                         "orientation error {:.3g} rad",
-                                         e.position, e.orientation)
-                           : best.message;
-  }
+  answerVerdict(e.finite(), e.finite() && ctx.withinTolerance(e), e.position, e.orientation, best.status, best.message,
+                &summary->status, &summary->message);
 }
 
 }  // namespace ikbench
