@@ -190,9 +190,17 @@ std::unique_ptr<Solver> makeGdMomentum(const GdMomentumOptions& o);
 std::unique_ptr<Solver> makePinv(const PinvOptions& o);
 std::unique_ptr<Solver> makeGn(const GnOptions& o);
 std::unique_ptr<Solver> makeSdls(const SdlsOptions& o);
-std::unique_ptr<Solver> makeDls(const DlsOptions& o);
-std::unique_ptr<Solver> makeDlsAdaptive(const DlsAdaptiveOptions& o);
+// dls and dls-adaptive choose their strategy from their options and the
+// spec's common keys: the compiled chain kernel (kernel_solve.h) where it
+// runs them, the generic code otherwise.
+std::unique_ptr<Solver> makeDls(const DlsOptions& o, const SolverSpec& spec);
+std::unique_ptr<Solver> makeDlsAdaptive(const DlsAdaptiveOptions& o, const SolverSpec& spec);
 std::unique_ptr<Solver> makeDlsMarquardt(const DlsMarquardtOptions& o);
 std::unique_ptr<Solver> makeLm(const LmOptions& o);
+
+// The typed option bindings of dls and dls-adaptive: the registry parses
+// their specs with them, and so does the batch path (batch_internal.h).
+const OptionsBinding<DlsOptions>& dlsBinding();
+const OptionsBinding<DlsAdaptiveOptions>& dlsAdaptiveBinding();
 
 }  // namespace ikbench::jacobian

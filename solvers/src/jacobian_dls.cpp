@@ -9,6 +9,7 @@
 #include "ikbench/core/numeric.h"
 #include "ikbench/kinematics/config.h"
 #include "jacobian_common.h"
+#include "kernel_solve.h"
 
 namespace ikbench::jacobian {
 namespace {
@@ -24,8 +25,11 @@ namespace {
 // Subclasses choose lambda^2 per iteration (chooseLambda2).
 class DlsSolver : public JacobianSolver {
  public:
-  DlsSolver(std::string name, const JacobianOptions& options, const NullSpaceOptions& null_space, double lambda)
-      : JacobianSolver(std::move(name), options, null_space), lambda_(lambda) {}
+  DlsSolver(std::string name, const JacobianOptions& options, const NullSpaceOptions& null_space, double lambda,
+            std::unique_ptr<KernelSolve> kernel = nullptr)
+      : JacobianSolver(std::move(name), options, null_space), lambda_(lambda) {
+    useKernel(std::move(kernel));
+  }
 
  protected:
   void resize(int m, int nv) override {
@@ -85,8 +89,8 @@ class DlsSolver : public JacobianSolver {
 //    normal matrix, computed without eigenvectors (no allocation).
 class DlsAdaptiveSolver final : public DlsSolver {
  public:
-  explicit DlsAdaptiveSolver(const DlsAdaptiveOptions& o)
-      : DlsSolver("dls-adaptive", o, o, 0.0),
+  DlsAdaptiveSolver(const DlsAdaptiveOptions& o, std::unique_ptr<KernelSolve> kernel)
+      : DlsSolver("dls-adaptive", o, o, 0.0, std::move(kernel)),
         lambda_max_(o.lambda_max),
         epsilon_(o.epsilon),
         err_gain_(o.err_gain),
@@ -266,8 +270,12 @@ class LmSolver final : public DlsSolver {
 
 }  // namespace
 
-std::unique_ptr<Solver> makeDls(const DlsOptions& o) { return std::make_unique<DlsSolver>("dls", o, o, o.lambda); }
-std::unique_ptr<Solver> makeDlsAdaptive(const DlsAdaptiveOptions& o) { return std::make_unique<DlsAdaptiveSolver>(o); }
+std::unique_ptr<Solver> makeDls(const DlsOptions& o, const SolverSpec& spec) {
+  return std::make_unique<DlsSolver>("dls", o, o, o.lambda, KernelSolve::forDls(o, spec.common));
+}
+std::unique_ptr<Solver> makeDlsAdaptive(const DlsAdaptiveOptions& o, const SolverSpec& spec) {
+  return std::make_unique<DlsAdaptiveSolver>(o, KernelSolve::forDlsAdaptive(o, spec.common));
+}
 std::unique_ptr<Solver> makeDlsMarquardt(const DlsMarquardtOptions& o) {
   return std::make_unique<DlsMarquardtSolver>(o);
 }

@@ -330,6 +330,37 @@ std::string kernelHelp(const std::string& when) {
 
 }  // namespace
 
+namespace jacobian {
+
+const OptionsBinding<DlsOptions>& dlsBinding() {
+  static const OptionsBinding<DlsOptions> binding = [] {
+    OptionsBinding<DlsOptions> b;
+    b.real("lambda", &DlsOptions::lambda, Range::atLeast(0), "m", "damping factor lambda");
+    b.choice("kernel", &DlsOptions::kernel, kKernelChoiceNames, kernelHelp(""));
+    return withJacobianKeys(b);
+  }();
+  return binding;
+}
+
+const OptionsBinding<DlsAdaptiveOptions>& dlsAdaptiveBinding() {
+  static const OptionsBinding<DlsAdaptiveOptions> binding = [] {
+    OptionsBinding<DlsAdaptiveOptions> b;
+    b.choice("mode", &DlsAdaptiveOptions::mode, kAdaptiveDampingNames,
+             "'sv' (singular-value term), 'error' (error term) or 'both'");
+    b.real("lambda_max", &DlsAdaptiveOptions::lambda_max, Range::atLeast(0), "m", "largest singular-value damping lambda_max");
+    b.real("epsilon", &DlsAdaptiveOptions::epsilon, Range::above(0), "m",
+           "singular region: damping applies while the smallest singular value s_min < epsilon");
+    b.real("err_gain", &DlsAdaptiveOptions::err_gain, Range::atLeast(0), "1",
+           "error term err_gain * |e|^2 (Sugihara's E = 1/2 |e|^2)");
+    b.real("lambda_min", &DlsAdaptiveOptions::lambda_min, Range::atLeast(0), "m", "damping floor lambda_min (Sugihara's w_bar)");
+    b.choice("kernel", &DlsAdaptiveOptions::kernel, kKernelChoiceNames, kernelHelp(" with mode=error,"));
+    return withJacobianKeys(b);
+  }();
+  return binding;
+}
+
+}  // namespace jacobian
+
 void registerJacobianSolvers(Registry& registry) {
   using namespace jacobian;
   {
@@ -371,30 +402,15 @@ void registerJacobianSolvers(Registry& registry) {
                             "sec. 10.3)",
                             withJacobianKeys(b), makeGn));
   }
+  registry.add(solverInfo(
+      "dls", "damped least squares, fixed damping: dq = J^T (J J^T + lambda^2 I)^-1 e (Buss 2004, eq. 11)",
+      dlsBinding(), makeDls));
   {
-    OptionsBinding<DlsOptions> b;
-    b.real("lambda", &DlsOptions::lambda, Range::atLeast(0), "m", "damping factor lambda");
-    b.choice("kernel", &DlsOptions::kernel, kKernelChoiceNames, kernelHelp(""));
-    registry.add(solverInfo(
-        "dls", "damped least squares, fixed damping: dq = J^T (J J^T + lambda^2 I)^-1 e (Buss 2004, eq. 11)",
-        withJacobianKeys(b), makeDls));
-  }
-  {
-    OptionsBinding<DlsAdaptiveOptions> b;
-    b.choice("mode", &DlsAdaptiveOptions::mode, kAdaptiveDampingNames,
-             "'sv' (singular-value term), 'error' (error term) or 'both'");
-    b.real("lambda_max", &DlsAdaptiveOptions::lambda_max, Range::atLeast(0), "m", "largest singular-value damping lambda_max");
-    b.real("epsilon", &DlsAdaptiveOptions::epsilon, Range::above(0), "m",
-           "singular region: damping applies while the smallest singular value s_min < epsilon");
-    b.real("err_gain", &DlsAdaptiveOptions::err_gain, Range::atLeast(0), "1",
-           "error term err_gain * |e|^2 (Sugihara's E = 1/2 |e|^2)");
-    b.real("lambda_min", &DlsAdaptiveOptions::lambda_min, Range::atLeast(0), "m", "damping floor lambda_min (Sugihara's w_bar)");
-    b.choice("kernel", &DlsAdaptiveOptions::kernel, kKernelChoiceNames, kernelHelp(" with mode=error,"));
     registry.add(solverInfo(
         "dls-adaptive",
         "damped least squares with adaptive damping lambda^2 = lambda_max^2 (1 - (s_min/epsilon)^2) near "
         "singularities (Nakamura & Hanafusa 1986; Chiaverini et al. 1994) + err_gain |e|^2 (Sugihara 2011)",
-        withJacobianKeys(b), makeDlsAdaptive));
+        dlsAdaptiveBinding(), makeDlsAdaptive));
   }
   {
     OptionsBinding<DlsMarquardtOptions> b;

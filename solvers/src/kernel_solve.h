@@ -32,18 +32,24 @@
 
 #include "ikbench/core/solver_options.h"
 #include "ikbench/kinematics/goal.h"
+#include "ikbench/solvers/jacobian_options.h"
 #include "ikbench/solvers/solver_spec.h"
 #include "ikbench/solvers/summary.h"
 
 namespace ikbench {
 
 class SeedLibrary;
+namespace batch_detail {
+struct SpecPlan;
+}
 
 class KernelSolve {
  public:
-  // Null when the spec is not one the kernel runs (another backend, another
-  // damping mode, a null-space term, solutions=all, kernel=generic).
-  static std::unique_ptr<KernelSolve> make(const SolverSpec& spec);
+  // The strategy the dls family's factories choose (jacobian_dls.cpp): null
+  // when the options are not ones the kernel runs (another damping mode, a
+  // null-space term, solutions=all, kernel=generic).
+  static std::unique_ptr<KernelSolve> forDls(const DlsOptions& o, const CommonSpecOptions& common);
+  static std::unique_ptr<KernelSolve> forDlsAdaptive(const DlsAdaptiveOptions& o, const CommonSpecOptions& common);
   ~KernelSolve();
 
   // Solves problem from start (nq; clamped into the limits) with the
@@ -62,6 +68,7 @@ class KernelSolve {
  private:
   KernelSolve();
   struct Impl;
+  static std::unique_ptr<KernelSolve> fromPlan(batch_detail::SpecPlan&& plan);
   std::unique_ptr<Impl> impl_;
 };
 

@@ -1,5 +1,4 @@
 #include "ikbench/solvers/registry.h"
-#include "kernel_solve.h"
 
 #include <fmt/format.h>
 
@@ -158,7 +157,6 @@ std::unique_ptr<Solver> Registry::create(const SolverSpec& spec) const {
   }
   std::unique_ptr<Solver> solver = info.factory(spec);
   solver->configure(spec.text, spec.common);
-  solver->useKernel(KernelSolve::make(spec));
   return solver;
 }
 

@@ -13,6 +13,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <type_traits>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -55,7 +56,11 @@ SolverInfo solverInfo(std::string name, std::string description, OptionsBinding<
   info.resolve = [parse, binding](const std::map<std::string, std::string>& given) {
     return binding.textValues(parse(given));
   };
-  info.factory = [parse, make](const SolverSpec& spec) -> std::unique_ptr<Solver> { return make(parse(spec.given)); };
+  info.factory = [parse, make](const SolverSpec& spec) -> std::unique_ptr<Solver> {
+    // A backend whose strategy depends on the spec's common keys takes the spec too.
+    if constexpr (std::is_invocable_v<Make, const Options&, const SolverSpec&>) return make(parse(spec.given), spec);
+    else return make(parse(spec.given));
+  };
   return info;
 }
 

@@ -149,12 +149,14 @@ class Solver {
   // Called by the registry after construction with the spec and its common
   // keys. User solvers built without the registry may call it too.
   void configure(std::string spec, const CommonSpecOptions& common);
-  // The registry hands the `dls` / `dls-adaptive:mode=error` backends the
-  // compiled chain kernel (solvers/src/kernel_solve.h): problems it takes
-  // are solved by it, the others by solveImpl. Null: solveImpl always.
-  void useKernel(std::unique_ptr<KernelSolve> kernel);
 
  protected:
+  // A backend that has a compiled strategy (the `dls` family's factories
+  // choose the chain kernel, solvers/src/kernel_solve.h) hands it over here:
+  // problems it takes are solved by it, the others by solveImpl, both under
+  // the same attempt policy. Null: solveImpl always.
+  void useKernel(std::unique_ptr<KernelSolve> kernel);
+
   // One attempt from q. On return q holds the attempt's best configuration and
   // ctx.status() its status.
   virtual void solveImpl(const Problem& problem, Eigen::VectorXd& q, SolveContext& ctx) = 0;

@@ -1,0 +1,258 @@
+// The batch path's internals (solveBatch, KernelSolve, the lane scheduler):
+// what the files around the SIMD kernels share. The public API is
+// ikbench/solvers/batch.h; the kernels are batch_kernel_*.cpp behind
+// batch_layout.h. The pieces, each in its own file:
+//   batch_dispatch.cpp   which compiled kernel this CPU runs (ISA dispatch)
+//   chain_plan.cpp       a spec and a chain in the kernel's terms (SpecPlan, ChainPlan)
+//   lane_attempts.cpp    one attempt in a lane: its start and its end, read for
+//                        the attempt policy (attempt_policy.h) and the verdict
+//   lane_scheduler.cpp   many problems in lanes: refill, budgets, compaction
+//   kernel_solve.cpp     one problem's Solver::solve through the kernel
+//   batch_solver.cpp     the public solveBatch, KernelEvaluator
+#pragma once
+
+#include <Eigen/Core>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <system_error>
+#include <thread>
+#include <tuple>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "attempt_policy.h"
+#include "batch_layout.h"
+#include "ikbench/kinematics/rng.h"
+#include "ikbench/solvers/batch.h"
+#include "ikbench/solvers/jacobian_options.h"
+#include "ikbench/solvers/seed_library.h"
+#include "ikbench/solvers/solver.h"
+#include "ikbench/solvers/solver_spec.h"
+
+namespace ikbench::batch_detail {
+
+using batch::Chain;
+using batch::ChainJoint;
+using batch::KernelParams;
+using batch::kMaxDof;
+using batch::kWidth;
+using batch::LaneGroup;
+using Clock = std::chrono::steady_clock;
+
+// ---- ISA dispatch (batch_dispatch.cpp) ----
+
+// The kernel an ISA request gets on this machine: its lane step, its
+// one-problem step and its name.
+struct KernelIsa {
+  batch::StepFn step;
+  batch::StepFn one_step;
+  const char* name;
+};
+KernelIsa selectKernel(BatchIsa isa);
+
+// ---- plans (chain_plan.cpp) ----
+
+// What the spec asks of the kernel; why is non-empty when it cannot.
+struct SpecPlan {
+  std::string why;
+  std::string backend;  // "dls" or "dls-adaptive": prefixes failure messages as the scalar backend does
+  KernelParams params;  // the spec's part (damping, step, limits)
+  bool auto_limits = false;  // limits=auto: freeze decided per chain (redundant or not)
+  CommonSpecOptions common;  // restarts, budget, iteration cap and stall rule
+  KernelChoice one_problem = KernelChoice::kAuto;  // kernel=auto|lanes|packed: how Solver::solve runs the kernel
+};
+// From the backend's typed options (dls, dls-adaptive), or from a spec of
+// any backend (the others: not for the kernel, why says so).
+SpecPlan planDls(const DlsOptions& o, const CommonSpecOptions& common);
+SpecPlan planDlsAdaptive(const DlsAdaptiveOptions& o, const CommonSpecOptions& common);
+SpecPlan planSpec(const SolverSpec& spec);
+
+// A model and a goal structure in the kernel's frames.
+struct ChainPlan {
+  std::string why;               // non-empty: not for the kernel
+  Chain chain;
+  Eigen::Matrix3d C = Eigen::Matrix3d::Identity();  // R_body = R_{n-1} C
+  std::vector<int> q_index;      // path DOF k -> model q index
+  std::vector<double> draw_lo, draw_hi;  // restart draw ranges (randomConfiguration), path order
+  bool pose = true;
+  double w_pos = 1.0, w_ori = 1.0;
+  std::shared_ptr<const SeedLibrary> library;  // the spec's seed library (library=N), else null
+};
+ChainPlan planChain(const Problem& problem);
+
+// Problems of one model with the same goal structure share a plan.
+struct PlanKey {
+  const Model* model;
+  int body;
+  double px, py, pz;
+  GoalKind kind;
+  double weight, orientation_scale;
+  auto tie() const { return std::tie(model, body, px, py, pz, kind, weight, orientation_scale); }
+  bool operator<(const PlanKey& o) const { return tie() < o.tie(); }
+  bool operator==(const PlanKey& o) const { return tie() == o.tie(); }
+};
+
+// What the kernel runs for one plan: the spec's part, the chain's, and the
+// stopping rules of the (effective) solve options.
+KernelParams kernelParams(const SpecPlan& spec_plan, const ChainPlan& plan, const SolverOptions& solve);
+
+// ---- attempts in lanes (lane_attempts.cpp) ----
+
+// How one attempt in a lane ended, read from the lane after its last
+// kernel step (Solver::runAttempts after solveImpl).
+struct AttemptEnd {
+  std::int32_t reason = batch::kRunning;
+  long iterations = 0;
+  bool step_failed = false;  // the last step failed (its Jacobian was evaluated)
+  bool q_finite = false;     // the attempt's answer is finite (else runAttempts skips it)
+  bool finite = false;       // and its errors are
+  double score = 0.0;        // max(pe / tol_p, oe / tol_o); <= 1: converged
+  double q[kMaxDof];         // the answer (the attempt's best iterate when not finite)
+  double pe = 0.0, oe = 0.0;
+};
+// Whether an attempt ended because its last step failed (the step's Jacobian
+// was evaluated, and SolveContext records no iterate for it).
+inline bool stepFailed(std::int64_t reason) {
+  return reason == batch::kNotPositiveDefinite || reason == batch::kNonFiniteStep || reason == batch::kNonFiniteConfig;
+}
+
+AttemptEnd readAttemptEnd(const LaneGroup& G, int l, int n, std::int32_t reason, const SolverOptions& solve);
+
+// The kernel's attempts of one solve: the policy's decisions (AttemptSequence,
+// the same as Solver::solve's) and what the kernel keeps of them, the counts
+// and the answer's configuration, end and errors.
+struct AttemptTally {
+  explicit AttemptTally(AttemptSequence p) : policy(std::move(p)) {}
+  AttemptSequence policy;
+  long iterations = 0, fk_evals = 0, jacobian_evals = 0;
+  std::int32_t best_reason = batch::kMaxIterations;
+  long best_reason_iteration = 0;
+  double best_q[kMaxDof];
+  double best_pe = 0.0, best_oe = 0.0;
+  bool best_finite = false;
+
+  // Takes the next attempt in attempt order (the policy decides whether its
+  // configuration is the answer so far); the caller then asks
+  // policy.ended().
+  void take(const AttemptEnd& e, int n, const SolverOptions& solve) {
+    iterations += e.iterations;
+    fk_evals += 1 + e.iterations;
+    jacobian_evals += e.iterations + (e.step_failed ? 1 : 0);
+    const double inf = std::numeric_limits<double>::infinity();
+    const AttemptSequence::Taken t =
+        policy.take({e.q_finite, e.finite ? e.pe : inf, e.finite ? e.oe : inf}, solve);
+    if (t.best || (!t.scored && policy.taken() == 1)) {
+      // An unscored attempt 0 leaves its configuration (the clamped start,
+      // as in Solver::solve) as the answer until an attempt is scored.
+      std::memcpy(best_q, e.q, sizeof(double) * n);
+      best_reason = e.reason;
+      best_reason_iteration = e.iterations;
+      best_pe = e.pe;
+      best_oe = e.oe;
+      best_finite = t.scored && e.finite;
+    }
+  }
+};
+
+// The status and message SolveContext / the backend give for an end reason.
+std::string reasonMessage(const std::string& backend, const SolverOptions& solve, std::int32_t reason, long iteration,
+                          Status* status);
+// The Summary of a finished solve from its tally (writes the answer into the
+// path DOF of *q, which holds the rest of the configuration).
+Summary tallySummary(const AttemptTally& t, const ChainPlan& plan, const std::string& backend,
+                     const SolverOptions& solve, Eigen::VectorXd* q);
+void fillTarget(LaneGroup& G, int l, const ChainPlan& plan, const Goal& goal);
+void clearGroups(LaneGroup* groups, size_t count);
+void startAttempt(LaneGroup& G, int l);
+void startAttemptAt(LaneGroup& G, int l, const ChainPlan& plan, long attempt, AttemptSequence& policy,
+                    const Eigen::VectorXd& start, Rng& rng);
+void packedToLanes(LaneGroup& G, int n, int rows);
+
+// ---- many problems (lane_scheduler.cpp) ----
+
+struct Shared {
+  const Problem* problems = nullptr;  // [0, number of problems)
+  const BatchOptions* options = nullptr;
+  SolverOptions solve;  // effective options (withSpecOptions: the spec's budget, cap and stall rule)
+  const SolverSpec* spec = nullptr;
+  SpecPlan spec_plan;
+  batch::StepFn step = nullptr;
+  std::vector<ChainPlan> plans;
+  std::vector<KernelParams> params;         // per plan
+  std::vector<std::vector<int>> plan_problems;  // per plan, problem indices in order
+  std::vector<std::atomic<size_t>> cursor;  // per plan: next problem to take
+  std::vector<int> fallback;                // problems for the scalar path
+  std::atomic<size_t> fallback_cursor{0};
+  std::vector<BatchResult>* results = nullptr;
+  explicit Shared(size_t plans) : cursor(plans) {}
+};
+
+// Runs the lanes of one thread over the shared plans until none has a
+// problem left; the per-thread counts go into stats.
+void runLanes(Shared& shared, int lanes, BatchStats& stats);
+// Solves the problems the kernel does not take with the scalar Solver.
+void runScalar(Shared& s, std::unique_ptr<Solver>& solver);
+
+// ---- threads ----
+
+// Runs f(0), ..., f(n - 1), each on its own thread when n > 1, and
+// meanwhile() on the calling thread (first, when n == 1). An exception from
+// meanwhile() is rethrown once the threads are joined.
+template <class F, class G>
+void onThreads(int n, const F& f, const G& meanwhile) {
+  if (n == 1) {
+    meanwhile();
+    f(0);
+    return;
+  }
+  // Every thread that started is joined before anything is thrown: a thread
+  // that cannot start (a process or memory limit) is a std::system_error
+  // naming the count, and an exception inside f or meanwhile is rethrown on
+  // the calling thread (the first one), never std::terminate.
+  std::mutex m;
+  std::exception_ptr error;
+  auto keep = [&](std::exception_ptr e) {
+    std::lock_guard lock(m);
+    if (!error) error = e;
+  };
+  auto guarded = [&](int t) {
+    try {
+      f(t);
+    } catch (...) {
+      keep(std::current_exception());
+    }
+  };
+  std::vector<std::thread> pool;
+  pool.reserve(static_cast<size_t>(n));
+  std::optional<std::system_error> start_error;
+  try {
+    for (int t = 0; t < n; ++t) pool.emplace_back(guarded, t);
+  } catch (const std::system_error& e) {
+    start_error.emplace(e.code(), fmt::format("solveBatch: only {} of {} threads could start (threads = {})",
+                                              pool.size(), n, n));
+  }
+  if (!start_error) {
+    try {
+      meanwhile();
+    } catch (...) {
+      keep(std::current_exception());
+    }
+  }
+  for (auto& th : pool) th.join();
+  if (start_error) throw *start_error;
+  if (error) std::rethrow_exception(error);
+}
+template <class F>
+void onThreads(int n, const F& f) {
+  onThreads(n, f, [] {});
+}
+
+
+}  // namespace ikbench::batch_detail

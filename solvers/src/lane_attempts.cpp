@@ -1,0 +1,168 @@
+// One attempt in a lane: where it starts (the attempt policy's start, in the
+// kernel's layout), how its end is read for the policy, and the verdict of a
+// finished solve from its tally.
+#include "batch_internal.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "ikbench/core/numeric.h"
+
+namespace ikbench::batch_detail {
+
+AttemptEnd readAttemptEnd(const LaneGroup& G, int l, int n, std::int32_t reason, const SolverOptions& solve) {
+  AttemptEnd e;
+  e.reason = reason;
+  e.iterations = static_cast<long>(G.iteration[l]);
+  e.step_failed = stepFailed(reason);
+  // The attempt's answer: its last iterate, unless an earlier one was better.
+  bool q_finite = true;
+  for (int k = 0; k < n; ++k) q_finite &= std::isfinite(G.q[k][l]);
+  const double last = q_finite ? G.wn[l] : std::numeric_limits<double>::infinity();
+  const bool use_best = !(last <= G.lowest_norm[l]);
+  for (int k = 0; k < n; ++k) e.q[k] = use_best ? G.best_q[k][l] : G.q[k][l];
+  e.pe = use_best ? G.best_pe[l] : G.pe[l];
+  e.oe = use_best ? G.best_oe[l] : G.oe[l];
+  const double wn = use_best ? G.lowest_norm[l] : G.wn[l];
+  e.q_finite = true;
+  for (int k = 0; k < n; ++k) e.q_finite &= std::isfinite(e.q[k]);
+  if (!e.q_finite)
+    for (int k = 0; k < n; ++k) e.q[k] = G.best_q[k][l];
+  e.finite = std::isfinite(e.pe) && std::isfinite(e.oe) && std::isfinite(wn);
+  e.score = e.finite ? std::max(e.pe / solve.position_tolerance, e.oe / solve.orientation_tolerance)
+                     : std::numeric_limits<double>::infinity();
+  return e;
+}
+
+
+// The status and message SolveContext / the backend give for an end reason.
+std::string reasonMessage(const std::string& backend, const SolverOptions& solve, std::int32_t reason, long iteration,
+                          Status* status) {
+  switch (reason) {
+    case batch::kConverged: *status = Status::kConverged; return {};
+    case batch::kMaxIterations: *status = Status::kMaxIterations; return {};
+    case batch::kTimeLimit: *status = Status::kTimeLimit; return {};
+    case batch::kStallNoImprovement:
+      *status = Status::kStalled;
+      return fmt::format("no relative improvement of {} in {} iterations", solve.stall_relative_improvement,
+                         solve.stall_iterations);
+    case batch::kStallVanishingStep:
+      *status = Status::kStalled;
+      return fmt::format("step vanished (|dq| < {:g})", kVanishingStep);
+    case batch::kNonFiniteError:
+      *status = Status::kNumericalFailure;
+      return fmt::format("non-finite error or step at iteration {}", iteration);
+    case batch::kNonFiniteStart:
+      *status = Status::kNumericalFailure;
+      return "non-finite error at the start configuration";
+    case batch::kNotPositiveDefinite:
+      *status = Status::kNumericalFailure;
+      return fmt::format("{}: J J^T + lambda^2 I is not positive definite (lambda = 0 at a singularity?)", backend);
+    case batch::kNonFiniteStep: *status = Status::kNumericalFailure; return fmt::format("{}: non-finite step", backend);
+    case batch::kNonFiniteConfig:
+      *status = Status::kNumericalFailure;
+      return fmt::format("{}: non-finite configuration after the step", backend);
+    default: *status = Status::kMaxIterations; return {};
+  }
+}
+
+// The Summary of a finished solve from its tally: Solver::verdict on the
+// kernel's own errors of the answer. Writes the answer into the path DOF of
+// *q (which holds the rest of the configuration).
+Summary tallySummary(const AttemptTally& t, const ChainPlan& plan, const std::string& backend,
+                     const SolverOptions& solve, Eigen::VectorXd* q) {
+  Summary sum;
+  const int n = plan.chain.n;
+  for (int k = 0; k < n; ++k) (*q)[plan.q_index[k]] = t.best_q[k];
+  sum.iterations = static_cast<int>(t.iterations);
+  sum.restarts = static_cast<int>(std::max(0L, t.policy.taken() - 1));
+  sum.fk_evals = t.fk_evals;
+  sum.jacobian_evals = t.jacobian_evals;
+  sum.position_error = t.best_pe;
+  sum.orientation_error = t.best_oe;
+  bool within = true;
+  for (int k = 0; k < n; ++k)
+    within &= t.best_q[k] >= plan.chain.lo[k] - kLimitSlack && t.best_q[k] <= plan.chain.hi[k] + kLimitSlack;
+  sum.within_limits = within;
+  Status status;
+  const std::string message = reasonMessage(backend, solve, t.best_reason, t.best_reason_iteration, &status);
+  answerVerdict(t.best_finite, t.best_pe <= solve.position_tolerance && t.best_oe <= solve.orientation_tolerance,
+                t.best_pe, t.best_oe, status, message, &sum.status, &sum.message);
+  return sum;
+}
+
+// The target of a problem into lane l (the goal body's fixed rotation C
+// folded into the target rotation).
+void fillTarget(LaneGroup& G, int l, const ChainPlan& plan, const Goal& goal) {
+  for (int r = 0; r < 3; ++r) G.target_p[r][l] = goal.target_position[r];
+  const Eigen::Matrix3d Rt = plan.pose ? Eigen::Matrix3d(goal.target_orientation * plan.C.transpose())
+                                       : Eigen::Matrix3d::Identity();
+  for (int r = 0; r < 3; ++r)
+    for (int c = 0; c < 3; ++c) G.target_R[3 * r + c][l] = Rt(r, c);
+}
+
+// Lane groups with every lane idle: a finite, harmless problem (q = 0,
+// target at the origin with the identity rotation) that a step may evaluate
+// with the busy lanes.
+void clearGroups(LaneGroup* groups, size_t count) {
+  std::memset(static_cast<void*>(groups), 0, count * sizeof(LaneGroup));
+  for (size_t g = 0; g < count; ++g)
+    for (int l = 0; l < kWidth; ++l)
+      for (int c : {0, 4, 8}) groups[g].target_R[c][l] = 1.0;
+}
+
+// A fresh attempt in lane l (its q already written).
+void startAttempt(LaneGroup& G, int l) {
+  G.active[l] = -1;
+  G.fresh[l] = -1;
+  G.reason[l] = batch::kRunning;
+}
+
+// Attempt 0 in lane l: from the start clamped into the limits (Solver::solve).
+void startFromStart(LaneGroup& G, int l, const ChainPlan& plan, const Eigen::VectorXd& start) {
+  for (int k = 0; k < plan.chain.n; ++k)
+    G.q[k][l] = std::clamp(start[plan.q_index[k]], plan.chain.lo[k], plan.chain.hi[k]);
+  startAttempt(G, l);
+}
+
+// A restart in lane l from the next seeded restart configuration
+// (randomConfiguration's draws, in model order).
+void startFromRestart(LaneGroup& G, int l, const ChainPlan& plan, Rng& rng) {
+  for (int k = 0; k < plan.chain.n; ++k) G.q[k][l] = rng.uniform(plan.draw_lo[k], plan.draw_hi[k]);
+  startAttempt(G, l);
+}
+
+// An attempt in lane l from a seed library entry (nq values, within the
+// limits).
+void startFromEntry(LaneGroup& G, int l, const ChainPlan& plan, const double* q) {
+  for (int k = 0; k < plan.chain.n; ++k) G.q[k][l] = q[plan.q_index[k]];
+  startAttempt(G, l);
+}
+
+// Attempt `attempt` of a solve in lane l, where the attempt policy says it
+// starts (as Solver::runAttempts starts it).
+void startAttemptAt(LaneGroup& G, int l, const ChainPlan& plan, long attempt, AttemptSequence& policy,
+                    const Eigen::VectorXd& start, Rng& rng) {
+  const AttemptStart from = policy.start(attempt);
+  if (from.kind == AttemptStart::kLibraryEntry)
+    startFromEntry(G, l, plan, from.entry);
+  else if (from.kind == AttemptStart::kStart)
+    startFromStart(G, l, plan, start);
+  else
+    startFromRestart(G, l, plan, rng);
+}
+
+// Lane 0's Jacobian from the one-problem step's layout (LaneGroup::Jp,
+// which shares J's memory) into the lanes' (J[v][i][0]); the other lanes'
+// columns are left holding other values, as a lane's Jacobian is written by
+// its first evaluation before any step reads it.
+void packedToLanes(LaneGroup& G, int n, int rows) {
+  double Jp[kMaxDof][8];
+  std::memcpy(Jp, G.Jp, sizeof Jp);
+  for (int v = 0; v < n; ++v)
+    for (int i = 0; i < rows; ++i) G.J[v][i][0] = Jp[v][i];
+}
+
+}  // namespace ikbench::batch_detail

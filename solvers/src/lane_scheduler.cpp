@@ -1,0 +1,277 @@
+// Many problems in the kernel's lanes (solveBatch): each thread keeps groups
+// of kWidth lanes busy, refilling a lane as its problem ends, charging each
+// problem its share of the rounds it spends in a lane, ending attempts whose
+// budget is spent and compacting the lanes of a drained plan.
+#include "batch_internal.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "ikbench/core/numeric.h"
+#include "ikbench/solvers/registry.h"
+
+namespace ikbench::batch_detail {
+
+// One problem's Solver::solve state while it occupies a lane.
+struct LaneState {
+  int problem = -1;
+  long attempt = 0;
+  Rng rng{0};
+  double share_at_entry = 0.0;  // LaneScheduler::share_sum_ when the problem came in
+  double deadline_us = 0.0;  // 0 = none
+  AttemptTally tally{AttemptSequence(0, nullptr, nullptr, StartMode::kGiven, SolutionsMode::kFirst)};
+};
+
+
+class LaneScheduler {
+ public:
+  LaneScheduler(Shared& shared, int lanes) : s_(shared), groups_(lanes / kWidth), lanes_(lanes), group_plan_(lanes / kWidth, -1) {
+    clearGroups(groups_.data(), groups_.size());
+    ended_.resize(groups_.size());
+  }
+
+  // Rounds: refill free lanes, take the time of the last round, end the
+  // attempts whose budget is spent, one kernel step per group, then the
+  // attempt ends (restart or answer).
+  void run(BatchStats& stats) {
+    Clock::time_point last = Clock::now();
+    const bool budget = s_.solve.time_budget_us > 0.0;
+    while (true) {
+      int busy = 0;
+      for (int g = 0; g < num_groups_; ++g) {
+        if (occupied_[g] != 0xF) refill(g);
+        busy += __builtin_popcount(occupied_[g]);
+      }
+      if (compact()) {
+        for (int g = 0; g < num_groups_; ++g)
+          if (occupied_[g] == 0) refill(g);
+        busy = 0;
+        for (int g = 0; g < num_groups_; ++g) busy += __builtin_popcount(occupied_[g]);
+      }
+      if (busy == 0) break;
+      if (budget && share_sum_ >= next_deadline_) expire();
+      for (int g = 0; g < num_groups_; ++g) {
+        const std::uint8_t stepping = occupied_[g] & static_cast<std::uint8_t>(~expired_[g]);
+        std::uint8_t ended = 0;
+        if (stepping != 0) s_.step(s_.params[group_plan_[g]], &groups_[g], 1, &ended);
+        ended_[g] = ended | expired_[g];
+      }
+      // A problem is charged its share of each round it spends in a lane
+      // (the round's wall time over the lanes occupied in it): what its own
+      // solve cost, comparable with a scalar solve's time. A lane's charged
+      // time is share_sum_ now minus share_sum_ when its problem came in.
+      const Clock::time_point now = Clock::now();
+      share_sum_ += std::chrono::duration<double, std::micro>(now - last).count() / busy;
+      last = now;
+      stats.lane_steps += kWidth * num_groups_;
+      stats.busy_lane_steps += busy;
+      ++stats.kernel_steps;
+      for (int g = 0; g < num_groups_; ++g) {
+        for (unsigned e = ended_[g]; e != 0; e &= e - 1) attemptEnded(g, __builtin_ctz(e));
+        expired_[g] = 0;
+      }
+    }
+  }
+
+ private:
+  double chargedUs(const LaneState& st) const { return share_sum_ - st.share_at_entry; }
+
+  // Lane compaction: once a plan has no problems left to hand out, its
+  // groups can only drain, and a slow problem would keep three lanes of its
+  // group idle. Its remaining problems are moved into as few groups as
+  // possible (lane state is plain rows, LaneState a value), so that the
+  // emptied groups take the next plan at once. Moving a problem does not
+  // change its result (lanes are independent). Returns true if a group
+  // became empty.
+  bool compact() {
+    bool emptied = false;
+    for (int g = 0; g < num_groups_; ++g) {
+      const int p = group_plan_[g];
+      if (p < 0 || occupied_[g] == 0 || occupied_[g] == 0xF || !exhausted(p)) continue;
+      for (int h = g + 1; h < num_groups_ && occupied_[g] != 0; ++h) {
+        if (group_plan_[h] != p || occupied_[h] == 0xF || occupied_[h] == 0) continue;
+        // Move g's problems into h's free lanes (the fuller group keeps its own).
+        const bool g_smaller = __builtin_popcount(occupied_[g]) <= __builtin_popcount(occupied_[h]);
+        const int from = g_smaller ? g : h, to = g_smaller ? h : g;
+        while (occupied_[from] != 0 && occupied_[to] != 0xF) {
+          moveLane(from, __builtin_ctz(occupied_[from]), to, __builtin_ctz(~occupied_[to] & 0xFu));
+        }
+        if (occupied_[from] == 0) emptied = true;
+        if (from == g) break;
+      }
+    }
+    return emptied;
+  }
+
+  void moveLane(int gf, int lf, int gt, int lt) {
+    const auto* src = reinterpret_cast<const unsigned char*>(&groups_[gf]);
+    auto* dst = reinterpret_cast<unsigned char*>(&groups_[gt]);
+    for (int row = 0; row < batch::kLaneGroupRows; ++row)
+      std::memcpy(dst + (row * kWidth + lt) * 8, src + (row * kWidth + lf) * 8, 8);
+    state(gt, lt) = state(gf, lf);
+    state(gf, lf).problem = -1;
+    groups_[gf].active[lf] = 0;
+    groups_[gf].fresh[lf] = 0;
+    occupied_[gt] |= static_cast<std::uint8_t>(1u << lt);
+    occupied_[gf] &= static_cast<std::uint8_t>(~(1u << lf));
+    ++moves_;
+  }
+
+  // Binds an empty group to the next plan with problems left, then fills its
+  // free lanes from that plan.
+  void refill(int g) {
+    if (group_plan_[g] < 0 || (occupied_[g] == 0 && exhausted(group_plan_[g]))) {
+      if (occupied_[g] != 0) return;
+      group_plan_[g] = -1;
+      for (size_t p = 0; p < s_.plans.size(); ++p)
+        if (!exhausted(static_cast<int>(p))) {
+          group_plan_[g] = static_cast<int>(p);
+          break;
+        }
+      if (group_plan_[g] < 0) return;
+    }
+    for (int l = 0; l < kWidth; ++l) {
+      if (occupied_[g] & (1u << l)) continue;
+      const int i = take(group_plan_[g]);
+      if (i < 0) return;
+      fill(g, l, i);
+    }
+  }
+
+  // A thread takes a plan's problems kChunk at a time: one atomic operation
+  // on the shared cursor per chunk rather than per problem (two threads'
+  // increments contend for its cache line). Which lane or thread solves a
+  // problem does not change its answer.
+  static constexpr size_t kChunk = 32;
+  bool exhausted(int p) const {
+    return taken_[p].first >= taken_[p].second &&
+           s_.cursor[p].load(std::memory_order_relaxed) >= s_.plan_problems[p].size();
+  }
+  int take(int p) {
+    const std::vector<int>& list = s_.plan_problems[p];
+    auto& [next, end] = taken_[p];
+    if (next >= end) {
+      next = s_.cursor[p].fetch_add(kChunk, std::memory_order_relaxed);
+      end = std::min(next + kChunk, list.size());
+      if (next >= end) return -1;
+    }
+    return list[next++];
+  }
+
+  LaneState& state(int g, int l) { return lane_state_[g * kWidth + l]; }
+
+  void fill(int g, int l, int i) {
+    const Problem& pr = s_.problems[i];
+    const ChainPlan& plan = s_.plans[group_plan_[g]];
+    LaneGroup& G = groups_[g];
+    LaneState& st = state(g, l);
+    st = LaneState();
+    st.problem = i;
+    const std::uint64_t seed = s_.options->seeds.empty() ? s_.solve.seed : s_.options->seeds[i];
+    st.rng = Rng(Rng::mix(seed, kRestartStreamSalt));
+    st.share_at_entry = share_sum_;
+    st.deadline_us = s_.solve.time_budget_us;
+    occupied_[g] |= static_cast<std::uint8_t>(1u << l);
+    if (st.deadline_us > 0.0) next_deadline_ = std::min(next_deadline_, st.share_at_entry + st.deadline_us);
+    fillTarget(G, l, plan, pr.goals.front());
+    const CommonSpecOptions& common = s_.spec_plan.common;
+    st.tally = AttemptTally(
+        AttemptSequence(common.restarts, plan.library.get(), &pr.goals.front(), common.start, common.solutions));
+    startAttemptAt(G, l, plan, 0, st.tally.policy, pr.q0, st.rng);
+  }
+
+  // Lanes whose problem's budget is spent end their attempt (time-limit);
+  // next_deadline_ becomes the earliest deadline of the others.
+  void expire() {
+    next_deadline_ = std::numeric_limits<double>::infinity();
+    for (int g = 0; g < num_groups_; ++g) {
+      for (unsigned o = occupied_[g]; o != 0; o &= o - 1) {
+        const int l = __builtin_ctz(o);
+        const LaneState& st = state(g, l);
+        if (st.deadline_us <= 0.0) continue;
+        if (groups_[g].fresh[l] || chargedUs(st) < st.deadline_us) {
+          next_deadline_ = std::min(next_deadline_, st.share_at_entry + st.deadline_us);
+          continue;
+        }
+        expired_[g] |= static_cast<std::uint8_t>(1u << l);
+        groups_[g].active[l] = 0;  // no step this round; attemptEnded() decides
+      }
+    }
+  }
+
+  // Solver::runAttempts after one attempt: pick the attempt's configuration,
+  // score it, keep the best; then restart, or answer and free the lane.
+  void attemptEnded(int g, int l) {
+    LaneGroup& G = groups_[g];
+    LaneState& st = state(g, l);
+    const ChainPlan& plan = s_.plans[group_plan_[g]];
+    const int n = plan.chain.n;
+    if (expired_pending(g, l)) G.reason[l] = batch::kTimeLimit;
+    st.tally.take(readAttemptEnd(G, l, n, static_cast<std::int32_t>(G.reason[l]), s_.solve), n, s_.solve);
+    const bool time_up = st.deadline_us > 0.0 && chargedUs(st) >= st.deadline_us;
+    if (!st.tally.policy.ended(time_up)) {
+      ++st.attempt;
+      startAttemptAt(G, l, plan, st.attempt, st.tally.policy, s_.problems[st.problem].q0, st.rng);
+      return;
+    }
+    finish(g, l);
+  }
+
+  bool expired_pending(int g, int l) const { return (expired_[g] >> l) & 1u; }
+
+  // Solver::verdict, and the lane is free.
+  void finish(int g, int l) {
+    LaneGroup& G = groups_[g];
+    LaneState& st = state(g, l);
+    const ChainPlan& plan = s_.plans[group_plan_[g]];
+    BatchResult& out = (*s_.results)[st.problem];
+    const Problem& pr = s_.problems[st.problem];
+    out.batched = true;
+    out.q = pr.q0;
+    out.summary = tallySummary(st.tally, plan, s_.spec_plan.backend, s_.solve, &out.q);
+    out.summary.time_us = chargedUs(st);
+    G.active[l] = 0;
+    occupied_[g] &= static_cast<std::uint8_t>(~(1u << l));
+    G.fresh[l] = 0;
+    st.problem = -1;
+  }
+
+  Shared& s_;
+  std::vector<LaneGroup> groups_;
+  int lanes_;
+  std::vector<int> group_plan_;
+  std::vector<std::uint8_t> ended_;
+  std::vector<std::uint8_t> expired_ = std::vector<std::uint8_t>(groups_.size(), 0);
+  std::vector<LaneState> lane_state_ = std::vector<LaneState>(static_cast<size_t>(lanes_));
+  int num_groups_ = static_cast<int>(groups_.size());
+  std::vector<std::uint8_t> occupied_ = std::vector<std::uint8_t>(groups_.size(), 0);  // lanes holding a problem
+  double share_sum_ = 0.0;  // sum over rounds of (round time / lanes occupied) [us]
+  long moves_ = 0;  // lanes moved by compact()
+  // Per plan: [next, end) of plan_problems, the chunk this thread took.
+  std::vector<std::pair<size_t, size_t>> taken_ = std::vector<std::pair<size_t, size_t>>(s_.plans.size());
+  double next_deadline_ = std::numeric_limits<double>::infinity();  // earliest share_sum_ at which a budget ends
+};
+
+
+void runLanes(Shared& shared, int lanes, BatchStats& stats) {
+  LaneScheduler scheduler(shared, lanes);
+  scheduler.run(stats);
+}
+
+void runScalar(Shared& s, std::unique_ptr<Solver>& solver) {
+  for (size_t k; (k = s.fallback_cursor.fetch_add(1)) < s.fallback.size();) {
+    const int i = s.fallback[k];
+    const Problem& pr = s.problems[i];
+    if (!solver) solver = Registry::global().create(*s.spec);
+    SolverOptions o = s.options->solve;
+    if (!s.options->seeds.empty()) o.seed = s.options->seeds[i];
+    BatchResult& out = (*s.results)[i];
+    out.q = pr.q0;
+    out.summary = solver->solve(pr, out.q, o);
+    out.batched = false;
+  }
+}
+
+}  // namespace ikbench::batch_detail
