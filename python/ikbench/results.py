@@ -21,6 +21,9 @@ import csv
 import io
 import json
 import math
+import os
+import re
+import stat
 from pathlib import Path
 
 import numpy as np
@@ -82,6 +85,8 @@ _NONNEGATIVE = {"position_error", "orientation_error", "time_us", "time_per_iter
 # the seed distance of a solve without a configuration.
 _MAY_BE_EMPTY = {"time_per_iteration_us", "seed_distance"}
 _UINT64_COLUMNS = {"seed"}
+_INDEX_COLUMNS = {"problem", "solution"}   # C++ ints (MAX_PROBLEM_INDEX)
+_MAX_COUNT = 1 << 53                       # other counts: exact as a double
 _NON_EMPTY_TEXT = {"suite", "family", "solver", "goal"}
 
 
@@ -90,18 +95,103 @@ class ResultsError(Exception):
     the line and the column or field, and what was expected."""
 
 
+# ---------------------------------------------------------------- limits of the readers
+# What a reader accepts (docs/results-format.md, "Guarantees"), each checked before the data it
+# bounds is parsed, so that a damaged or hostile directory gets a ResultsError naming the file,
+# never a hang, a recursion error or an allocation sized by the file. The C++ readers
+# (benchmarks/harness/results_format.h) keep the same limits.
+
+# The files a complete run's manifest (run.json "files") lists: exactly these, by plain name.
+MANIFEST_FILES = ("models.json", "problems.jsonl", "solves.csv", "solutions.csv", "traces.csv")
+MAX_RUN_JSON_BYTES = 64 << 20       # run.json
+MAX_MODELS_JSON_BYTES = 1 << 30     # models.json (the loaders' 1 GiB input limit)
+# Longest line (and so CSV field) of a CSV or JSON Lines file: the q of the largest model the
+# loaders accept (100 000 joints, at most 7 configuration numbers each, a number at most 24
+# characters and a space: 17.5 MB) fits with room to spare.
+MAX_LINE_BYTES = 64 << 20
+MAX_JSON_NESTING = 64               # arrays and objects in one JSON document (the harness writes 4)
+MAX_PROBLEM_INDEX = (1 << 31) - 1   # problem and solution indices are C++ ints
+
+if csv.field_size_limit() < MAX_LINE_BYTES:
+    csv.field_size_limit(MAX_LINE_BYTES)
+
+
 # ---------------------------------------------------------------- helpers
 
-def _read_bytes(path, what):
+def _kind(mode):
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISCHR(mode):
+        return "a character device"
+    if stat.S_ISBLK(mode):
+        return "a block device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a regular file"
+
+
+def _size_text(n):
+    return f"{n >> 30} GiB" if n >= 1 << 30 and n % (1 << 30) == 0 else f"{n >> 20} MiB"
+
+
+def stat_regular(path, what):
+    """os.stat of `path` (a symbolic link followed), which must be a regular file; ResultsError
+    naming the path and what it is otherwise. FileNotFoundError is left to the caller."""
     try:
-        with open(path, "rb") as f:
-            return f.read()
+        st = os.stat(path)
+    except FileNotFoundError:
+        raise
+    except NotADirectoryError:
+        raise ResultsError(f"{path}: a component of the path is not a directory (expected {what})") from None
+    except OSError as e:
+        raise ResultsError(f"{path}: cannot read: {e.strerror} (expected {what})") from None
+    if not stat.S_ISREG(st.st_mode):
+        raise ResultsError(f"{path}: is {_kind(st.st_mode)}, not a regular file (expected {what})")
+    return st
+
+
+def _read_bytes(path, what, max_bytes=None):
+    """The bytes of the regular file `path` (at most `max_bytes`). Nothing else is opened: a
+    FIFO, device, socket or directory is refused before any open (and an open that finds one
+    there after all does not block: O_NONBLOCK, then fstat)."""
+    size = None
+    try:
+        stat_regular(path, what)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except FileNotFoundError:
         raise ResultsError(f"{path}: no such file ({what})") from None
-    except IsADirectoryError:
-        raise ResultsError(f"{path}: is a directory, expected {what}") from None
     except OSError as e:
         raise ResultsError(f"{path}: cannot read: {e.strerror}") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise ResultsError(f"{path}: is {_kind(st.st_mode)}, not a regular file (expected {what})")
+        size = st.st_size
+        if max_bytes is not None and size > max_bytes:
+            raise ResultsError(f"{path}: {size} bytes, more than a reader takes for {what} "
+                               f"({_size_text(max_bytes)})")
+        with os.fdopen(fd, "rb", closefd=False) as f:
+            data = f.read(size + 1)
+        if len(data) > size:
+            raise ResultsError(f"{path}: the file grew while it was read (written to by another process?)")
+        return data
+    except MemoryError:
+        raise ResultsError(f"{path}: {size} bytes: not enough memory to read it") from None
+    except OSError as e:
+        raise ResultsError(f"{path}: cannot read: {e.strerror}") from None
+    finally:
+        os.close(fd)
+
+
+def _exists(path):
+    """True if something is at `path` (a symbolic link counts only when its target exists)."""
+    try:
+        os.stat(path)
+        return True
+    except OSError:
+        return False
 
 
 def _decode(data, path):
@@ -119,16 +209,120 @@ def count_lines(data):
     return data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
 
 
-def _parse_json_text(text, path):
+def _data_lines(data, n):
+    """File line numbers of the first n records after the header of a CSV file without quoted
+    newlines (traces.csv), skipping blank lines as the CSV readers do."""
+    a = np.frombuffer(data, dtype=np.uint8)
+    ends = np.flatnonzero(a == 10)
+    starts = np.concatenate(([0], ends + 1))
+    stops = np.concatenate((ends, [len(a)]))
+    length = stops - starts
+    cr_only = (length == 1) & (a[np.minimum(starts, max(len(a) - 1, 0))] == 13) if len(a) else length > 0
+    lines = np.flatnonzero((length > 0) & ~cr_only) + 1
+    return lines[1:n + 1].astype(np.int64)
+
+
+def _check_line_lengths(data, path):
+    """Refuses a line longer than MAX_LINE_BYTES (the CSV and JSON Lines files of a run)."""
+    if len(data) <= MAX_LINE_BYTES:
+        return
+    ends = np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == 10)
+    bounds = np.concatenate(([-1], ends, [len(data)]))
+    lengths = np.diff(bounds) - 1
+    long_ = np.flatnonzero(lengths > MAX_LINE_BYTES)
+    if len(long_):
+        i = int(long_[0])
+        raise ResultsError(f"{path}:{i + 1}: a line of {int(lengths[i])} bytes, more than a reader takes "
+                           f"({_size_text(MAX_LINE_BYTES)})")
+
+
+_JSON_TOKEN = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]', re.S)
+_JSON_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)
+_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
+
+
+def _check_json_nesting(data, path, first_line=1):
+    """Refuses JSON bytes nested deeper than MAX_JSON_NESTING (arrays and objects; brackets in
+    strings do not count), before any parser recurses into them. The message names the line."""
+    if data.count(b"[") + data.count(b"{") <= MAX_JSON_NESTING:
+        return
+    brackets = _JSON_STRING.sub(b"", data).translate(None, _NOT_BRACKETS)
+    a = np.frombuffer(brackets, dtype=np.uint8)
+    depth, deepest = 0, 0
+    for start in range(0, len(a), 1 << 22):
+        part = a[start:start + (1 << 22)]
+        d = depth + np.cumsum(np.where((part == ord("[")) | (part == ord("{")), 1, -1), dtype=np.int64)
+        deepest = max(deepest, int(d.max()))
+        depth = int(d[-1])
+        if deepest > MAX_JSON_NESTING:
+            break
+    if deepest <= MAX_JSON_NESTING:
+        return
+    depth = 0
+    for m in _JSON_TOKEN.finditer(data):  # the error's line (stops at the first level too deep)
+        c = m.group()
+        if c in (b"[", b"{"):
+            depth += 1
+            if depth > MAX_JSON_NESTING:
+                line = first_line + data.count(b"\n", 0, m.start())
+                raise ResultsError(f"{path}:{line}: JSON nested deeper than {MAX_JSON_NESTING} levels "
+                                   "(arrays and objects)")
+        elif c in (b"]", b"}"):
+            depth -= 1
+    raise ResultsError(f"{path}: JSON nested deeper than {MAX_JSON_NESTING} levels (arrays and objects)")
+
+
+def _refuse_constant(name):
+    raise ValueError(f"'{name}' is not a JSON number")
+
+
+def _parse_int(text):
+    """A JSON integer, exact; one beyond the range of a double is refused, as nlohmann-json (the
+    C++ readers' parser) refuses it ("number overflow"), before Python reads thousands of digits."""
+    if len(text) > 330 or math.isinf(float(text)):
+        raise ValueError(f"number overflow: an integer of {len(text.lstrip('-'))} digits")
+    return int(text)
+
+
+def _parse_float(text):
+    v = float(text)
+    if math.isinf(v):
+        raise ValueError(f"number overflow: {_clip(text, 40)}")
+    return v
+
+
+def _parse_json_text(text, path, line=None):
+    """JSON text -> value; ResultsError naming the file (and line) for malformed JSON, nesting
+    deeper than MAX_JSON_NESTING, NaN/Infinity (not JSON) and integers Python will not read."""
+    where = f"{path}:{line}" if line is not None else f"{path}"
     try:
-        return json.loads(text)
+        return json.loads(text, parse_constant=_refuse_constant, parse_int=_parse_int, parse_float=_parse_float)
     except json.JSONDecodeError as e:
-        raise ResultsError(f"{path}:{e.lineno}: malformed JSON: {e.msg} (column {e.colno})") from None
+        ln = e.lineno if line is None else line
+        raise ResultsError(f"{path}:{ln}: malformed JSON: {e.msg} (column {e.colno})") from None
+    except RecursionError:
+        raise ResultsError(f"{where}: JSON nested deeper than {MAX_JSON_NESTING} levels (arrays and objects)") from None
+    except ValueError as e:  # NaN, Infinity, a number beyond a double's range
+        raise ResultsError(f"{where}: malformed JSON: {e}") from None
 
 
-def read_json_file(path, what):
-    data = _read_bytes(path, what)
+def read_json_file(path, what, max_bytes=MAX_RUN_JSON_BYTES):
+    data = _read_bytes(path, what, max_bytes)
+    _check_json_nesting(data, path)
     return _parse_json_text(_decode(data, path), path), data
+
+
+def optional_json(path, max_bytes=MAX_RUN_JSON_BYTES):
+    """A JSON file a reader uses when it can (a suite file that run.json names, a plots index,
+    Google Benchmark output beside a run): its value, or None when it is absent, not a regular
+    file (a FIFO or device is never opened), larger than `max_bytes`, nested deeper than
+    MAX_JSON_NESTING or not JSON."""
+    try:
+        data = _read_bytes(path, "a JSON file", max_bytes)
+        _check_json_nesting(data, path)
+        return _parse_json_text(_decode(data, path), path)
+    except ResultsError:
+        return None
 
 
 def format_version(meta):
@@ -171,6 +365,7 @@ class _Table:
 
     def __init__(self, path, data, required, kind):
         self.path = path
+        _check_line_lengths(data, path)
         if not data.strip():
             raise ResultsError(f"{path}: empty file, expected a header line with columns {','.join(required)}")
         text = _decode(data, path)
@@ -218,9 +413,13 @@ class _Table:
         raw = self.columns[c]
         if c in _INT_COLUMNS:
             vals = _exact_floats(raw)
-            bad = ~np.isfinite(vals) | (vals < 0) | (vals != np.floor(vals))
+            top = MAX_PROBLEM_INDEX if c in _INDEX_COLUMNS else _MAX_COUNT
+            with np.errstate(invalid="ignore"):
+                bad = ~np.isfinite(vals) | (vals < 0) | (vals != np.floor(vals)) | (vals > top)
+            if c in _INDEX_COLUMNS and len(raw):  # written as digits (no sign, exponent or spaces)
+                bad |= ~pd.Series(raw, dtype=object).astype(str).str.fullmatch(r"\d+").to_numpy(dtype=bool)
             if bad.any():
-                self.fail(c, bad, "a non-negative integer")
+                self.fail(c, bad, "a non-negative integer" + (" below 2^31" if c in _INDEX_COLUMNS else ""))
             return vals.astype(np.int64)
         if c in _BOOL_COLUMNS:
             s = np.char.strip(raw.astype(str)) if len(raw) else np.asarray([], dtype=str)
@@ -280,12 +479,66 @@ def _check_unique(table, df, keys, what):
         raise ResultsError(f"{table.path}:{table.lines[i]}: duplicate {what} ({desc})")
 
 
+def _clip(text, n=60):
+    text = str(text)
+    return text if len(text) <= n else text[:n] + f"... ({len(text)} characters)"
+
+
+def _q_numbers(text):
+    """The numbers of a configuration text (decimal numbers, nan, inf, separated by spaces), or
+    None when a token is not one (Python's float() also reads '1_0' and non-ASCII digits: refused,
+    as the C++ readers do)."""
+    if not text.isascii() or "_" in text:
+        return None
+    try:
+        return [float(x) for x in text.split()]
+    except ValueError:
+        return None
+
+
+def _bad_token(text):
+    for tok in text.split():
+        if not tok.isascii() or "_" in tok:
+            return tok
+        try:
+            float(tok)
+        except ValueError:
+            return tok
+    return text
+
+
 def parse_q(text, where=None):
     """A configuration written as numbers separated by spaces -> numpy array."""
-    try:
-        return np.array([float(x) for x in text.split()], dtype=float)
-    except ValueError:
-        raise ResultsError(f"{where or 'q'}: expected numbers separated by spaces, got '{text}'") from None
+    vals = _q_numbers(text)
+    if vals is None:
+        raise ResultsError(f"{where or 'q'}: '{_clip(_bad_token(text))}' is not a number (expected numbers "
+                           f"separated by spaces, got '{_clip(text)}')")
+    return np.array(vals, dtype=float)
+
+
+def _check_configurations(path, lines, families, problems, texts, nq_of, column="q"):
+    """Every non-empty configuration of a file's column: numbers, and nq of them where the model
+    of its (family, problem) is known (`nq_of`: {(family, problem): (model id, nq)})."""
+    for i, (f, p, t) in enumerate(zip(families, problems, texts)):
+        t = str(t)
+        if not t.strip():
+            continue
+        vals = _q_numbers(t)
+        if vals is None:
+            raise ResultsError(f"{_where(path, lines[i], column)}: '{_clip(_bad_token(t))}' is not a number "
+                               "(expected the configuration: nq numbers separated by spaces)")
+        m = nq_of.get((f, int(p)))
+        if m is not None and len(vals) != m[1]:
+            raise ResultsError(f"{_where(path, lines[i], column)}: {len(vals)} number{'' if len(vals) == 1 else 's'}, "
+                               f"but problem {p} of family "
+                               f"'{f}' is on model '{m[0]}' with nq {m[1]}")
+
+
+def _nq_of_problems(run):
+    if run.problems is None or run.models is None:
+        return {}
+    return {(f, int(p)): (m, run.models[m]["nq"]) for f, p, m in
+            zip(run.problems["family"], run.problems["problem"], run.problems["model"])}
 
 
 # ---------------------------------------------------------------- the run
@@ -370,11 +623,16 @@ class Run:
 
     @property
     def tolerances(self):
-        """(position [m], orientation [rad]) from run.json's suite options (1e-5, 1e-5 if absent)."""
-        opts = self.meta.get("suite", {}).get("options", {}) if isinstance(self.meta.get("suite"), dict) else {}
-        p = opts.get("position_tolerance_m", 1e-5)
-        o = opts.get("orientation_tolerance_rad", 1e-5)
-        return float(p), float(o)
+        """(position [m], orientation [rad]) from run.json's suite options: finite numbers > 0
+        (ResultsError otherwise); 1e-5, 1e-5 when a version-1 run.json has none."""
+        return _tolerances(self.meta, self.path / "run.json", required=self.format_version >= 2)
+
+    @property
+    def inputs(self):
+        """The paths a reader of this run reads (the directory and its files that exist): what
+        an output of a command over this run must not replace (ikbench.safe_io)."""
+        names = ("run.json", *MANIFEST_FILES, "solves.partial.csv")
+        return [self.path, self.solves_path] + [self.path / n for n in names if _exists(self.path / n)]
 
     def describe(self):
         v = f"format {self.format_version}" + ("" if self.complete else ", INCOMPLETE")
@@ -403,7 +661,21 @@ class Run:
                                  for c in cols})
         data = _read_bytes(path, "traces.csv")
         self._check_manifest_file(path.name, data)
-        return read_traces_bytes(path, data, cols)
+        df = read_traces_bytes(path, data, cols)
+        if self.format_version >= 2 and len(df):
+            lines = _data_lines(data, len(df))
+            del data
+            fam_problems, specs = getattr(self, "_run_keys", (None, None))
+            _check_keys(path, lines, df, fam_problems, specs, "traces.csv")
+            nq_of = _nq_of_problems(self)
+            if nq_of:
+                known = df["family"].combine(df["problem"], lambda f, p: (f, int(p)) in nq_of)
+                if not known.all():
+                    i = int(np.flatnonzero(~known.to_numpy(dtype=bool))[0])
+                    raise ResultsError(f"{path}:{lines[i]}: problem {df['problem'].iat[i]} of family "
+                                       f"'{_clip(df['family'].iat[i])}' is not in problems.jsonl")
+            _check_configurations(path, lines, df["family"], df["problem"], df["q"], nq_of)
+        return df
 
     def _check_manifest_file(self, name, data):
         entry = self._manifest.get(name)
@@ -447,6 +719,7 @@ def read_traces_bytes(path, data, cols):
     module so that the error names its line and column."""
     if not data.strip():
         raise ResultsError(f"{path}: empty file, expected a header line with columns {','.join(cols)}")
+    _check_line_lengths(data, path)
     header = next(csv.reader(io.StringIO(_decode(data[:data.find(b"\n") + 1 or len(data)], path))), [])
     header = [h.strip() for h in header]
     missing = [c for c in cols if c not in header]
@@ -480,9 +753,10 @@ def _manifest_mismatch(name, entry, data):
     if "bytes" in entry and entry["bytes"] != len(data):
         return f"{name} has {len(data)} bytes, run.json's manifest says {entry['bytes']}"
     rows = entry.get("rows")
-    if rows is not None and name.endswith((".csv", ".jsonl")):  # rows of a .json document mean nothing
-        lines = count_lines(data)
-        found = lines - 1 if name.endswith(".csv") else lines
+    if rows is not None:
+        # As the writer counts them: newlines, after the header's of a CSV file; 0 for a JSON document.
+        newlines = data.count(b"\n")
+        found = max(newlines - 1, 0) if name.endswith(".csv") else newlines if name.endswith(".jsonl") else 0
         if found != rows:
             return f"{name} has {found} rows, run.json's manifest says {rows}"
     h = entry.get("fnv1a64")
@@ -491,6 +765,135 @@ def _manifest_mismatch(name, entry, data):
         if str(h).lower() != got:
             return f"{name} has FNV-1a 64 hash {got}, run.json's manifest says {h}"
     return None
+
+
+# ---------------------------------------------------------------- run.json
+
+def _int(v):
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _number(v):
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _field_error(path, field, what, value=None, show=True):
+    got = f", got {_clip(json.dumps(value))}" if show else ""
+    return ResultsError(f"{path}: field '{field}': {what}{got}")
+
+
+def _tolerances(meta, path, required):
+    """(position [m], orientation [rad]) of run.json's suite.options: finite numbers > 0. A
+    version-1 run.json without them reads the defaults (1e-5, 1e-5)."""
+    suite = meta.get("suite")
+    opts = suite.get("options") if isinstance(suite, dict) else None
+    if opts is None and not required:
+        return 1e-5, 1e-5
+    if not isinstance(opts, dict):
+        raise _field_error(path, "suite.options", "expected an object with the solve options", opts)
+    out = []
+    for key in ("position_tolerance_m", "orientation_tolerance_rad"):
+        if key not in opts and not required:
+            out.append(1e-5)
+            continue
+        v = opts.get(key)
+        if not _number(v) or not math.isfinite(v) or not v > 0:
+            raise _field_error(path, f"suite.options.{key}", "expected a finite number > 0", v, key in opts)
+        out.append(float(v))
+    return tuple(out)
+
+
+def _check_run_json(meta, path):
+    """The fields of a version-2 run.json that readers rely on: their types and ranges (the same
+    checks as the C++ readers). Returns ({family: problems}, {solver specs})."""
+    if "complete" in meta and not isinstance(meta["complete"], bool):
+        raise _field_error(path, "complete", "expected true or false", meta["complete"])
+    fams = meta.get("families")
+    if not isinstance(fams, list):
+        raise _field_error(path, "families", "expected an array of families", fams, "families" in meta)
+    problems = {}
+    for i, f in enumerate(fams):
+        name = f.get("name") if isinstance(f, dict) else None
+        if not isinstance(name, str):
+            raise _field_error(path, f"families[{i}].name", "expected a string", name)
+        if name in problems:
+            raise _field_error(path, f"families[{i}].name", f"a second family named '{_clip(name)}'", show=False)
+        n = f.get("problems")
+        if not _int(n) or not 0 <= n <= 1_000_000_000:
+            raise _field_error(path, f"families[{i}].problems", "expected an integer in [0, 1e9]", n)
+        problems[name] = n
+    solvers = meta.get("solvers")
+    if not isinstance(solvers, list):
+        raise _field_error(path, "solvers", "expected an array of solvers", solvers, "solvers" in meta)
+    specs = set()
+    for i, s in enumerate(solvers):
+        spec = s.get("spec") if isinstance(s, dict) else None
+        if not isinstance(spec, str):
+            raise _field_error(path, f"solvers[{i}].spec", "expected a string", spec)
+        if spec in specs:
+            raise _field_error(path, f"solvers[{i}].spec", f"a second solver '{_clip(spec)}'", show=False)
+        specs.add(spec)
+    _tolerances(meta, path, required=True)
+    shard = meta.get("shard")
+    if shard is not None:
+        count = shard.get("count") if isinstance(shard, dict) else None
+        if not _int(count) or not 1 <= count <= 100_000:
+            raise _field_error(path, "shard.count", "expected an integer in [1, 100000]", count)
+        index = shard.get("index")
+        if not _int(index) or not 1 <= index <= count:
+            raise _field_error(path, "shard.index", f"expected an integer in [1, {count}]", index)
+    if "trace" in meta and not isinstance(meta["trace"], dict):
+        raise _field_error(path, "trace", "expected an object", meta["trace"])
+    return problems, specs
+
+
+def _check_manifest_field(files, path):
+    """run.json's "files": an object whose names are the run's own files (plain names of
+    MANIFEST_FILES: never a path, so a reader never opens a file the manifest makes up), each
+    with rows, bytes and fnv1a64."""
+    if not isinstance(files, dict):
+        raise _field_error(path, "files", "expected an object, the manifest {name: {rows, bytes, fnv1a64}}",
+                           files)
+    for name, entry in files.items():
+        if name not in MANIFEST_FILES:
+            raise ResultsError(f"{path}: field 'files': names '{_clip(name)}', which is not a file of a run "
+                               f"(expected exactly: {', '.join(MANIFEST_FILES)})")
+        if not isinstance(entry, dict):
+            raise _field_error(path, f"files.{name}", "expected an object {rows, bytes, fnv1a64}", entry)
+        for key in ("rows", "bytes"):
+            v = entry.get(key)
+            if not _int(v) or v < 0:
+                raise _field_error(path, f"files.{name}.{key}", "expected an integer >= 0", v, key in entry)
+        h = entry.get("fnv1a64")
+        if not isinstance(h, str):
+            raise _field_error(path, f"files.{name}.fnv1a64", "expected 16 hexadecimal digits (a string)", h,
+                               "fnv1a64" in entry)
+    return files
+
+
+def _check_keys(path, lines, df, fam_problems, specs, what):
+    """Rows of a file of a version-2 run name a family and solver of run.json, and a problem
+    below the family's count (the C++ readers key rows by them)."""
+    if fam_problems is None or not len(df):
+        return
+    fam = df["family"]
+    bad = ~fam.isin(list(fam_problems)).to_numpy()
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ResultsError(f"{_where(path, lines[i], 'family')}: '{_clip(fam.iat[i])}' is not a family of run.json "
+                           f"({what})")
+    if specs is not None and "solver" in df:
+        bad = ~df["solver"].isin(list(specs)).to_numpy()
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise ResultsError(f"{_where(path, lines[i], 'solver')}: '{_clip(df['solver'].iat[i])}' is not a solver "
+                               f"spec of run.json ({what})")
+    count = fam.map(fam_problems).to_numpy(dtype=np.int64)
+    bad = df["problem"].to_numpy(dtype=np.int64) >= count
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ResultsError(f"{_where(path, lines[i], 'problem')}: {df['problem'].iat[i]} is not below run.json's "
+                           f"count of problems of family '{_clip(fam.iat[i])}' ({count[i]})")
 
 
 # ---------------------------------------------------------------- loading
@@ -512,8 +915,8 @@ def load(path, *, allow_incomplete=False, require_run_json=True):
 
     # run.json
     run_json = directory / "run.json"
-    if run_json.exists():
-        meta, _ = read_json_file(run_json, "run.json")
+    if run_json.exists() or run_json.is_symlink():
+        meta, _ = read_json_file(run_json, "run.json", MAX_RUN_JSON_BYTES)
         if not isinstance(meta, dict):
             raise ResultsError(f"{run_json}:1: expected a JSON object")
     elif require_run_json:
@@ -528,35 +931,42 @@ def load(path, *, allow_incomplete=False, require_run_json=True):
     rv = min(version, LATEST_VERSION)
     if meta and "format" not in meta and "format_version" not in meta:
         notes.append("run.json has no 'format': read as format version 1")
+    _tolerances(meta, run_json, required=rv >= 2)
 
     # Completeness and the manifest (format version 2).
     manifest = {}
+    fam_problems = specs = None
     if rv >= 2:
+        fam_problems, specs = _check_run_json(meta, run_json)
         complete = meta.get("complete")
         if complete is not True:
             why = "run.json says \"complete\": " + json.dumps(complete)
             if meta.get("interrupted"):
                 why += " and \"interrupted\": true (the run was stopped"
                 prog = meta.get("progress")
-                why += f"; progress: {json.dumps(prog)})" if prog is not None else ")"
+                why += f"; progress: {_clip(json.dumps(prog))})" if prog is not None else ")"
             else:
                 why += " (the run is still going on, or stopped before writing its last files)"
             issues.append(why)
         files = meta.get("files")
-        if isinstance(files, dict):
-            manifest = files
+        if files is not None:
+            manifest = _check_manifest_field(files, run_json)
         elif complete is True:
             issues.append("run.json has no 'files' manifest")
         for name, entry in manifest.items():
             p = directory / name
-            if not p.exists():
+            try:
+                size = stat_regular(p, f"{name}, a file of run.json's manifest").st_size
+            except FileNotFoundError:
                 issues.append(f"{name} is in run.json's manifest but not in the directory")
-            elif isinstance(entry, dict) and "bytes" in entry and p.stat().st_size != entry["bytes"]:
-                issues.append(f"{name} has {p.stat().st_size} bytes, run.json's manifest says {entry['bytes']}")
-        if complete is True and manifest:
-            for name in ("solves.csv", "models.json", "problems.jsonl"):
-                if name not in manifest:
-                    issues.append(f"run.json's manifest does not list {name}")
+                continue
+            if size != entry["bytes"]:
+                issues.append(f"{name} has {size} bytes, run.json's manifest says {entry['bytes']}")
+        if complete is True and files is not None:
+            missing = [n for n in MANIFEST_FILES if n not in manifest]
+            if missing:
+                issues.append(f"run.json's manifest does not list {', '.join(missing)} (a complete run's manifest "
+                              f"lists exactly {', '.join(MANIFEST_FILES)})")
         if issues and not allow_incomplete:
             kind = "incomplete" if complete is not True else "mixed or modified"
             raise ResultsError(f"{directory}: {kind} run: " + "; ".join(issues) +
@@ -575,13 +985,14 @@ def load(path, *, allow_incomplete=False, require_run_json=True):
             issues.append(problem)
 
     # solves.csv (or, for an incomplete run, the partial file written during the run)
-    if not solves_path.exists() and allow_incomplete and (directory / "solves.partial.csv").exists():
+    if not _exists(solves_path) and allow_incomplete and _exists(directory / "solves.partial.csv"):
         solves_path = directory / "solves.partial.csv"
         issues.append("solves.csv is missing: read solves.partial.csv (the solves finished so far)")
     data = _read_bytes(solves_path, "the solves.csv written by `ikbench run`")
     check_manifest(solves_path.name, data)
     required = LEADING_SOLVE_COLUMNS if rv < 2 else SOLVE_COLUMNS
     table = _Table(solves_path, data, required, f"solves.csv (format version {rv})")
+    del data
     known = [c for c in SOLVE_COLUMNS if c in table.header]
     extra = [c for c in table.header if c not in known]
     solves = table.frame(known)
@@ -597,6 +1008,7 @@ def load(path, *, allow_incomplete=False, require_run_json=True):
             raise ResultsError(f"{solves_path}:{table.lines[i]}: column 'suite' is '{solves['suite'].iat[i]}', but "
                                f"{run_json} is suite '{suite_name}': files of different runs are mixed")
     if rv >= 2:
+        _check_keys(solves_path, table.lines, solves, fam_problems, specs, "solves.csv")
         bad = (solves["q"].str.strip() == "") & ~solves["status"].isin(NOT_ATTEMPTED)
         if bad.any():
             i = int(np.flatnonzero(bad.to_numpy())[0])
@@ -608,19 +1020,29 @@ def load(path, *, allow_incomplete=False, require_run_json=True):
     run.issues = issues  # shared: the files read below add to it
     run._allow_incomplete = allow_incomplete
     run._manifest = manifest
+    run._run_keys = (fam_problems, specs)
     run.traces_path = directory / "traces.csv"
 
     if rv >= 2:
         run.models = _load_models(directory / "models.json", check_manifest, allow_incomplete, issues)
         run.problems, run.problem_lines = _load_problems(directory / "problems.jsonl", check_manifest,
-                                                         allow_incomplete, issues, run.models)
+                                                         allow_incomplete, issues, run.models, fam_problems)
+        nq_of = _nq_of_problems(run)
+        _check_configurations(solves_path, table.lines, solves["family"], solves["problem"], solves["q"], nq_of)
         sp = directory / "solutions.csv"
-        if sp.exists():
+        if _exists(sp):
             sdata = _read_bytes(sp, "solutions.csv")
             check_manifest("solutions.csv", sdata)
             st = _Table(sp, sdata, SOLUTION_COLUMNS, "solutions.csv")
             run.solutions = st.frame(SOLUTION_COLUMNS)
+            _check_keys(sp, st.lines, run.solutions, fam_problems, specs, "solutions.csv")
             _check_unique(st, run.solutions, ["family", "problem", "solver", "solution"], "solution")
+            _check_configurations(sp, st.lines, run.solutions["family"], run.solutions["problem"],
+                                  run.solutions["q"], nq_of)
+            empty = run.solutions["q"].astype(str).str.strip() == ""
+            if empty.any():
+                i = int(np.flatnonzero(empty.to_numpy())[0])
+                raise ResultsError(f"{_where(sp, st.lines[i], 'q')}: empty (expected a solution's configuration)")
         elif allow_incomplete:
             run.solutions = pd.DataFrame({c: pd.Series(dtype=object) for c in SOLUTION_COLUMNS})
             issues.append("solutions.csv is missing")
@@ -641,12 +1063,14 @@ def _check_problems_cover(run, table):
 
 
 def _load_models(path, check_manifest, allow_incomplete, issues):
-    if not path.exists() and allow_incomplete:
+    if not _exists(path) and allow_incomplete:
         issues.append("models.json is missing")
         return None
-    data = _read_bytes(path, "models.json (format version 2)")
+    data = _read_bytes(path, "models.json (format version 2)", MAX_MODELS_JSON_BYTES)
     check_manifest("models.json", data)
+    _check_json_nesting(data, path)
     doc = _parse_json_text(_decode(data, path), path)
+    del data
     if not isinstance(doc, dict) or not isinstance(doc.get("models"), list):
         raise ResultsError(f"{path}: expected an object with a list 'models'")
     models = {}
@@ -716,28 +1140,35 @@ def _validate_model(m, where):
 _PROBLEM_FIELDS = {"family": str, "problem": int, "model": str, "q0": list, "goals": list}
 
 
-def _load_problems(path, check_manifest, allow_incomplete, issues, models):
-    if not path.exists() and allow_incomplete:
+def _load_problems(path, check_manifest, allow_incomplete, issues, models, fam_problems=None):
+    if not _exists(path) and allow_incomplete:
         issues.append("problems.jsonl is missing")
         return None, None
     data = _read_bytes(path, "problems.jsonl (format version 2)")
     check_manifest("problems.jsonl", data)
+    _check_line_lengths(data, path)
+    _check_json_nesting(data, path)
     text = _decode(data, path)
+    del data
     recs, lines = [], []
-    for ln, line in enumerate(text.splitlines(), 1):
+    for ln, line in enumerate(text.split("\n"), 1):
         if not line.strip():
             continue
-        try:
-            r = json.loads(line)
-        except json.JSONDecodeError as e:
-            raise ResultsError(f"{path}:{ln}: malformed JSON: {e.msg} (column {e.colno})") from None
+        r = _parse_json_text(line, path, ln)
         where = f"{path}:{ln}"
         if not isinstance(r, dict):
             raise ResultsError(f"{where}: expected a JSON object")
         for k, kind in _PROBLEM_FIELDS.items():
             if not isinstance(r.get(k), kind) or isinstance(r.get(k), bool):
                 raise ResultsError(f"{where}: field '{k}': expected {'a string' if kind is str else 'an integer' if kind is int else 'a list'}, "
-                                   f"got {json.dumps(r.get(k))}")
+                                   f"got {_clip(json.dumps(r.get(k)))}")
+        if fam_problems is not None and r["family"] not in fam_problems:
+            raise ResultsError(f"{where}: field 'family': '{_clip(r['family'])}' is not a family of run.json")
+        if fam_problems is not None and not 0 <= r["problem"] < fam_problems[r["family"]]:
+            raise ResultsError(f"{where}: field 'problem': {_clip(r['problem'])} is outside [0, "
+                               f"{fam_problems[r['family']]}) (run.json's count for family '{_clip(r['family'])}')")
+        if not 0 <= r["problem"] <= MAX_PROBLEM_INDEX:
+            raise ResultsError(f"{where}: field 'problem': {_clip(r['problem'])} is outside [0, 2^31)")
         if models is not None and r["model"] not in models:
             raise ResultsError(f"{where}: field 'model': '{r['model']}' is not in models.json")
         if models is not None and len(r["q0"]) != models[r["model"]]["nq"]:
@@ -750,11 +1181,11 @@ def _load_problems(path, check_manifest, allow_incomplete, issues, models):
             if not isinstance(goal, dict):
                 raise ResultsError(f"{gw}': expected an object")
             if goal.get("kind") not in GOAL_KINDS:
-                raise ResultsError(f"{gw}.kind': expected one of {', '.join(GOAL_KINDS)}, got {goal.get('kind')!r}")
+                raise ResultsError(f"{gw}.kind': expected one of {', '.join(GOAL_KINDS)}, got {_clip(repr(goal.get('kind')))}")
             bi = goal.get("body_index")
             nj = len(models[r["model"]]["joints"]) if models is not None else None
             if not isinstance(bi, int) or isinstance(bi, bool) or bi < 0 or (nj is not None and bi >= nj):
-                raise ResultsError(f"{gw}.body_index': expected the index of a joint of model '{r['model']}', got {bi!r}")
+                raise ResultsError(f"{gw}.body_index': expected the index of a joint of model '{r['model']}', got {_clip(repr(bi))}")
             for k, n in (("point", 3), ("target_position", 3), ("target_quat_xyzw", 4)):
                 if not _num_list(goal.get(k), n):
                     raise ResultsError(f"{gw}.{k}': expected {n} numbers")

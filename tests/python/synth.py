@@ -157,8 +157,7 @@ def make_run(directory, *, seed=1, problems=40, solvers=None, time_scale=1.0, cp
     files["traces.csv"] = _csv(TRACE_HEADER, trace_rows)
     for name, data in files.items():
         (directory / name).write_bytes(data)
-    manifest = {name: {"rows": data.count(b"\n") - (1 if name.endswith(".csv") else 0), "bytes": len(data),
-                       "fnv1a64": fnv1a64(data)} for name, data in files.items()}
+    manifest = {name: manifest_entry(name, data) for name, data in files.items()}
     n = len(rows)
     meta = {
         "format": "ikbench-run/2", "format_version": 2, "complete": complete, "interrupted": False,
@@ -203,12 +202,18 @@ def _csv(header, rows):
     return ("\n".join([",".join(header)] + [",".join(field(x) for x in r) for r in rows]) + "\n").encode()
 
 
+def manifest_entry(name, data):
+    """run.json's entry of a file: rows (lines after the header of a CSV file, lines of a JSON
+    Lines file, 0 for a JSON document), bytes and the FNV-1a 64-bit hash."""
+    rows = max(data.count(b"\n") - 1, 0) if name.endswith(".csv") else data.count(b"\n") if name.endswith(".jsonl") else 0
+    return {"rows": rows, "bytes": len(data), "fnv1a64": fnv1a64(data)}
+
+
 def rewrite_manifest(directory):
     """Recomputes run.json's manifest after a test changed a file on purpose (an honest edit)."""
     directory = Path(directory)
     meta = json.loads((directory / "run.json").read_text())
     for name in meta["files"]:
         data = (directory / name).read_bytes()
-        meta["files"][name] = {"rows": data.count(b"\n") - (1 if name.endswith(".csv") else 0), "bytes": len(data),
-                               "fnv1a64": fnv1a64(data)}
+        meta["files"][name] = manifest_entry(name, data)
     (directory / "run.json").write_text(json.dumps(meta, indent=2) + "\n")
