@@ -13,7 +13,7 @@ PACKAGES=(
   pybind11-dev python3-dev python3-numpy python3-pytest
   clang libfuzzer-14-dev libclang-rt-14-dev
   python3-plotly chromium chromium-driver python3-selenium
-  python3-tabulate python3-jinja2
+  python3-tabulate python3-jinja2 postgresql python3-psycopg2 ccache
 )
 
 missing=()

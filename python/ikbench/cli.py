@@ -8,6 +8,8 @@
     plot RUN_DIR [RUN_DIR...] [--out DIR]     PNG/SVG plots for papers (and report.html for one run)
     report RUN_DIR [--out FILE]               the self-contained interactive report.html of a run
     gate compare|update|show ...              the regression gate (as scripts/regress.py)
+    history add|list|show|trend|changes|export|publish|backfill ...
+                                              the history store of runs across commits (docs/history.md)
     tune --solvers GRID --tune-on SET --evaluate-on SET [--criterion C] [--out DIR]
                                               pick a grid point on one set, evaluate it on another
 
@@ -228,6 +230,8 @@ def build_parser():
                        add_help=False)
     g.add_argument("gate_args", nargs=argparse.REMAINDER)
     g.set_defaults(func=cmd_gate)
+    sub.add_parser("history", help="the history store: history add|list|show|trend|changes|export|publish|backfill "
+                   "(docs/history.md)", add_help=False).add_argument("history_args", nargs=argparse.REMAINDER)
     return p
 
 
@@ -237,6 +241,10 @@ def main(argv=None):
         from . import gate
 
         return gate.main(argv[1:], prog="ikbench gate")
+    if argv[:1] == ["history"]:  # its own command line (ikbench.history.cli), --help included
+        from .history.cli import main as history_main
+
+        return history_main(argv[1:], prog="ikbench history")
     parser = build_parser()
     args = parser.parse_args(argv)
     args.command_line = "ikbench " + shlex.join(argv)

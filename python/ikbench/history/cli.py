@@ -1,0 +1,374 @@
+"""`ikbench history COMMAND ...` (= `python3 -m ikbench history ...`): the history store.
+
+    add RUN_DIR... [--db DB]                 record finished runs (figures, identity, machine, GB JSON, throughput)
+    list [--machine ID] [--suite S]          runs in commit order, with their machine
+    machines                                 machine identities of the store
+    show RUN                                 one run: identity, machine, load, its cells' figures
+    trend --figure F --family FAM --solver SPEC [--machine ID] [--out FILE.png|.html]
+    changes [--figure F]... [--family FAM] [--solver SPEC] [--machine ID] [--all]
+    export --format csv|json [--out FILE]    for other tools (json: import rebuilds the store)
+    import FILE.json                         add the records of an export
+    publish DIR                              a static site of every series (docs/history.md)
+    backfill --commits N                     build, run and add each of the last N commits
+
+DB: an SQLite file (default results/history.sqlite) or a postgresql:// URL (password from
+PGPASSWORD or ~/.pgpass, never on the command line). Exit status: 0 done; 2 bad input (one line
+on stderr naming the file or field).
+"""
+
+import argparse
+import json
+import math
+import sys
+from pathlib import Path
+
+from ..results import ResultsError
+from .store import DEFAULT_DB, describe_db, open_store
+
+EXIT_OK, EXIT_BAD_INPUT = 0, 2
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):
+        self.print_usage(sys.stderr)
+        print(f"{self.prog}: error: {message}", file=sys.stderr)
+        sys.exit(EXIT_BAD_INPUT)
+
+
+def _open(args, create=False):
+    return open_store(args.db, create=create)
+
+
+def _fmt(v, digits=4):
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return ""
+    if isinstance(v, float):
+        return f"{v:.{digits}g}"
+    return str(v)
+
+
+def _table(rows, headers):
+    from tabulate import tabulate
+
+    return tabulate(rows, headers=headers, tablefmt="simple", disable_numparse=True) + "\n"
+
+
+def cmd_add(args):
+    from . import record
+
+    with open_store(args.db, create=True) as store:
+        for d in args.runs:
+            rec = record.from_run_dir(d, repo=args.repo)
+            rid, added = store.add_record(rec, replace=args.replace)
+            r = rec["run"]
+            what = (f"{len(rec['cells'])} cells, {len(rec['points'])} points" +
+                    (f", {len({g['file'] for g in rec['gbench']})} Google Benchmark files" if rec["gbench"] else "") +
+                    (", throughput.json" if any(x["kind"] == "throughput" for x in rec["documents"]) else ""))
+            rev = (r["git_commit"] or "no revision")[:10] + ("+dirty" if r["dirty"] else "")
+            if added:
+                print(f"history: added run {rid} ({rev}, suite {r['suite']}, {rec['machine']['label']}; {what}) "
+                      f"to {store.name}")
+            else:
+                print(f"history: {d} is already run {rid} of {store.name} (--replace records it again)")
+    return EXIT_OK
+
+
+def cmd_list(args):
+    from . import queries
+
+    with _open(args) as store:
+        df = queries.runs(store, machine=args.machine, suite=args.suite)
+        if args.limit:
+            df = df.tail(args.limit)
+        rows = [[r.run_id, queries.commit_label(r.git_commit, r.dirty), (r.commit_date or "")[:10],
+                 (r.subject or "")[:48], r.suite, r.threads, r.machine, "noisy" if r.noisy else ""]
+                for r in df.itertuples()]
+        sys.stdout.write(_table(rows, ["run", "commit", "date", "subject", "suite", "threads", "machine", "load"]))
+        skipped = store.query("SELECT git_commit, reason FROM skipped ORDER BY id")
+        ms = queries.machines(store)
+        print(f"{len(df)} runs; machines: " + "; ".join(f"{k} = {lab}" for k, lab in zip(ms["key"], ms["label"])))
+        if skipped:
+            print(f"{len(skipped)} commits without a run: " +
+                  ", ".join(f"{s['git_commit'][:10]} ({s['reason']})" for s in skipped[-10:]))
+    return EXIT_OK
+
+
+def cmd_machines(args):
+    from . import queries
+
+    with _open(args) as store:
+        ms = queries.machines(store)
+        sys.stdout.write(_table([[r.id, r.key, r.runs, r.label] for r in ms.itertuples()],
+                                ["id", "key", "runs", "machine identity"]))
+    return EXIT_OK
+
+
+def cmd_show(args):
+    from . import queries
+
+    with _open(args) as store:
+        ref = queries.resolve_run(store, args.run)
+        r, m, cells, docs = queries.run_details(store, int(ref["run_id"]))
+        load = json.loads(r["load"]) if r["load"] else None
+        print(f"run {r['id']}  key {r['key']}")
+        print(f"  commit    {r['git_revision'] or '?'}  {r['commit_date'] or ''}  {r['subject'] or ''}")
+        print(f"  suite     {r['suite']} (seed {r['suite_seed']}), {r['threads']} threads, "
+              f"{r['start_time']} .. {r['end_time']}")
+        print(f"  machine   {m['key']}: {m['label']}")
+        if load:
+            print(f"  load      {load.get('start')} -> {load.get('end')} on {load.get('cores')} cores"
+                  f"{', noisy' if load.get('noisy') else ''}")
+        print(f"  source    {r['source']}")
+        if docs:
+            print("  files     " + ", ".join(f"{d['file']} ({d['kind']})" for d in docs))
+        if not cells.empty:
+            rows = []
+            for c in cells.itertuples():
+                d = c._asdict()
+                rows.append([c.family, c.solver, f"{d.get('successes')}/{d.get('solves')}",
+                             _fmt(d.get("success_rate")), _fmt(d.get("time_us_median")), _fmt(d.get("time_us_mean")),
+                             _fmt(d.get("time_us_p99")), _fmt(d.get("iterations_median"))])
+            print()
+            sys.stdout.write(_table(rows, ["family", "solver", "succ/solves", "success", "t.med [us]", "t.mean",
+                                           "t.p99", "it.med"]))
+    return EXIT_OK
+
+
+def _series_frames(store, args):
+    from . import queries
+
+    pts = queries.points(store, figure=args.figure, family=args.family, solver=args.solver, machine=args.machine,
+                         suite=args.suite, threads=args.threads)
+    if pts.empty:
+        raise ResultsError(f"{store.name}: no point of figure {args.figure!r}, family {args.family!r}, "
+                           f"solver {args.solver!r}" + (f" on machine {args.machine}" if args.machine else "") +
+                           " (ikbench history list; figures: docs/history.md)")
+    out = []
+    for key, g in queries.group_series(pts):
+        pc = queries.per_commit(g)
+        clean = pc[~pc["dirty"].fillna(False).astype(bool)].reset_index(drop=True)
+        cps = queries.series_changes(clean, key=json.dumps([str(k) for k in key]))
+        out.append((key, pc, clean, cps))
+    return out
+
+
+def cmd_trend(args):
+    from . import queries, plots
+
+    with _open(args) as store:
+        frames = _series_frames(store, args)
+    for key, pc, clean, cps in frames:
+        src, fam, solver, fig, machine, suite, threads = key
+        label = pc["machine_label"].iloc[0]
+        print(f"{fig} of {fam} x {solver}: suite {suite}, {threads} threads, machine {machine} ({label})")
+        steps = {clean["commit"].iloc[c.index]: c for c in cps}
+        rows = []
+        for r in pc.itertuples():
+            c = steps.get(r.commit)
+            ci = f"[{_fmt(r.ci_low)}, {_fmt(r.ci_high)}]" if not math.isnan(r.ci_low) else ""
+            rows.append([r.commit, (r.commit_date or r.start_time or "")[:10], (r.subject or "")[:40], _fmt(r.value),
+                         ci, r.runs, queries.step_text(c.step, c.step_low, c.step_high, c.scale) +
+                         f" p={c.p_value:.3g}" if c else ""])
+        sys.stdout.write(_table(rows, ["commit", "date", "subject", fig, "95% interval", "runs", "change point"]))
+        print()
+    if args.out:
+        path = plots.write_trend(frames, args.out)
+        print(f"written: {path}")
+    return EXIT_OK
+
+
+def cmd_changes(args):
+    from . import queries
+
+    with _open(args) as store:
+        filters = dict(family=args.family, solver=args.solver, machine=args.machine, suite=args.suite)
+        df = queries.changes(store, figures=args.figure or None, alpha=args.alpha,
+                             include_dirty=args.include_dirty, **filters)
+    if not args.all:
+        df = df[df["regression"]] if args.regressions else df
+    shown = df.head(args.limit) if args.limit else df
+    rows = [[r.commit, (r.commit_date or "")[:10], r.figure, r.family, r.solver, r.machine,
+             queries.step_text(r.step, r.step_low, r.step_high, r.scale), f"{r.p_value:.2g}",
+             "worse" if r.regression else "better"] for r in shown.itertuples()]
+    sys.stdout.write(_table(rows, ["commit", "date", "figure", "family", "solver", "machine", "step [95%]", "p",
+                                   "verdict"]))
+    print(f"{len(df)} change points (E-Divisive means, permutation test p < {args.alpha}; success rates: "
+          "Fisher's exact test, Bonferroni over splits); most recent first")
+    return EXIT_OK
+
+
+def cmd_export(args):
+    from . import exchange
+
+    with _open(args) as store:
+        if args.format == "json":
+            text = json.dumps(exchange.export_json(store), sort_keys=True, separators=(",", ":")) + "\n"
+        else:
+            text = exchange.export_csv(store, machine=args.machine)
+    if args.out:
+        _write(args.out, text)
+        print(f"written: {args.out}", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+    return EXIT_OK
+
+
+def _write(path, text):
+    try:
+        from ..safe_io import atomic_write_text
+    except ImportError:  # the library's one output rule, where present
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(path).with_name(f".{Path(path).name}.tmp")
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(path)
+        return path
+    return atomic_write_text(path, text)
+
+
+def cmd_import(args):
+    from . import exchange
+
+    docs = []
+    for f in args.files:
+        p = Path(f)
+        if not p.is_file():
+            raise ResultsError(f"{f}: not a regular file (a history export, ikbench history export --format json)")
+        try:
+            docs.append((f, json.loads(p.read_text(encoding="utf-8"))))
+        except (ValueError, UnicodeDecodeError) as e:
+            raise ResultsError(f"{f}: not JSON: {e}") from None
+    with open_store(args.db, create=True) as store:
+        total = [0, 0]
+        for f, doc in docs:
+            a, p = exchange.import_json(store, doc, source=f)
+            total[0] += a
+            total[1] += p
+        print(f"history: {total[0]} runs added, {total[1]} already present, in {store.name}")
+    return EXIT_OK
+
+
+def cmd_publish(args):
+    from . import site
+
+    with _open(args) as store:
+        index = site.publish(store, args.out_dir, alpha=args.alpha)
+    print(f"site: {index}")
+    return EXIT_OK
+
+
+def cmd_backfill(args):
+    from . import backfill
+
+    return backfill.main_from_args(args)
+
+
+def build_parser(prog="ikbench history"):
+    p = _Parser(prog=prog, description="the history store of finished runs: add, query, change points, site "
+                "(docs/history.md)", epilog="Exit status: 0 done; 2 bad input (a one-line message on stderr).")
+    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    def db(sp):
+        sp.add_argument("--db", default=DEFAULT_DB, help=f"SQLite file or postgresql:// URL (default {DEFAULT_DB})")
+        sp.epilog = "Exit status: 0 done; 2 bad input (a one-line message on stderr)."
+
+    def filters(sp, figure_required=False):
+        sp.add_argument("--machine", help="machine identity: id, key prefix or text of its label")
+        sp.add_argument("--suite", help="only runs of this suite")
+
+    a = sub.add_parser("add", help="record finished runs in the store")
+    a.add_argument("runs", nargs="+", metavar="RUN_DIR")
+    a.add_argument("--replace", action="store_true", help="record a run that is already in the store again")
+    a.add_argument("--repo", help="git work tree that knows the runs' commits (default: this source tree)")
+    db(a)
+    a.set_defaults(func=cmd_add)
+
+    ls = sub.add_parser("list", help="runs in commit order, by commit and machine")
+    filters(ls)
+    ls.add_argument("--limit", type=int, default=0, help="only the last N runs")
+    db(ls)
+    ls.set_defaults(func=cmd_list)
+
+    m = sub.add_parser("machines", help="the machine identities of the store")
+    db(m)
+    m.set_defaults(func=cmd_machines)
+
+    s = sub.add_parser("show", help="one run: identity, machine, load and its cells' figures")
+    s.add_argument("run", metavar="RUN", help="run id, key or commit prefix, or the directory it was added from")
+    db(s)
+    s.set_defaults(func=cmd_show)
+
+    t = sub.add_parser("trend", help="one figure of a family x solver across commits, with intervals and change points")
+    t.add_argument("--figure", default="time_us_median", help="figure (default time_us_median; docs/history.md)")
+    t.add_argument("--family", required=True, help="family (gbench:FILE for Google Benchmark, throughput)")
+    t.add_argument("--solver", required=True, help="solver spec (a benchmark name for gbench:FILE)")
+    t.add_argument("--threads", type=int, help="only runs with this thread count")
+    t.add_argument("--out", help="also plot it: FILE.png, .svg or .html")
+    filters(t)
+    db(t)
+    t.set_defaults(func=cmd_trend)
+
+    c = sub.add_parser("changes", help="the change points of every series, most recent first")
+    c.add_argument("--figure", action="append", help="only this figure (repeatable; default: docs/history.md)")
+    c.add_argument("--family")
+    c.add_argument("--solver")
+    c.add_argument("--alpha", type=float, default=0.01, help="significance of a split (default 0.01)")
+    c.add_argument("--regressions", action="store_true", help="only the steps for the worse")
+    c.add_argument("--all", action="store_true", help="every change point (the default lists them all too)")
+    c.add_argument("--include-dirty", action="store_true", help="also runs of modified work trees")
+    c.add_argument("--limit", type=int, default=0, help="at most N rows")
+    filters(c)
+    db(c)
+    c.set_defaults(func=cmd_changes)
+
+    e = sub.add_parser("export", help="the store for other tools: csv (one row per point) or json (re-importable)")
+    e.add_argument("--format", choices=("csv", "json"), required=True)
+    e.add_argument("--out", help="file (default: stdout)")
+    e.add_argument("--machine", help="csv: only this machine identity")
+    db(e)
+    e.set_defaults(func=cmd_export)
+
+    i = sub.add_parser("import", help="add the records of a json export")
+    i.add_argument("files", nargs="+", metavar="FILE.json")
+    db(i)
+    i.set_defaults(func=cmd_import)
+
+    pb = sub.add_parser("publish", help="write a static site of the whole store (index, per spec, per machine)")
+    pb.add_argument("out_dir", metavar="DIR")
+    pb.add_argument("--alpha", type=float, default=0.01, help="significance of a change point (default 0.01)")
+    db(pb)
+    pb.set_defaults(func=cmd_publish)
+
+    bf = sub.add_parser("backfill", help="build, run and add each of the last N commits (git worktrees)")
+    from .backfill import add_arguments
+
+    add_arguments(bf)
+    db(bf)
+    bf.set_defaults(func=cmd_backfill)
+    return p
+
+
+def main(argv=None, prog="ikbench history"):
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(prog)
+    args = parser.parse_args(argv)
+    for name in ("limit",):
+        v = getattr(args, name, None)
+        if v is not None and v < 0:
+            parser.error(f"--{name} {v}: expected an integer >= 0")
+    alpha = getattr(args, "alpha", None)
+    if alpha is not None and not (math.isfinite(alpha) and 0 < alpha < 1):
+        parser.error(f"--alpha {alpha}: expected a significance level strictly between 0 and 1")
+    try:
+        return args.func(args)
+    except ResultsError as e:
+        print(f"ikbench history: error: {' '.join(str(e).split())}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except BrokenPipeError:
+        return EXIT_OK
+    except OSError as e:
+        what = f"{e.filename}: " if e.filename else ""
+        print(f"ikbench history: error: {what}{e.strerror or e}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+
+
+__all__ = ["main", "build_parser", "describe_db"]

@@ -1,0 +1,291 @@
+"""A finished run as a history record: what `ikbench history add` stores (docs/history.md).
+
+    record = from_run_dir("results/<run>")      # dict: run, machine, specs, families, cells, points, gbench, documents
+
+The figures are `ikbench.figures.summarize`'s (docs/analysis.md), the same numbers as summary.csv;
+the store adds only bootstrap intervals of the 90th and 99th percentile times, drawn as the
+median's are (`stats.bootstrap_intervals`, same seed and resamples). Google Benchmark JSON files
+and throughput.json of the run directory are kept verbatim and as series points.
+"""
+
+import hashlib
+import json
+import math
+import subprocess
+from pathlib import Path
+
+import numpy as np
+
+from .. import figures, stats
+from ..results import ResultsError, load
+from .store import CELL_FIGURES
+
+RECORD_FORMAT = "ikbench-history-record/1"
+MAX_SIDE_FILE_BYTES = 64 << 20   # a Google Benchmark JSON or throughput.json of the run directory
+
+# figure -> (ci_low column, ci_high column) of figures.summarize, for the figures that carry one
+_INTERVALS = {
+    "success_rate": ("success_ci_low", "success_ci_high"),
+    "time_us_median": ("time_us_median_ci_low", "time_us_median_ci_high"),
+    "time_us_mean": ("time_us_mean_ci_low", "time_us_mean_ci_high"),
+    "time_us_p90": ("time_us_p90_ci_low", "time_us_p90_ci_high"),
+    "time_us_p99": ("time_us_p99_ci_low", "time_us_p99_ci_high"),
+    "iterations_median": ("iterations_median_ci_low", "iterations_median_ci_high"),
+}
+_NS_PER = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
+
+
+def _num(v):
+    if v is None:
+        return None
+    f = float(v)
+    return None if math.isnan(f) else f
+
+
+def _int(v):
+    return None if v is None or (isinstance(v, float) and math.isnan(v)) else int(v)
+
+
+def machine_identity(meta):
+    """The machine identity of run.json: CPU vendor, model name, family, model, stepping, ISA,
+    hardware threads, compiler, flags and build type. Runs share a series only on one identity:
+    times are comparable across commits only on one machine and one build configuration."""
+    m = meta.get("machine") if isinstance(meta.get("machine"), dict) else {}
+    b = meta.get("build") if isinstance(meta.get("build"), dict) else {}
+
+    def text(d, k):
+        v = d.get(k)
+        return v if isinstance(v, str) and v else None
+
+    def integer(d, k):
+        v = d.get(k)
+        return v if isinstance(v, int) and not isinstance(v, bool) else None
+
+    isa = m.get("isa")
+    isa = "+".join(sorted(x for x in isa if isinstance(x, str))) if isinstance(isa, list) else None
+    ident = {"vendor": text(m, "vendor"), "cpu": text(m, "cpu"), "cpu_family": integer(m, "family"),
+             "cpu_model": integer(m, "model"), "stepping": integer(m, "stepping"), "isa": isa,
+             "hardware_threads": integer(m, "hardware_threads"), "compiler": text(b, "compiler"),
+             "flags": text(b, "flags"), "build_type": text(b, "build_type"), "batch_kernel": text(m, "batch_kernel")}
+    canon = json.dumps(ident, sort_keys=True)
+    key = hashlib.sha256(canon.encode()).hexdigest()[:12]
+    cpu = ident["cpu"] or "unknown CPU"
+    model = "/".join(str(ident[k]) for k in ("cpu_family", "cpu_model", "stepping") if ident[k] is not None)
+    parts = [cpu + (f" ({ident['vendor'] or ''} {model})".replace("( ", "(") if model else "")]
+    if ident["hardware_threads"]:
+        parts.append(f"{ident['hardware_threads']} threads")
+    if isa:
+        parts.append(isa)
+    if ident["compiler"]:
+        parts.append(f"{ident['compiler']} {ident['flags'] or ''}".strip())
+    return dict(ident, key=key, label=", ".join(parts), identity=canon)
+
+
+def repo_dir():
+    """The git work tree of this source tree (python/ikbench/history -> the repository)."""
+    return Path(__file__).resolve().parents[3]
+
+
+def commit_info(revision, repo=None):
+    """(commit date ISO 8601, subject) of a git revision, or (None, None) when git or the commit
+    is not at hand."""
+    if not revision or not all(c in "0123456789abcdef" for c in revision):
+        return None, None
+    try:
+        p = subprocess.run(["git", "-C", str(repo or repo_dir()), "log", "-1", "--format=%cI%x00%s", revision, "--"],
+                           capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return None, None
+    if p.returncode != 0 or "\0" not in p.stdout:
+        return None, None
+    date, subject = p.stdout.rstrip("\n").split("\0", 1)
+    return utc_text(date), subject or None
+
+
+def utc_text(date):
+    """An ISO 8601 date with offset as UTC text ('2026-01-02T03:04:05Z'), which sorts as text."""
+    from datetime import datetime, timezone
+
+    if not date:
+        return None
+    try:
+        d = datetime.fromisoformat(date.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if d.tzinfo is None:
+        d = d.replace(tzinfo=timezone.utc)
+    return d.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _quantile_statistic(p):
+    def f(x, axis=-1):
+        return np.quantile(x, p, axis=axis)
+    return f
+
+
+def cell_rows(run):
+    """(cells, points) of a loaded run: per family x solver its counts, and the points of
+    CELL_FIGURES with their intervals (n/a cells have no points)."""
+    summary = figures.summarize(run)
+    times, _ = figures.cell_samples(run.solves)
+    for p, name in ((0.9, "time_us_p90"), (0.99, "time_us_p99")):
+        summary[f"{name}_ci_low"], summary[f"{name}_ci_high"] = stats.bootstrap_intervals(
+            times, _quantile_statistic(p))
+    cells, points = [], []
+    for d in summary.to_dict("records"):
+        avail = bool(d["available"])
+        cells.append({"family": d["family"], "solver": d["solver"], "solves": _int(d["solves"]),
+                      "supported": _int(d["supported"]), "converged": _int(d["converged"]),
+                      "successes": _int(d["successes"]), "limit_violations": _int(d["limit_violations"]),
+                      "available": avail, "rank": _num(d.get("rank")), "rank_of": _int(d.get("rank_of")),
+                      "tied_leader": bool(d.get("tied_leader")), "statuses": d.get("statuses") or {}})
+        if not avail:
+            continue
+        for fig in CELL_FIGURES:
+            value = _num(d.get(fig))
+            lo_c, hi_c = _INTERVALS.get(fig, (None, None))
+            pt = {"source": "cell", "family": d["family"], "solver": d["solver"], "figure": fig, "value": value,
+                  "ci_low": _num(d.get(lo_c)) if lo_c else None, "ci_high": _num(d.get(hi_c)) if hi_c else None,
+                  "n": _int(d["solves"] if fig == "success_rate" else d["supported"]),
+                  "successes": _int(d["successes"]) if fig == "success_rate" else None}
+            points.append(pt)
+    return cells, points
+
+
+def _is_gbench(doc):
+    return isinstance(doc, dict) and isinstance(doc.get("context"), dict) and isinstance(doc.get("benchmarks"), list)
+
+
+def gbench_rows(file, doc):
+    """(rows, points) of a Google Benchmark JSON document: one row per entry, and per benchmark
+    (run_name) the median over its repetitions of real and CPU time in ns, the repetitions' range
+    as its interval."""
+    rows, per = [], {}
+    known = {"name", "run_name", "run_type", "aggregate_name", "repetitions", "repetition_index", "threads",
+             "iterations", "real_time", "cpu_time", "time_unit"}
+    for seq, b in enumerate(doc["benchmarks"]):
+        if not isinstance(b, dict) or not isinstance(b.get("name"), str):
+            raise ResultsError(f"{file}: benchmarks[{seq}]: expected an object with a 'name'")
+        row = {k: b.get(k) for k in known}
+        row.update(file=file, seq=seq, extra={k: v for k, v in b.items() if k not in known})
+        for k in ("iterations", "real_time", "cpu_time"):
+            v = row[k]
+            row[k] = float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+        for k in ("repetitions", "repetition_index", "threads"):
+            row[k] = row[k] if isinstance(row[k], int) and not isinstance(row[k], bool) else None
+        rows.append(row)
+        if b.get("run_type", "iteration") == "iteration" and not b.get("error_occurred"):
+            scale = _NS_PER.get(b.get("time_unit", "ns"))
+            if scale is None or row["real_time"] is None:
+                continue
+            per.setdefault(b.get("run_name") or b["name"], []).append(
+                (row["real_time"] * scale, (row["cpu_time"] or math.nan) * scale))
+    points = []
+    family = "gbench:" + Path(file).stem
+    for name, reps in per.items():
+        for i, fig in enumerate(("real_time_ns", "cpu_time_ns")):
+            v = np.array([r[i] for r in reps], dtype=float)
+            v = v[np.isfinite(v)]
+            if len(v) == 0:
+                continue
+            points.append({"source": "gbench", "family": family, "solver": name, "figure": fig,
+                           "value": float(np.median(v)), "ci_low": float(v.min()) if len(v) > 1 else None,
+                           "ci_high": float(v.max()) if len(v) > 1 else None, "n": len(v), "successes": None})
+    return rows, points
+
+
+def throughput_points(file, doc):
+    """Points of a throughput.json: per measured point (path, threads) solves/s and converged/s."""
+    pts = doc.get("points") if isinstance(doc, dict) else None
+    if not isinstance(pts, list):
+        raise ResultsError(f"{file}: expected an object with a 'points' list (ikbench throughput --out)")
+    solver = doc.get("solver") if isinstance(doc.get("solver"), str) else "?"
+    out = []
+    for i, p in enumerate(pts):
+        if not isinstance(p, dict):
+            raise ResultsError(f"{file}: points[{i}]: expected an object")
+        label = f"{solver}/{p.get('path', 'scalar')}/threads:{p.get('threads')}"
+        for fig in ("solves_per_s", "converged_per_s"):
+            v = p.get(fig)
+            if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v):
+                out.append({"source": "throughput", "family": "throughput", "solver": label, "figure": fig,
+                            "value": float(v), "ci_low": None, "ci_high": None,
+                            "n": p.get("solves") if isinstance(p.get("solves"), int) else None, "successes": None})
+    return out
+
+
+def side_files(run_dir):
+    """Google Benchmark JSON files and throughput.json at the top of a run directory, sorted."""
+    out = []
+    for p in sorted(Path(run_dir).glob("*.json")):
+        if p.name in ("run.json", "models.json") or not p.is_file() or p.is_symlink():
+            continue
+        out.append(p)
+    return out
+
+
+def _read_side(p):
+    if p.stat().st_size > MAX_SIDE_FILE_BYTES:
+        raise ResultsError(f"{p}: larger than {MAX_SIDE_FILE_BYTES >> 20} MiB")
+    text = p.read_text(encoding="utf-8")
+    try:
+        return text, json.loads(text)
+    except ValueError as e:
+        raise ResultsError(f"{p}: not JSON: {e}") from None
+
+
+def from_run_dir(run_dir, *, repo=None):
+    """The record of a finished run directory. An incomplete run is refused (ResultsError), as
+    every reader of the results does."""
+    run_dir = Path(run_dir)
+    meta = None
+    rj = run_dir / "run.json"
+    if rj.is_file() and rj.stat().st_size <= MAX_SIDE_FILE_BYTES:
+        try:
+            meta = json.loads(rj.read_text(encoding="utf-8"))
+        except (ValueError, UnicodeDecodeError):
+            meta = None
+    if not isinstance(meta, dict):
+        raise ResultsError(f"{run_dir}: not a results directory of ikbench run (no readable run.json)")
+    if meta.get("complete") is not True:
+        raise ResultsError(f"{run_dir}: the run is incomplete (run.json \"complete\": false): complete it with the "
+                           "same ikbench run command and --resume --out DIR, then add it")
+    run = load(run_dir)
+    rev = meta.get("git_revision") if isinstance(meta.get("git_revision"), str) else None
+    dirty = bool(rev and rev.endswith("-dirty"))
+    commit = rev[:-len("-dirty")] if dirty else rev
+    date, subject = commit_info(commit, repo)
+    canon = json.dumps(meta, sort_keys=True)
+    record = {
+        "format": RECORD_FORMAT,
+        "machine": machine_identity(meta),
+        "run": {"key": hashlib.sha256(canon.encode()).hexdigest()[:24], "source": str(run_dir.resolve()),
+                "git_revision": rev, "git_commit": commit, "dirty": dirty, "commit_date": date, "subject": subject,
+                "suite": run.suite, "suite_seed": None if run.seed is None else str(run.seed),
+                "threads": run.threads, "format_version": run.format_version,
+                "start_time": meta.get("start_time"), "end_time": meta.get("end_time"),
+                "noisy": figures.run_noisy(meta), "load": figures.run_load(meta),
+                "throughput": meta.get("throughput") if isinstance(meta.get("throughput"), dict) else None,
+                "build": meta.get("build") if isinstance(meta.get("build"), dict) else None,
+                "command_line": meta.get("command_line") if isinstance(meta.get("command_line"), str) else None,
+                "run_json": canon},
+        "specs": [{"spec": s.get("spec"), "name": s.get("name"), "parameters": s.get("parameters")}
+                  for s in meta.get("solvers", []) if isinstance(s, dict) and isinstance(s.get("spec"), str)],
+        "families": [{"family": f.get("name"), "dof": f.get("dof"), "effectors": f.get("effectors"),
+                      "goal": f.get("goal"), "problems": f.get("problems"), "robot": f.get("robot"),
+                      "description": f.get("description")}
+                     for f in run.families if isinstance(f, dict) and isinstance(f.get("name"), str)],
+        "gbench": [], "documents": [],
+    }
+    record["cells"], record["points"] = cell_rows(run)
+    for p in side_files(run_dir):
+        text, doc = _read_side(p)
+        if _is_gbench(doc):
+            rows, pts = gbench_rows(p.name, doc)
+            record["gbench"] += rows
+            record["points"] += pts
+            record["documents"].append({"file": p.name, "kind": "gbench", "body": text})
+        elif p.name == "throughput.json":
+            record["points"] += throughput_points(p.name, doc)
+            record["documents"].append({"file": p.name, "kind": "throughput", "body": text})
+    return record

@@ -1,0 +1,219 @@
+"""The history store and its command line: add, list, show, trend, changes, export/import, schema
+versions, bad input. Runs against SQLite, or PostgreSQL under tests/history/pg_cluster.py."""
+import csv
+import io
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from conftest import REPO, sha, synthetic_run, write_gbench, write_throughput
+from ikbench import figures, results
+from ikbench.cli import main
+from ikbench.history import exchange, queries, store as store_mod
+from ikbench.history.store import open_store
+
+
+def run_cli(capsys, *argv):
+    try:
+        rc = main(["history", *argv])
+    except SystemExit as e:   # argparse's errors
+        rc = e.code
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+def test_add_list_show(db, tmp_path, capsys):
+    d = synthetic_run(tmp_path / "a", 1)
+    write_gbench(d)
+    write_throughput(d)
+    rc, out, err = run_cli(capsys, "add", str(d), "--db", db)
+    assert rc == 0, err
+    assert "added run 1" in out and "1 Google Benchmark files" in out and "throughput.json" in out
+    rc, out, _ = run_cli(capsys, "add", str(d), "--db", db)
+    assert rc == 0 and "already run 1" in out
+    rc, out, _ = run_cli(capsys, "list", "--db", db)
+    assert rc == 0 and sha(1)[:10] in out and "Synthetic CPU 1" in out and "1 runs" in out
+    rc, out, _ = run_cli(capsys, "show", sha(1)[:8], "--db", db)
+    assert rc == 0 and "planar-position" in out and "dls" in out and "bench_kinematics.json (gbench)" in out
+    rc, out, _ = run_cli(capsys, "add", str(d), "--db", db, "--replace")
+    assert rc == 0 and "added run" in out
+    with open_store(db) as s:
+        assert len(queries.runs(s)) == 1
+
+
+def test_stored_figures_are_the_summary(db, tmp_path):
+    d = synthetic_run(tmp_path / "a", 2)
+    main(["history", "add", str(d), "--db", db])
+    summary = figures.summarize(results.load(d)).set_index(["family", "solver"])
+    with open_store(db) as s:
+        pts = queries.points(s, source="cell")
+        cells = {(r["family"], r["solver"]): r for r in s.query("SELECT * FROM cells")}
+    assert len(cells) == len(summary)
+    for fig, lo, hi in (("time_us_median", "time_us_median_ci_low", "time_us_median_ci_high"),
+                        ("success_rate", "success_ci_low", "success_ci_high"), ("time_us_mean", None, None)):
+        got = pts[pts["figure"] == fig].set_index(["family", "solver"])
+        avail = summary[summary["available"]]
+        assert set(got.index) == set(avail.index)
+        for k, row in avail.iterrows():
+            assert got.loc[k, "value"] == row[fig]
+            if lo:
+                assert got.loc[k, "ci_low"] == row[lo] and got.loc[k, "ci_high"] == row[hi]
+    # the n/a cell (two-bone on pose problems) has counts and no figures
+    assert cells[("planar-pose", "two-bone")]["supported"] == 0
+    assert not ((pts["family"] == "planar-pose") & (pts["solver"] == "two-bone")).any()
+    p90 = pts[(pts["figure"] == "time_us_p90") & (pts["solver"] == "dls")]
+    assert (p90["ci_low"] <= p90["value"]).all() and (p90["value"] <= p90["ci_high"]).all()
+    sr = pts[(pts["figure"] == "success_rate")].iloc[0]
+    assert sr["n"] == 20 and 0 <= sr["successes"] <= 20
+
+
+def test_gbench_and_throughput_points(db, tmp_path):
+    d = synthetic_run(tmp_path / "a", 3)
+    write_gbench(d, 2.0)
+    write_throughput(d, 500.0)
+    main(["history", "add", str(d), "--db", db])
+    with open_store(db) as s:
+        g = queries.points(s, source="gbench", figure="real_time_ns").iloc[0]
+        assert g["family"] == "gbench:bench_kinematics" and g["solver"] == "ForwardKinematics/dof:7"
+        assert g["value"] == 200.0 and g["ci_low"] == 196.0 and g["ci_high"] == 208.0 and g["n"] == 3
+        t = queries.points(s, source="throughput", figure="solves_per_s")
+        assert sorted(t["value"]) == [500.0, 900.0]
+        assert len(s.query("SELECT * FROM gbench")) == 4
+        doc = s.query("SELECT body FROM documents WHERE file = 'throughput.json'")[0]["body"]
+        assert json.loads(doc)["solver"] == "dls"
+
+
+def test_machine_identity_separates_series(db, tmp_path, capsys):
+    for i, cpu in enumerate(["CPU A", "CPU B"]):
+        main(["history", "add", str(synthetic_run(tmp_path / f"r{i}", 10 + i, cpu=cpu)), "--db", db])
+    capsys.readouterr()
+    with open_store(db) as s:
+        ms = queries.machines(s)
+        assert len(ms) == 2
+        key_b = ms[ms["label"].str.contains("CPU B")]["key"].iloc[0]
+    rc, out, _ = run_cli(capsys, "trend", "--family", "planar-position", "--solver", "dls", "--db", db)
+    assert rc == 0 and out.count("time_us_median of planar-position x dls") == 2
+    rc, out, _ = run_cli(capsys, "trend", "--family", "planar-position", "--solver", "dls", "--machine", key_b[:6],
+                         "--db", db)
+    assert rc == 0 and out.count("time_us_median of") == 1 and key_b in out
+    rc, _, err = run_cli(capsys, "list", "--machine", "no-such-machine", "--db", db)
+    assert rc == 2 and "no machine identity" in err
+
+
+def test_incomplete_run_refused(db, tmp_path, capsys):
+    d = synthetic_run(tmp_path / "a", 4, complete=False)
+    rc, out, err = run_cli(capsys, "add", str(d), "--db", db)
+    assert rc == 2 and str(d) in err and "incomplete" in err and "--resume" in err
+
+
+def test_bad_inputs(db, tmp_path, capsys):
+    rc, _, err = run_cli(capsys, "add", str(tmp_path), "--db", db)
+    assert rc == 2 and "not a results directory" in err
+    junk = tmp_path / "junk.sqlite"
+    junk.write_text("not a database")
+    rc, _, err = run_cli(capsys, "list", "--db", str(junk))
+    assert rc == 2 and "junk.sqlite" in err and "not an SQLite database" in err
+    rc, _, err = run_cli(capsys, "list", "--db", str(tmp_path / "absent.sqlite"))
+    assert rc == 2 and "no such history store" in err
+    main(["history", "add", str(synthetic_run(tmp_path / "a", 5)), "--db", db])
+    capsys.readouterr()
+    rc, _, err = run_cli(capsys, "trend", "--family", "planar-position", "--solver", "nope", "--db", db)
+    assert rc == 2 and "no point" in err and "'nope'" in err
+    rc, _, err = run_cli(capsys, "show", "does-not-exist", "--db", db)
+    assert rc == 2 and "does-not-exist" in err
+    rc, _, err = run_cli(capsys, "changes", "--alpha", "2", "--db", db)
+    assert rc == 2 and "--alpha" in err
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"format": "something else"}')
+    rc, _, err = run_cli(capsys, "import", str(bad), "--db", db)
+    assert rc == 2 and "bad.json" in err and "not a history export" in err
+
+
+def test_command_line_exit_status_without_traceback(tmp_path):
+    env = dict(os.environ, PYTHONPATH=str(REPO / "python"))
+    p = subprocess.run([sys.executable, "-m", "ikbench", "history", "add", str(tmp_path / "none"), "--db",
+                        str(tmp_path / "h.sqlite")], capture_output=True, text=True, env=env)
+    assert p.returncode == 2 and "Traceback" not in p.stderr and "none" in p.stderr
+
+
+def test_trend_and_changes_find_the_step(db, step_runs, tmp_path, capsys):
+    rc, out, err = run_cli(capsys, "add", *map(str, step_runs), "--db", db)
+    assert rc == 0, err
+    png, html = tmp_path / "t.png", tmp_path / "t.html"
+    rc, out, _ = run_cli(capsys, "trend", "--family", "planar-position", "--solver", "dls", "--db", db,
+                         "--out", str(png))
+    assert rc == 0 and png.stat().st_size > 1000
+    lines = [ln for ln in out.splitlines() if ln.startswith(sha(6)[:10])]
+    assert lines and "%" in lines[0] and "p=" in lines[0], out
+    rc, out, _ = run_cli(capsys, "trend", "--family", "gbench:bench_kinematics", "--solver", "ForwardKinematics/dof:7",
+                         "--figure", "real_time_ns", "--db", db, "--out", str(html))
+    assert rc == 0 and "+30.0 %" in out and "<html" in html.read_text()
+    with open_store(db) as s:
+        ch = queries.changes(s)
+    got = {(r.family, r.solver, r.figure): r for r in ch.itertuples()}
+    t = got[("planar-position", "dls", "time_us_median")]
+    assert t.commit == sha(6)[:10] and t.regression and t.step_low > 0.4 and t.step_high > t.step > t.step_low
+    s_ = got[("planar-position", "dls", "success_rate")]
+    assert s_.commit == sha(6)[:10] and s_.scale == "proportion" and s_.step < -0.2 and s_.regression
+    g = got[("gbench:bench_kinematics", "ForwardKinematics/dof:7", "real_time_ns")]
+    assert g.commit == sha(6)[:10] and g.step == pytest.approx(0.3)
+    assert not any(k[1] == "ccd" and k[2].startswith("time") for k in got)   # ccd did not change
+    rc, out, _ = run_cli(capsys, "changes", "--regressions", "--db", db)
+    assert rc == 0 and sha(6)[:10] in out and "worse" in out and "better" not in out.split("\n", 2)[2]
+
+
+def test_export_import_round_trip(db, step_runs, tmp_path, capsys):
+    main(["history", "add", *map(str, step_runs[:3]), "--db", db])
+    with open_store(db) as s:
+        s.add_skipped(sha(99), "build failed", detail="error: ...")
+    out = tmp_path / "h.json"
+    rc, _, err = run_cli(capsys, "export", "--format", "json", "--out", str(out), "--db", db)
+    assert rc == 0, err
+    copy = str(tmp_path / "copy.sqlite")
+    rc, text, _ = run_cli(capsys, "import", str(out), "--db", copy)
+    assert rc == 0 and "3 runs added" in text
+    with open_store(db) as a, open_store(copy) as b:
+        ea, eb = exchange.export_json(a), exchange.export_json(b)
+    assert ea["records"] == eb["records"] and len(eb["skipped"]) == 1
+    rc, text, _ = run_cli(capsys, "import", str(out), "--db", copy)
+    assert rc == 0 and "0 runs added, 3 already present" in text, (rc, text, _)
+    rc, text, _ = run_cli(capsys, "export", "--format", "csv", "--db", db)
+    rows = list(csv.DictReader(io.StringIO(text)))
+    assert rows and set(exchange.CSV_COLUMNS) == set(rows[0])
+    with open_store(db) as s:
+        assert len(rows) == len(queries.points(s))
+
+
+def test_schema_version_and_migration(db, tmp_path, monkeypatch):
+    main(["history", "add", str(synthetic_run(tmp_path / "a", 7)), "--db", db])
+    with open_store(db) as s:
+        assert s.version() == store_mod.SCHEMA_VERSION
+        n = len(s.query("SELECT * FROM points"))
+    # a later schema: one more migration; opening the old store applies it and keeps the data
+    later = store_mod.MIGRATIONS + [["ALTER TABLE runs ADD COLUMN note {TEXT}",
+                                     "CREATE INDEX runs_commit ON runs (git_commit)"]]
+    monkeypatch.setattr(store_mod, "MIGRATIONS", later)
+    with open_store(db) as s:
+        assert s.version() == len(later)
+        assert len(s.query("SELECT * FROM points")) == n
+        assert s.query("SELECT note FROM runs")[0]["note"] is None
+    # that store is newer than this ikbench: refused, not misread
+    monkeypatch.setattr(store_mod, "MIGRATIONS", later[:-1])
+    with pytest.raises(store_mod.HistoryError, match="newer than this ikbench"):
+        open_store(db)
+
+
+def test_describe_db_hides_passwords():
+    assert store_mod.describe_db("postgresql://bob:s3cret@host/db") == "postgresql://bob:***@host/db"
+    assert "s3cret" not in store_mod.describe_db("postgresql://host/db?password=s3cret&sslmode=require")
+    assert store_mod.describe_db("results/history.sqlite") == "results/history.sqlite"
+
+
+def test_backend_under_test(db):
+    with open_store(db) as s:
+        assert s.kind == ("postgresql" if os.environ.get("IKBENCH_HISTORY_PG") else "sqlite")
+        assert s.version() == store_mod.SCHEMA_VERSION
