@@ -9,7 +9,7 @@
 #   scripts/fuzz.sh 600 urdf bvh         # chosen targets, 10 minutes each
 #   scripts/fuzz.sh --runs 10000000      # a fixed number of executions per target
 #
-# Targets: urdf bvh suite solver_spec solver. Logs and any crashing inputs go
+# Targets: urdf bvh suite solver_spec solver results. Logs and any crashing inputs go
 # to results/fuzz/<timestamp>/ (IKBENCH_FUZZ_OUT overrides); new inputs found
 # are written to a scratch corpus there, never into fuzz/corpus.
 set -euo pipefail
@@ -27,7 +27,7 @@ elif [ $# -gt 0 ] && [[ "$1" =~ ^[0-9]+$ ]]; then
   shift
 fi
 targets=("$@")
-[ ${#targets[@]} -eq 0 ] && targets=(urdf bvh suite solver_spec solver)
+[ ${#targets[@]} -eq 0 ] && targets=(urdf bvh suite solver_spec solver results)
 
 ./scripts/setup.sh
 cmake --preset fuzz -G "Unix Makefiles" >/dev/null
