@@ -26,6 +26,7 @@ import pandas as pd
 
 from . import figures, stats
 from .results import ResultsError
+from .safe_io import atomic_write_text
 from .tables import fmt_num, fmt_success, render
 
 VERDICT_SAME = "no significant difference"
@@ -455,7 +456,9 @@ def format_html(result):
         rest=sum(1 for c in classes if c in ("same", "na")), legend=legend, chance=chance)
 
 
-def write(result, path):
+def write(result, path, inputs=()):
+    """Writes the comparison as Markdown (.md) or HTML (.html) by the output rule of
+    ikbench.safe_io; `inputs` are the compared runs' files (`Run.inputs`)."""
     path = Path(path)
     if path.suffix.lower() in (".md", ".markdown"):
         text = format_markdown(result)
@@ -463,9 +466,4 @@ def write(result, path):
         text = format_html(result)
     else:
         raise ResultsError(f"--out {path}: expected a file name ending in .md or .html")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    except OSError as e:
-        raise ResultsError(f"{path}: cannot write: {e.strerror}") from None
-    return path
+    return atomic_write_text(path, text, inputs=inputs)

@@ -15,16 +15,15 @@ the leader are tied with it; a cell without a success is never ranked.
 """
 
 import math
-import os
 import re
-import tempfile
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from . import stats
-from .results import NOT_ATTEMPTED, SUMMARY_COLUMNS, ResultsError
+from .safe_io import atomic_write_text
+from .results import NOT_ATTEMPTED, SUMMARY_COLUMNS, optional_json
 
 # Point figures of a cell, in the order cell_figures returns them.
 POINT_FIGURES = [
@@ -381,16 +380,7 @@ def write_summary(run, path=None, summary=None, **kw):
         summary = summarize(run, **kw)
     path = Path(path) if path else run.path / "summary.csv"
     text = summary_csv_text(summary, run_noisy(run))
-    fd, tmp = tempfile.mkstemp(prefix=".summary.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except OSError as e:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise ResultsError(f"{path}: cannot write: {e.strerror}") from None
-    return path
+    return atomic_write_text(path, text, inputs=run.inputs)
 
 
 # ---------------------------------------------------------------- robots
@@ -434,10 +424,7 @@ def robot_families(run):
     if out or not source.lower().endswith(".json"):
         return out
     try:
-        import json
-
-        with open(source, encoding="utf-8") as fh:
-            doc = json.load(fh)
+        doc = optional_json(source)  # a regular file only: run.json may name anything
         for f in doc.get("families", []):
             if isinstance(f, dict) and f.get("type") == "urdf" and isinstance(f.get("file"), str):
                 if any(x.get("name") == f.get("name") for x in fams):

@@ -33,9 +33,7 @@ import datetime
 import fnmatch
 import json
 import math
-import os
 import sys
-import tempfile
 from collections import Counter
 from pathlib import Path
 
@@ -43,6 +41,7 @@ import numpy as np
 
 from . import figures, results
 from .results import LEADING_SOLVE_COLUMNS, NOT_ATTEMPTED, STATUSES, ResultsError  # noqa: F401
+from .safe_io import atomic_write_text
 from .stats import quantile
 
 EXIT_OK, EXIT_REGRESSION, EXIT_BAD_INPUT = 0, 1, 2
@@ -322,9 +321,10 @@ def load_baseline(path):
                    unstable=unstable)
 
 
-def write_baseline(ds, directory):
+def write_baseline(ds, directory, inputs=()):
+    """Writes DIRECTORY/baseline.json by the output rule of ikbench.safe_io (`inputs`: the files
+    the baseline is made from, which it must not replace); returns its path."""
     directory = Path(directory)
-    directory.mkdir(parents=True, exist_ok=True)
     out = directory / BASELINE_FILE
     # One cell per line so that a baseline update reads as a per-cell diff in review.
     cells = []
@@ -345,15 +345,7 @@ def write_baseline(ds, directory):
         "run": _encode({k: v for k, v in ds.run.items() if k not in ("summary", "trace")}),
     }
     text = json.dumps(header, indent=2, allow_nan=False)[:-2] + ',\n  "cells": [\n' + ",\n".join(cells) + "\n  ]\n}\n"
-    fd, tmp = tempfile.mkstemp(prefix=".baseline.", suffix=".tmp", dir=directory)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, out)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    atomic_write_text(out, text, inputs=inputs)
     return out
 
 
@@ -829,10 +821,14 @@ def show_table(ds):
 
 # -------------------------------------------------------------------- main
 
-def _write_text(path, text):
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
+def _run_inputs(paths):
+    """The files (and directories) of the runs or baselines at `paths`: what an output must not replace."""
+    names = ("", "run.json", BASELINE_FILE, *results.MANIFEST_FILES)
+    return [Path(p) / n for p in paths if p for n in names]
+
+
+def _write_text(path, text, inputs=()):
+    atomic_write_text(path, text, inputs=inputs)
 
 
 def cmd_compare(args):
@@ -843,7 +839,8 @@ def cmd_compare(args):
                   allow_noisy=args.allow_noisy)
     sys.stdout.write(format_report(base, run, config, rep, markdown=False, only_changes=args.only_changes))
     if args.markdown:
-        _write_text(args.markdown, format_report(base, run, config, rep, markdown=True, only_changes=args.only_changes))
+        _write_text(args.markdown, format_report(base, run, config, rep, markdown=True, only_changes=args.only_changes),
+                    inputs=_run_inputs([args.baseline, args.config, *args.run]))
     return EXIT_REGRESSION if rep["regressions"] else EXIT_OK
 
 
@@ -873,7 +870,7 @@ def cmd_update(args):
                 print()
         except BadInput as e:
             print(f"note: not comparable with the old baseline ({e})")
-    out = write_baseline(run, target)
+    out = write_baseline(run, target, inputs=_run_inputs(args.run))
     fams = {f for f, _ in run.cells}
     solvers = {s for _, s in run.cells}
     print(f"wrote {out}: suite '{run.suite}', {len(run.cells)} family x solver cells ({len(fams)} families, "

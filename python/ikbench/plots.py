@@ -30,7 +30,8 @@ from pathlib import Path
 import numpy as np
 
 from . import curves, figures
-from .results import ResultsError, load
+from .results import ResultsError, load, optional_json
+from .safe_io import atomic_write_text, output_directory, save_figure
 
 RUN_LINES = ("-", "--", ":", "-.")
 RUN_MARKERS = ("o", "s", "^", "D")
@@ -83,6 +84,7 @@ class Plotter:
         self.solvers = sorted(specs)
         self.styles = Styles(self.solvers)
         self.index = []
+        self.inputs = [p for r in runs for p in r.inputs]  # what no plot may replace
 
     def label(self, k, solver):
         return f"{self.labels[k]}: {solver}" if self.multi else solver
@@ -99,7 +101,8 @@ class Plotter:
         paths = []
         for ext in self.formats:
             p = self.outdir / f"{stem}.{ext}"
-            fig.savefig(p, dpi=110, bbox_inches="tight", metadata={"Date": None} if ext == "svg" else None)
+            save_figure(fig, p, inputs=self.inputs, dpi=110, bbox_inches="tight",
+                        metadata={"Date": None} if ext == "svg" else None)
             paths.append(p)
         plt.close(fig)
         self.index.append({"stem": stem, "title": title, "files": [p.name for p in paths], "panels": panels})
@@ -299,11 +302,7 @@ class Plotter:
         for fname in sorted(os.listdir(resdir)):
             if not fname.endswith(".json") or fname in ("run.json", "throughput.json", "models.json"):
                 continue
-            try:
-                with open(resdir / fname, encoding="utf-8") as f:
-                    data = json.load(f)
-            except (OSError, ValueError):
-                continue
+            data = optional_json(resdir / fname)  # None unless a regular file of JSON
             if not isinstance(data, dict) or not isinstance(data.get("benchmarks"), list):
                 continue
             panels = defaultdict(lambda: defaultdict(list))
@@ -382,8 +381,7 @@ class Plotter:
                         for lab, r in zip(self.labels, self.runs)],
                "solvers": self.solvers, "plots": self.index}
         p = self.outdir / "index.json"
-        p.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
-        return p
+        return atomic_write_text(p, json.dumps(doc, indent=1) + "\n", inputs=self.inputs)
 
 
 def safe_name(s):
@@ -430,10 +428,7 @@ def main_from_args(args):
         runs.append(run)
     base = Path(args.out) if args.out else runs[0].path
     outdir = base / "plots"
-    try:
-        outdir.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise ResultsError(f"{outdir}: cannot create: {e.strerror}") from None
+    output_directory(outdir, inputs=[p for r in runs for p in r.inputs])
     p = Plotter(runs, outdir, formats)
     plots = []
     plots += p.convergence()

@@ -36,7 +36,8 @@ import numpy as np
 import pandas as pd
 
 from . import coverage, curves, figures, stats, sweep, tables
-from .results import NOT_ATTEMPTED, ResultsError, load
+from .results import NOT_ATTEMPTED, ResultsError, load, optional_json
+from .safe_io import atomic_write_text, check_output_path
 
 REPORT_FORMAT = "ikbench-report/1"
 ASSETS = Path(__file__).resolve().parent / "report_assets"
@@ -1011,9 +1012,8 @@ def _plots_index(plots_dir, out_path):
     idx = Path(plots_dir) / "index.json"
     if not idx.exists():
         return None
-    try:
-        doc = json.loads(idx.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    doc = optional_json(idx)
+    if not isinstance(doc, dict):
         return None
     rel = os.path.relpath(idx.parent, Path(out_path).resolve().parent)
     return [{"title": p.get("title"), "stem": p.get("stem"),
@@ -1027,15 +1027,9 @@ def write_report(run_or_dir, out=None, opts=None, allow_incomplete=False, plots_
     if len(run.solves) == 0:
         raise ResultsError(f"{run.solves_path}: no solves (header only)")
     path = Path(out) if out else run.path / "report.html"
+    check_output_path(path, inputs=run.inputs)  # refused before the work, not after
     data = build(run, opts, plots_index=_plots_index(plots_dir or run.path / "plots", path))
-    text = render(data)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.tmp")
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, path)
-    except OSError as e:
-        raise ResultsError(f"{path}: cannot write: {e.strerror}") from None
+    atomic_write_text(path, render(data), inputs=run.inputs)
     return path, data
 
 

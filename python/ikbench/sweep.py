@@ -259,13 +259,14 @@ def format_text(group, cells):
     return render(header, rows, left=len(group.axes) + 1)
 
 
-def write_html(path, blocks, title, notes=()):
+def write_html(path, blocks, title, notes=(), inputs=()):
     """A self-contained page (plotly.js inlined once) of sweep figures: blocks [(heading, fig,
-    text table)]."""
+    text table)], written by the output rule of ikbench.safe_io (`inputs`: the runs' files)."""
     import html
 
     import plotly.io as pio
-    from pathlib import Path
+
+    from .safe_io import atomic_write_text
 
     e = html.escape
     out = ["<!DOCTYPE html><html><head><meta charset='utf-8'>", f"<title>{e(title)}</title>",
@@ -279,7 +280,4 @@ def write_html(path, blocks, title, notes=()):
         out.append(f"<pre>{e(text)}</pre>")
         first = False
     out.append("</body></html>")
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("\n".join(out), encoding="utf-8")
-    return path
+    return atomic_write_text(path, "\n".join(out), inputs=inputs)

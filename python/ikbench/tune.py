@@ -37,6 +37,7 @@ import pandas as pd
 
 from . import figures
 from .results import ResultsError
+from .safe_io import atomic_write_text, check_output_path, output_directory
 
 EXIT_OK, EXIT_FINDING, EXIT_BAD_INPUT = 0, 1, 2
 
@@ -429,10 +430,9 @@ def item_suite_file(item, directory):
             fams.append(f)
     doc["families"] = fams
     doc.pop("solvers", None)
-    directory.mkdir(parents=True, exist_ok=True)
+    output_directory(directory, inputs=[item.suite_file])
     out = directory / f"{_safe(item.suite_name)}-{_digest(json.dumps(item.families))[:8]}.json"
-    out.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
-    return out
+    return atomic_write_text(out, json.dumps(doc, indent=1) + "\n", inputs=[item.suite_file])
 
 
 def _safe(name):
@@ -487,15 +487,14 @@ def run_ikbench(exe, suite_file, seed, solvers, out_dir, threads, log_path, forc
         args.append("--force")
     env = dict(os.environ)
     env.setdefault("PYTHONPATH", str(Path(__file__).resolve().parent.parent))
-    log_path.parent.mkdir(parents=True, exist_ok=True)
+    check_output_path(log_path, inputs=[suite_file])  # refused before the run, not after
     before = load_average()
-    with open(log_path, "w", encoding="utf-8") as log:
-        log.write("$ " + " ".join(_quote(a) for a in args) + "\n")
-        log.flush()
-        p = subprocess.run(args, stdout=log, stderr=subprocess.STDOUT, env=env)
+    p = subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
     after = load_average()
+    text = "$ " + " ".join(_quote(a) for a in args) + "\n" + p.stdout.decode("utf-8", errors="replace")
+    atomic_write_text(log_path, text, inputs=[suite_file])
     if p.returncode != 0:
-        tail = log_path.read_text(encoding="utf-8", errors="replace").strip().splitlines()[-3:]
+        tail = text.strip().splitlines()[-3:]
         raise TuneError(f"`ikbench run` failed (exit {p.returncode}) on {suite_file}: " + " | ".join(tail) +
                         f" (log: {log_path})")
     return args, before, after
@@ -618,9 +617,10 @@ def tune(args, log=None):
     exe = find_ikbench(args.ikbench)
     out = Path(args.out) if args.out else Path("results") / (
         datetime.datetime.now().strftime("%Y%m%d-%H%M%S") + "-tune")
+    check_output_path(out, kind="dir", inputs=[it.suite_file for it in tune_items + eval_items])
     if out.exists() and any(out.iterdir()) and not args.force:
         raise TuneError(f"output directory '{out}' is not empty (pass --force to replace its runs)")
-    out.mkdir(parents=True, exist_ok=True)
+    output_directory(out, inputs=[it.suite_file for it in tune_items + eval_items])
     started = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
     reference = args.reference.strip() if args.reference else None
     grid_text = args.solvers.strip()
@@ -868,13 +868,8 @@ def _write(out, report):
             if f not in crit_figs:
                 crit_figs.append(f)
     report["criterion_figures"] = crit_figs
-    tmp = out / ".tune.json.tmp"
-    tmp.write_text(json.dumps(report, indent=1, allow_nan=False) + "\n", encoding="utf-8")
-    os.replace(tmp, out / "tune.json")
-    md = markdown(report, runner_ups=report.get("runner_ups", 5))
-    tmp = out / ".tune.md.tmp"
-    tmp.write_text(md, encoding="utf-8")
-    os.replace(tmp, out / "tune.md")
+    atomic_write_text(out / "tune.json", json.dumps(report, indent=1, allow_nan=False) + "\n")
+    atomic_write_text(out / "tune.md", markdown(report, runner_ups=report.get("runner_ups", 5)))
 
 
 def add_arguments(p):
