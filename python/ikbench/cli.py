@@ -69,16 +69,18 @@ def cmd_compare(args):
         if len(args.runs) != 1:
             raise ResultsError("compare --specs SPEC1 SPEC2 takes one results directory")
         a = b = _load(args.runs[0], args)
+        _check_out(args, [a])
         result = compare.compare_specs(a, args.specs[0], args.specs[1], alpha=args.alpha,
                                        allow_noisy=args.allow_noisy)
     else:
         if len(args.runs) != 2:
             raise ResultsError("compare takes two results directories A B (or one with --specs SPEC1 SPEC2)")
         a, b = _load(args.runs[0], args), _load(args.runs[1], args)
+        _check_out(args, [a, b])
         result = compare.compare_runs(a, b, alpha=args.alpha, allow_noisy=args.allow_noisy)
     sys.stdout.write(compare.format_text(result, show_all=args.all, color=_color(args)))
     if args.out:
-        path = compare.write(result, args.out)
+        path = compare.write(result, args.out, inputs=a.inputs + (b.inputs if b is not a else []))
         print(f"written: {path}")
     return EXIT_OK
 
@@ -97,6 +99,9 @@ def cmd_sweep(args):
     from .plots import run_labels
 
     runs = [_load(d, args) for d in args.runs]
+    if args.out and not str(args.out).lower().endswith((".html", ".htm")):
+        raise ResultsError(f"--out {args.out}: compare --sweep writes an HTML page (FILE.html)")
+    _check_out(args, runs)
     labelled = list(zip(run_labels(runs), runs))
     groups = sweep.sweep_groups(labelled)
     if not groups:
@@ -119,11 +124,18 @@ def cmd_sweep(args):
     print("success = converged and within limits over all solves [Wilson 95%]; t.mean over supported solves "
           "[bootstrap 95%]; definitions: docs/analysis.md")
     if args.out:
-        if not str(args.out).lower().endswith((".html", ".htm")):
-            raise ResultsError(f"--out {args.out}: compare --sweep writes an HTML page (FILE.html)")
-        path = sweep.write_html(args.out, blocks, "ikbench sweep", notes)
+        path = sweep.write_html(args.out, blocks, "ikbench sweep", notes, inputs=[p for r in runs for p in r.inputs])
         print(f"written: {path}")
     return EXIT_OK
+
+
+def _check_out(args, runs):
+    """--out checked by the output rule (ikbench.safe_io) before the work, so that a refused
+    output costs nothing."""
+    if getattr(args, "out", None):
+        from .safe_io import check_output_path
+
+        check_output_path(args.out, inputs=[p for r in runs for p in r.inputs])
 
 
 def cmd_report(args):
@@ -179,7 +191,7 @@ def build_parser():
     s.add_argument("--table", choices=("compact", "full"), help="compact: per family the tied leaders, the peer "
                    "and the spec that failed most (default for several families); full: every family x solver")
     s.add_argument("--seed", type=int, default=None, help="bootstrap seed (default: the library's fixed seed)")
-    s.add_argument("--resamples", type=int, default=None, help="bootstrap resamples (default 2000)")
+    s.add_argument("--resamples", type=int, default=None, help="bootstrap resamples (default 2000, at most 100000)")
     s.add_argument("--allow-incomplete", action="store_true", help="read an incomplete or mixed run (marked)")
     s.set_defaults(func=cmd_summary)
 
@@ -187,7 +199,7 @@ def build_parser():
     c.add_argument("runs", nargs="+", metavar="RUN_DIR")
     c.add_argument("--specs", nargs=2, metavar=("SPEC1", "SPEC2"), help="compare two solver specs of one run")
     c.add_argument("--out", metavar="FILE", help="also write the table as markdown (.md) or HTML (.html)")
-    c.add_argument("--alpha", type=float, default=0.05, help="significance level of each test (default 0.05)")
+    c.add_argument("--alpha", type=float, default=0.05, help="significance level of each test, in (0, 1) (default 0.05)")
     c.add_argument("--sweep", action="store_true", help="plot success and mean time against each swept solver "
                    "parameter: the grid of one run, or the specs of one backend across runs (--out FILE.html)")
     c.add_argument("--all", action="store_true", help="list every cell, not only those with a significant verdict")
@@ -235,6 +247,36 @@ def build_parser():
     return p
 
 
+# Ranges of the numeric options: (attribute, option, lowest, highest); None = no bound.
+NUMERIC_OPTIONS = [
+    ("resamples", "--resamples", 1, 100_000),
+    ("seed", "--seed", 0, 2**64 - 1),
+    ("max_rows", "--max-rows", 0, None),
+    ("trace_problems", "--trace-problems", 0, None),
+    ("trace_head", "--trace-head", 0, None),
+    ("trace_points", "--trace-points", 0, None),
+    ("clip_frames", "--clip-frames", 0, None),
+    ("threads", "--threads", 0, 1024),
+    ("runner_ups", "--runner-ups", 0, None),
+]
+
+
+def _bad_number(args):
+    """Why a numeric option is out of its range (None if every one is in range)."""
+    import math
+
+    alpha = getattr(args, "alpha", None)
+    if alpha is not None and not (math.isfinite(alpha) and 0 < alpha < 1):
+        return f"--alpha {alpha}: expected a significance level strictly between 0 and 1"
+    for attr, option, lo, hi in NUMERIC_OPTIONS:
+        v = getattr(args, attr, None)
+        if v is None or isinstance(v, bool) or not isinstance(v, int):
+            continue
+        if v < lo or (hi is not None and v > hi):
+            return f"{option} {v}: expected an integer " + (f">= {lo}" if hi is None else f"in [{lo}, {hi}]")
+    return None
+
+
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] == ["gate"]:  # the gate has its own command line (scripts/regress.py's), --help included
@@ -253,8 +295,9 @@ def main(argv=None):
 
         args.seed = stats.BOOTSTRAP_SEED if args.seed is None else args.seed
         args.resamples = stats.BOOTSTRAP_RESAMPLES if args.resamples is None else args.resamples
-        if args.resamples < 1:
-            parser.error("--resamples must be positive")
+    why = _bad_number(args)
+    if why:
+        parser.error(why)
     try:
         return args.func(args)
     except ResultsError as e:
@@ -263,3 +306,7 @@ def main(argv=None):
         return EXIT_BAD_INPUT
     except BrokenPipeError:
         return EXIT_OK
+    except OSError as e:  # a file the command reads or writes, refused by the system
+        what = f"{e.filename}: " if e.filename else ""
+        print(f"ikbench: error: {what}{e.strerror or e}", file=sys.stderr)
+        return EXIT_BAD_INPUT
