@@ -41,7 +41,7 @@ namespace {
 
 constexpr int kProblems = 64;
 
-struct Arm {
+struct BenchArm {
   std::string name, path, base, tip, spec;
 };
 
@@ -130,13 +130,13 @@ void overhead(benchmark::State& state, const std::string& part, const std::vecto
 void registerAll() {
   const std::filesystem::path shipped = std::filesystem::path(dataDirectory()) / "robots";
   const std::filesystem::path corpus = std::filesystem::path(corpusDirectory()) / "robots";
-  const std::vector<Arm> arms = {
+  const std::vector<BenchArm> arms = {
       {"ur5", (shipped / "ur5.urdf").string(), "", "", "analytic-6r"},
       {"abb_irb2400", (corpus / "abb_irb2400.urdf").string(), "base_link", "tool0", "analytic-6r"},
       {"kuka_kr210l150", (corpus / "kuka_kr210l150.urdf").string(), "base_link", "tool0", "analytic-6r"},
       {"iiwa14", (shipped / "iiwa14.urdf").string(), "", "", "analytic-7r"},
   };
-  for (const Arm& arm : arms) {
+  for (const BenchArm& arm : arms) {
     if (!std::filesystem::exists(arm.path)) continue;  // corpus arms only where the files are
     auto problems =
         std::make_shared<std::vector<Problem>>(urdfFamily(arm.path, arm.base, arm.tip, kProblems, /*seed=*/1).problems);

@@ -119,7 +119,7 @@ std::vector<Problem> armProblems(const char* arm, int count, std::uint64_t seed 
   return reachableGoals(um.model, gs, seed, arm);
 }
 
-struct Family {
+struct ProblemFamily {
   std::string name;
   std::vector<Problem> problems;
   // Share of the problems every implementation solves with kRestarted (the
@@ -127,13 +127,13 @@ struct Family {
   double restarted_converges = 0.0;
 };
 
-const std::vector<Family>& families() {
-  static const std::vector<Family> f = [] {
-    std::vector<Family> out;
+const std::vector<ProblemFamily>& families() {
+  static const std::vector<ProblemFamily> f = [] {
+    std::vector<ProblemFamily> out;
     out.push_back({"7-DOF pose, four chains", test::poseProblems(7, 4, 40)});
     out.push_back({"7-DOF pose, six chains", chainProblems(6, 40)});
     // 6, 8 and 9 DOF: the kernel's compiled sizes and its general loop.
-    Family sizes{"6/8/9-DOF pose", {}};
+    ProblemFamily sizes{"6/8/9-DOF pose", {}};
     for (int dof : {6, 8, 9})
       for (Problem& p : test::poseProblems(dof, 1, 20)) sizes.problems.push_back(std::move(p));
     out.push_back(std::move(sizes));
@@ -301,7 +301,7 @@ TEST_P(Differential, EveryImplementationAgreesWithTheGenericCode) {
   const std::vector<Implementation> impls = implementations();
   std::vector<Tally> pooled(impls.size());
   std::printf("%s (batchIsaName: %s)\n", spec.c_str(), batchIsaName().c_str());
-  for (const Family& family : families()) {
+  for (const ProblemFamily& family : families()) {
     const std::vector<Problem>& problems = family.problems;
     const int n = static_cast<int>(problems.size());
     // The kernel takes every problem: kernel=auto runs it, not the generic code.

@@ -56,7 +56,7 @@ std::shared_ptr<const Model> randomTree(std::uint64_t seed, int branches = 2, in
   return std::make_shared<const Model>(std::move(joints), "tree" + std::to_string(seed));
 }
 
-struct Family {
+struct ConvergenceFamily {
   std::string name;
   bool tree;
   GoalKind kind;
@@ -67,7 +67,7 @@ struct Family {
 // problems there): 7-DOF random chains with limits +-2.5 rad, and the 8-DOF
 // two-leaf trees above, each with position and with pose goals, started from
 // the middle of the limits (the stretched, singular configuration).
-const std::vector<Family> kFamilies = {
+const std::vector<ConvergenceFamily> kFamilies = {
     {"chain7-position", false, GoalKind::kPosition, 5, 8, 2, 500},
     {"chain7-pose", false, GoalKind::kPose, 4, 5, 4, 200},
     {"tree8-position", true, GoalKind::kPosition, 4, 5, 4, 200},
@@ -106,7 +106,7 @@ TEST_P(JacobianBackend, ConvergesOnRandomChainsAndTreesCheckedByFk) {
     if (r.spec == spec) rates = &r;
   ASSERT_NE(rates, nullptr);
   for (size_t f = 0; f < kFamilies.size(); ++f) {
-    const Family& fam = kFamilies[f];
+    const ConvergenceFamily& fam = kFamilies[f];
     // First-order methods do not reach 1e-5 on pose goals within these caps
     // (README: 0-4%); one short attempt still checks FK, finiteness and limits
     // without spending the sanitizer build's time on hopeless restarts.

@@ -81,11 +81,11 @@ TEST(KdlChain, FkAgreesWithIkbenchOnRandomChains) {
 
 TEST(KdlChain, FkAgreesWithIkbenchOnRealArms) {
   // (file, base, tip) of serial arms; the shipped robots too when present.
-  struct Arm {
+  struct UrdfArm {
     std::string file, base, tip;
   };
   const std::string shared = test::corpusFile("robots/");
-  std::vector<Arm> arms = {{shared + "ur5.urdf", "base_link", "tool0"},
+  std::vector<UrdfArm> arms = {{shared + "ur5.urdf", "base_link", "tool0"},
                            {shared + "abb_irb2400.urdf", "base_link", "tool0"},
                            {shared + "kuka_kr210l150.urdf", "base_link", "tool0"},
                            {shared + "kuka_lbr_iiwa_14_r820.urdf", "base_link", "tool0"},
@@ -109,7 +109,7 @@ TEST(KdlChain, FkAgreesWithIkbenchOnRealArms) {
         ++shipped_count;
       }
   int compared = 0;
-  for (const Arm& arm : arms) {
+  for (const UrdfArm& arm : arms) {
     UrdfOptions uo;
     uo.base = arm.base;
     uo.tip = arm.tip;

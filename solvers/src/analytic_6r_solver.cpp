@@ -357,11 +357,11 @@ class Analytic7rSolver final : public Solver {
   mutable PlanCache<Prepared7> cache_;
   std::vector<Candidate7> kept_;
   // Where each held value's candidates start in kept_ (one entry per value).
-  struct Range {
+  struct HeldRange {
     double theta;
     size_t begin;
   };
-  std::vector<Range> ranges_;
+  std::vector<HeldRange> ranges_;
   std::vector<int> near_;
   Eigen::VectorXd buffer_;
 };
