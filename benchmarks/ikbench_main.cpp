@@ -192,6 +192,7 @@ int realMain(int argc, char** argv) {
   std::string suite_arg, urdf, base, tip, bvh, solvers, out, progress = "auto", seed_text, shard;
   int chain = 0, samples = 200, threads = 0, trace_problems = 20;
   bool no_trace = false, force = false, resume = false, no_summary = false;
+  std::string history_db;
   auto* o_suite = run->add_option("--suite", suite_arg, "shipped suite name (quick, default, ...) or suite file");
   auto* o_urdf = run->add_option("--urdf", urdf, "benchmark a URDF robot: random reachable pose targets");
   run->add_option("--base", base, "URDF base link (default: the root link)");
@@ -222,6 +223,9 @@ int realMain(int argc, char** argv) {
   run->add_option("--progress", progress, "auto|bar|lines|none (default auto: a bar on a terminal)")
       ->check(CLI::IsMember({"auto", "bar", "lines", "none"}));
   run->add_flag("--no-summary", no_summary, "do not print the summary table (python3 -m ikbench summary DIR does)");
+  run->add_option("--history", history_db,
+                  "add the completed run to this history store: an SQLite file or a postgresql:// URL "
+                  "(ikbench history add; docs/history.md)");
   run->footer(
       "Default solvers: the suite's list; --urdf: auto, kdl-lma and analytic-6r where the chain has its closed form; "
       "--chain, --bvh: auto and every backend.\n"
@@ -282,7 +286,9 @@ int realMain(int argc, char** argv) {
   CLI::App* cmp = app.add_subcommand("compare", "compare two runs, or two specs in one run, with uncertainty");
   CLI::App* rep = app.add_subcommand("report", "write the interactive report.html of a run");
   CLI::App* tun = app.add_subcommand("tune", "pick a point of a solver grid on a tuning set, evaluate it on another set");
-  for (CLI::App* sub : {cmp, rep, tun}) {
+  CLI::App* his = app.add_subcommand("history", "the history store of runs across commits: add, list, trend, changes, "
+                                                "publish, backfill (docs/history.md)");
+  for (CLI::App* sub : {cmp, rep, tun, his}) {
     sub->allow_extras();
     sub->set_help_flag();  // --help goes to the analysis library, which knows the options
   }
@@ -299,8 +305,8 @@ int realMain(int argc, char** argv) {
     if (what == "scenarios") listScenarios(list_suite);
     return 0;
   }
-  if (cmp->parsed() || rep->parsed() || tun->parsed()) {
-    CLI::App* sub = cmp->parsed() ? cmp : rep->parsed() ? rep : tun;
+  if (cmp->parsed() || rep->parsed() || tun->parsed() || his->parsed()) {
+    CLI::App* sub = cmp->parsed() ? cmp : rep->parsed() ? rep : tun->parsed() ? tun : his;
     std::vector<std::string> args = {sub->get_name()};
     for (const std::string& a : sub->remaining()) args.push_back(a);
     // `tune` runs `ikbench run`: this very binary.
@@ -382,6 +388,10 @@ int realMain(int argc, char** argv) {
   rc.output = force ? OutputMode::kForce : resume ? OutputMode::kResume : OutputMode::kFresh;
   if (resume && out.empty()) throw HarnessError("--resume needs --out DIR (the interrupted run's directory)");
   if (!shard.empty()) rc.shard = parseShard(shard);
+  // A shard is a part of a run: the merged run is what the history records.
+  if (rc.shard && !history_db.empty())
+    throw HarnessError("--history: a shard is a part of a run; add the merged run (ikbench merge, then ikbench "
+                       "history add DIR --db DB)");
   rc.command_line = commandLine(argc, argv);
   rc.progress = progress == "bar"     ? ProgressMode::kBar
                 : progress == "lines" ? ProgressMode::kLines
@@ -429,6 +439,15 @@ int realMain(int argc, char** argv) {
                                dir);
   }
   fmt::print("results: {}\n", dir);
+  if (!history_db.empty()) {
+    std::cout.flush();
+    const int hrc = runAnalysis({"history", "add", outcome.out_dir, "--db", history_db});
+    if (hrc != 0) {
+      std::cerr << fmt::format("ikbench: the run is complete in {} but was not added to the history store; add it "
+                               "with: ikbench history add {} --db DB\n", dir, dir);
+      return 2;
+    }
+  }
   return 0;
 }
 

@@ -11,6 +11,7 @@
 #   IKBENCH_OUT=DIR       results directory (default results/<timestamp>-<suite>)
 #   IKBENCH_GBENCH=0      skip the Google Benchmark binaries
 #   IKBENCH_THROUGHPUT=0  skip `ikbench throughput`
+#   IKBENCH_HISTORY=DB    history store the run is added to (default results/history.sqlite; 0: none)
 #   extra arguments are passed to `ikbench run` (e.g. --solvers dls,sdls)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -45,6 +46,12 @@ if [ "${IKBENCH_GBENCH:-1}" != 0 ]; then
     --benchmark_filter='^(Solve|Iteration|PerIteration)/' \
     --benchmark_out="$out/bench_solvers.json" --benchmark_out_format=json >/dev/null 2>&1 || \
     echo "bench_solvers failed (see $out/bench_solvers.json)" >&2
+fi
+
+if [ "${IKBENCH_HISTORY:-results/history.sqlite}" != 0 ]; then
+  echo
+  echo "== history: the run, its Google Benchmark JSON and throughput.json (docs/history.md)"
+  "$bin/ikbench" history add "$out" --db "${IKBENCH_HISTORY:-results/history.sqlite}"
 fi
 
 echo

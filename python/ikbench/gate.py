@@ -4,6 +4,7 @@
                        [--no-time] [--allow-missing] [--only-changes]
     scripts/regress.py update RUN [RUN...] [--baseline DIR] [--config FILE]
     scripts/regress.py show DIR
+    scripts/regress.py history RUN [RUN...] --db DB [--last K | --segment]   (against the history store)
     (or: python3 -m ikbench gate compare|update|show ...)
 
 RUN is a results directory written by `ikbench run` (solves.csv, optional
@@ -885,6 +886,12 @@ def cmd_show(args):
     return EXIT_OK
 
 
+def cmd_history(args):
+    from .history.gate import cmd_history as history_gate
+
+    return history_gate(sys.modules[__name__], args)
+
+
 def main(argv=None, prog="regress.py"):
     p = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -913,6 +920,12 @@ def main(argv=None, prog="regress.py"):
     s = sub.add_parser("show", help="print the figures of a baseline or run")
     s.add_argument("dir", help="baseline dir, results dir or file")
     s.set_defaults(func=cmd_show)
+    h = sub.add_parser("history", help="compare RUN with the recent history of its machine in a history store "
+                       "(docs/history.md); exit 1 on any regression")
+    from .history.gate import add_arguments as history_arguments
+
+    history_arguments(h, DEFAULT_CONFIG)
+    h.set_defaults(func=cmd_history)
     args = p.parse_args(argv)
     try:
         return args.func(args)

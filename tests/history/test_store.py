@@ -217,3 +217,21 @@ def test_backend_under_test(db):
     with open_store(db) as s:
         assert s.kind == ("postgresql" if os.environ.get("IKBENCH_HISTORY_PG") else "sqlite")
         assert s.version() == store_mod.SCHEMA_VERSION
+
+
+@pytest.mark.skipif(not os.environ.get("IKBENCH_CLI"), reason="IKBENCH_CLI (the built harness) is not set")
+def test_harness_run_history_and_forwarding(db, tmp_path):
+    cli = os.environ["IKBENCH_CLI"]
+    out = tmp_path / "run"
+    p = subprocess.run([cli, "run", "--suite", "quick", "--solvers", "dls,ccd", "--threads", "2", "--no-trace",
+                        "--progress", "none", "--no-summary", "--out", str(out), "--history", db],
+                       capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stderr
+    assert "history: added run" in p.stdout
+    p = subprocess.run([cli, "history", "show", str(out), "--db", db], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0 and "chain6-position" in p.stdout and "machine" in p.stdout, p.stderr
+    p = subprocess.run([cli, "history", "add", str(tmp_path / "nope"), "--db", db], capture_output=True, text=True)
+    assert p.returncode == 2 and "nope" in p.stderr and "Traceback" not in p.stderr
+    p = subprocess.run([cli, "run", "--suite", "quick", "--shard", "1/2", "--out", str(tmp_path / "s"), "--history",
+                        db], capture_output=True, text=True)
+    assert p.returncode == 2 and "--history" in p.stderr

@@ -1,0 +1,68 @@
+"""The regression gate's history mode: a run against the recent history of its machine identity."""
+import synth
+
+from conftest import sha
+from ikbench import gate
+from ikbench.cli import main as ikbench_main
+
+SOLVERS = {"dls": (0.9, 3.0, (5, 30)), "ccd": (0.6, 3.0, (20, 80)), "sdls": (0.8, 3.0, (8, 40)),
+           "two-bone": (1.0, 3.0, (1, 1))}
+
+
+def build(directory, i, *, slow=None, cpu="Synthetic CPU 1", seed=7, jitter=1.0):
+    """Run i of one build (same seed: the same deterministic figures), commit sha(i); `slow`
+    multiplies that spec's times; `jitter` all times (another load)."""
+    def edit(rows):
+        for r in rows:
+            f = jitter * (3.0 if slow and r["solver"] == slow else 1.0)
+            r["time_us"] = synth.num(float(r["time_us"]) * f)
+    return synth.make_run(directory, seed=seed, problems=30, solvers=SOLVERS, cpu=cpu, edit_rows=edit,
+                          run_json_extra={"git_revision": sha(i), "start_time": f"2026-01-01T00:{i:02d}:00Z"})
+
+
+def history(db, tmp_path, n=6):
+    runs = [str(build(tmp_path / f"h{i}", i, jitter=1.0 + 0.05 * (i % 3))) for i in range(n)]
+    assert ikbench_main(["history", "add", *runs, "--db", db]) == 0
+
+
+def test_unchanged_build_passes(db, tmp_path, capsys):
+    history(db, tmp_path)
+    run = build(tmp_path / "new", 20, jitter=1.1)
+    assert gate.main(["history", str(run), "--db", db]) == 0
+    out = capsys.readouterr().out
+    assert "last 5 runs of machine" in out
+    assert gate.main(["history", str(run), "--db", db, "--segment"]) == 0
+
+
+def test_slower_solver_fails_against_history(db, tmp_path, capsys):
+    history(db, tmp_path)
+    run = build(tmp_path / "slow", 21, slow="dls")
+    assert gate.main(["history", str(run), "--db", db, "--last", "3"]) == 1
+    out = capsys.readouterr().out
+    assert "dls" in out and "[R]" in out
+
+
+def test_success_drop_fails_against_history(db, tmp_path, capsys):
+    history(db, tmp_path)
+    worse = dict(SOLVERS, dls=(0.5, 3.0, (5, 30)))
+    run = synth.make_run(tmp_path / "worse", seed=7, problems=30, solvers=worse,
+                         run_json_extra={"git_revision": sha(22), "start_time": "2026-01-01T01:00:00Z"})
+    assert gate.main(["history", str(run), "--db", db, "--no-time"]) == 1
+    assert "success" in capsys.readouterr().out
+
+
+def test_other_machine_has_no_history(db, tmp_path, capsys):
+    history(db, tmp_path, n=2)
+    run = build(tmp_path / "other", 23, cpu="Another CPU")
+    assert gate.main(["history", str(run), "--db", db]) == 2
+    err = capsys.readouterr().err
+    assert "no history of machine" in err and "Another CPU" in err
+
+
+def test_run_already_in_the_store_is_left_out(db, tmp_path, capsys):
+    history(db, tmp_path, n=3)
+    run = build(tmp_path / "again", 24, slow="dls")
+    assert ikbench_main(["history", "add", str(run), "--db", db]) == 0
+    capsys.readouterr()
+    # the slow run is in the store but is never its own reference: still a regression
+    assert gate.main(["history", str(run), "--db", db, "--last", "3"]) == 1
