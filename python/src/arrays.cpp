@@ -31,6 +31,43 @@ bool isIndex(py::handle h) {
 
 }  // namespace
 
+void raise(PyObject* type, const std::string& message) {
+  PyErr_SetString(type, message.c_str());
+  throw py::error_already_set();
+}
+
+namespace {
+
+// The value of a Python integer as a long long; false (and no Python error
+// set) when it does not fit, as 2**63 does not.
+bool fitsLongLong(py::handle index, long long* out) {
+  const py::int_ v = py::reinterpret_steal<py::int_>(PyNumber_Index(index.ptr()));
+  if (!v) throw py::error_already_set();
+  int overflow = 0;
+  *out = PyLong_AsLongLongAndOverflow(v.ptr(), &overflow);
+  if (*out == -1 && PyErr_Occurred()) throw py::error_already_set();
+  return overflow == 0;
+}
+
+}  // namespace
+
+std::string shortRepr(py::handle obj) {
+  std::string r = py::repr(obj).cast<std::string>();
+  if (r.size() > 40) r = fmt::format("{}... ({} characters)", r.substr(0, 24), r.size());
+  return r;
+}
+
+long long integerArg(py::handle obj, const std::string& arg, long long lo, long long hi) {
+  if (!isIndex(obj))
+    throw py::type_error(fmt::format("{}: expected an integer, got {}", arg,
+                                     py::str(py::type::handle_of(obj).attr("__name__")).cast<std::string>()));
+  long long v = 0;
+  if (!fitsLongLong(obj, &v) || v < lo || v > hi)
+    throw py::value_error(
+        fmt::format("{}: {} is out of range: expected an integer in [{}, {}]", arg, shortRepr(obj), lo, hi));
+  return v;
+}
+
 int resolveBody(const Model& model, py::handle body, const std::string& arg) {
   if (py::isinstance<py::str>(body)) {
     const std::string name = body.cast<std::string>();
@@ -41,10 +78,10 @@ int resolveBody(const Model& model, py::handle body, const std::string& arg) {
     return b;
   }
   if (isIndex(body)) {
-    const long long b = py::reinterpret_steal<py::int_>(PyNumber_Index(body.ptr())).cast<long long>();
-    if (b < 0 || b >= model.numJoints())
-      throw py::value_error(fmt::format("{}: body index {} is out of range: {} has bodies 0..{} ({})", arg, b,
-                                        modelLabel(model), model.numJoints() - 1, bodyList(model)));
+    long long b = 0;
+    if (!fitsLongLong(body, &b) || b < 0 || b >= model.numJoints())
+      throw py::value_error(fmt::format("{}: body index {} is out of range: {} has bodies 0..{} ({})", arg,
+                                        shortRepr(body), modelLabel(model), model.numJoints() - 1, bodyList(model)));
     return static_cast<int>(b);
   }
   throw py::type_error(fmt::format("{}: expected a body name (str) or index (int), got {}", arg,
@@ -103,7 +140,17 @@ DoubleArray asDoubleArray(py::handle obj, const std::string& arg) {
         fmt::format("{}: expected real numbers (float64, or an integer or float type converted "
                     "to it), got dtype {}",
                     arg, py::str(a.dtype()).cast<std::string>()));
-  // A view when `a` is already C-contiguous float64, else one converted copy.
+  // A view when `a` is already C-contiguous float64, else one converted copy;
+  // a copy too large to allocate is a MemoryError, not a conversion error.
+  if (py::isinstance<DoubleArray>(a)) return py::reinterpret_borrow<DoubleArray>(a);
+  try {
+    a = py::module_::import("numpy").attr("ascontiguousarray")(a, py::arg("dtype") = "float64");
+  } catch (py::error_already_set& e) {
+    if (e.matches(PyExc_MemoryError))
+      raise(PyExc_MemoryError, fmt::format("{}: cannot allocate the float64 copy of an array of shape {} ({:.0f} bytes)",
+                                           arg, shapeText(a), static_cast<double>(a.size()) * sizeof(double)));
+    throw py::type_error(fmt::format("{}: cannot convert to a float64 array ({})", arg, e.what()));
+  }
   DoubleArray out = DoubleArray::ensure(a);
   if (!out) throw py::type_error(fmt::format("{}: cannot convert to a float64 array", arg));
   return out;

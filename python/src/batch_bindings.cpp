@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <system_error>
 #include <thread>
 
 #include "batch.h"
@@ -55,7 +56,7 @@ py::array_t<std::uint64_t> seedsArg(py::handle seeds, std::uint64_t seed, py::ss
 }
 
 PyBatchResult solveBatchPy(const std::shared_ptr<PyModel>& model, const py::object& spec_obj,
-                           const py::object& targets_obj, const py::object& q0_obj, int threads,
+                           const py::object& targets_obj, const py::object& q0_obj, const py::object& threads_obj,
                            const py::object& body_obj, const py::object& seed_obj, const py::object& seeds_obj,
                            const py::object& point_obj, double weight, double orientation_scale, bool simd,
                            const py::kwargs& kwargs) {
@@ -142,10 +143,17 @@ PyBatchResult solveBatchPy(const std::shared_ptr<PyModel>& model, const py::obje
   const py::array_t<std::uint64_t> seeds = seedsArg(seeds_obj, seed, n);
   in.seeds = seeds.data();
 
-  if (threads < 0 || threads > kMaxThreads)
+  if (!PyIndex_Check(threads_obj.ptr()) || PyFloat_Check(threads_obj.ptr()) || py::isinstance<py::bool_>(threads_obj))
+    throw py::type_error(fmt::format("threads: expected an integer, got {}", typeName(threads_obj)));
+  long long threads = -1;
+  try {
+    threads = integerArg(threads_obj, "threads", 0, kMaxThreads);
+  } catch (const py::value_error&) {
     throw py::value_error(
-        fmt::format("threads: {} is out of range: expected 0 (all cores) to {}", threads, kMaxThreads));
-  in.threads = threads > 0 ? threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+        fmt::format("threads: {} is out of range: expected 0 (all cores) to {}", shortRepr(threads_obj), kMaxThreads));
+  }
+  in.threads = threads > 0 ? static_cast<int>(threads)
+                          : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   in.simd = simd;
 
   // The problem of row 0 passes the same checks as a single solve.
@@ -195,9 +203,14 @@ PyBatchResult solveBatchPy(const std::shared_ptr<PyModel>& model, const py::obje
   };
   const auto t0 = std::chrono::steady_clock::now();
   long solved = 0;
-  {
+  try {
     py::gil_scoped_release release;
     solved = solveBatch(in, out, keep_going, &r.batched);
+  } catch (const std::system_error& e) {
+    // No thread of the batch could be started (a process or memory limit): nothing is running.
+    raise(PyExc_OSError, fmt::format("solve_batch: cannot start {} threads: {} (threads={}: ask for fewer, or 0 for "
+                                     "one per core)",
+                                     in.threads, e.code().message(), in.threads));
   }
   r.wall_time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (PyErr_Occurred()) throw py::error_already_set();

@@ -75,7 +75,8 @@ int defaultEffector(const Model& model, const std::string& arg);
 
 // ---- arrays ----
 // The argument as a C-contiguous float64 array (a view when it already is
-// one). TypeError naming `arg` for non-numeric data.
+// one). TypeError naming `arg` for non-numeric data; MemoryError naming `arg`
+// and the bytes when the float64 copy cannot be allocated.
 DoubleArray asDoubleArray(py::handle obj, const std::string& arg);
 // "(3,)", "(N, 7)", "(5, 6)": a numpy-style shape text.
 std::string shapeText(const py::array& a);
@@ -94,6 +95,18 @@ Eigen::VectorXd configurationArg(const Model& model, py::handle obj, const std::
 // A seed: a Python or numpy integer in [0, 2^64 - 1]; TypeError / ValueError
 // naming `arg` otherwise.
 std::uint64_t seedArg(py::handle obj, const std::string& arg);
+// A Python or numpy integer (not a bool or float) in [lo, hi]; TypeError
+// naming `arg` for other types, ValueError naming `arg`, the value and the
+// range when it is outside (however large: 2**63 is out of range, not a cast
+// error).
+long long integerArg(py::handle obj, const std::string& arg, long long lo, long long hi);
+// repr(obj), shortened to its first characters when long (an integer of
+// thousands of digits in a message).
+std::string shortRepr(py::handle obj);
+
+// Raises the Python exception `type` (PyExc_MemoryError, PyExc_OSError, ...)
+// with `message`.
+[[noreturn]] void raise(PyObject* type, const std::string& message);
 
 // SolverOptions from keyword arguments (position_tolerance,
 // orientation_tolerance, max_iterations, time_budget_us, stall_iterations,

@@ -13,10 +13,13 @@ namespace {
 std::variant<int, std::string> bodyArg(py::handle body) {
   if (py::isinstance<py::str>(body)) return body.cast<std::string>();
   if (!py::isinstance<py::bool_>(body) && PyIndex_Check(body.ptr()) && !PyFloat_Check(body.ptr())) {
-    const long long b = py::reinterpret_steal<py::int_>(PyNumber_Index(body.ptr())).cast<long long>();
-    if (b < 0 || b > std::numeric_limits<int>::max())
-      throw py::value_error(fmt::format("body: index {} is out of range: expected a body index >= 0", b));
-    return static_cast<int>(b);
+    const long long max = std::numeric_limits<int>::max();
+    try {
+      return static_cast<int>(integerArg(body, "body", 0, max));
+    } catch (const py::value_error&) {
+      throw py::value_error(
+          fmt::format("body: index {} is out of range: expected a body index in [0, {}]", shortRepr(body), max));
+    }
   }
   throw py::type_error(fmt::format("body: expected a body name (str) or index (int), got {}",
                                    py::str(py::type::handle_of(body).attr("__name__")).cast<std::string>()));

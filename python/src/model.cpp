@@ -16,7 +16,28 @@
 namespace ikbench::python {
 namespace {
 
-// os.fspath(path) as a string; FileNotFoundError when the file is missing.
+// What a non-regular file is, for messages.
+const char* fileKind(std::filesystem::file_type t) {
+  switch (t) {
+    case std::filesystem::file_type::directory:
+      return "a directory";
+    case std::filesystem::file_type::fifo:
+      return "a FIFO";
+    case std::filesystem::file_type::character:
+      return "a character device";
+    case std::filesystem::file_type::block:
+      return "a block device";
+    case std::filesystem::file_type::socket:
+      return "a socket";
+    default:
+      return "not a regular file";
+  }
+}
+
+// os.fspath(path) as a string, which must name a regular file (a symbolic
+// link is followed): FileNotFoundError when nothing is there,
+// IsADirectoryError for a directory, OSError naming what it is for a FIFO,
+// device or socket (never opened: a FIFO would block, /dev/zero never ends).
 std::string existingFile(const py::object& path, const std::string& arg) {
   std::string p;
   try {
@@ -28,11 +49,14 @@ std::string existingFile(const py::object& path, const std::string& arg) {
     throw py::type_error(fmt::format("{}: expected a path given as str, got bytes", arg));
   }
   std::error_code ec;
-  if (!std::filesystem::is_regular_file(p, ec)) {
-    const std::string msg = fmt::format("{}: no such file: '{}'", arg, p);
-    PyErr_SetString(PyExc_FileNotFoundError, msg.c_str());
-    throw py::error_already_set();
-  }
+  const std::filesystem::file_status st = std::filesystem::status(p, ec);
+  if (st.type() == std::filesystem::file_type::not_found)
+    raise(PyExc_FileNotFoundError, fmt::format("{}: no such file: '{}'", arg, p));
+  if (ec) raise(PyExc_OSError, fmt::format("{}: cannot access '{}': {}", arg, p, ec.message()));
+  if (st.type() == std::filesystem::file_type::directory)
+    raise(PyExc_IsADirectoryError, fmt::format("{}: '{}' is a directory, expected a file", arg, p));
+  if (st.type() != std::filesystem::file_type::regular)
+    raise(PyExc_OSError, fmt::format("{}: '{}' is {}, not a regular file (expected a file)", arg, p, fileKind(st.type())));
   return p;
 }
 
@@ -72,11 +96,12 @@ std::vector<std::string> coordinateNames(const Model& m, bool configuration) {
   return out;
 }
 
+constexpr int kMaxChainJoints = 10000;  // as `ikbench run --chain`
+
 ChainSpec chainSpec(int joints, double revolute, double ball, double prismatic, double min_length, double max_length,
                     const std::string& axes, double limit, double prismatic_range, const std::string& limit_style) {
-  constexpr int kMaxJoints = 10000;
-  if (joints < 1 || joints > kMaxJoints)
-    throw py::value_error(fmt::format("joints: {} is out of range: expected 1..{}", joints, kMaxJoints));
+  if (joints < 1 || joints > kMaxChainJoints)
+    throw py::value_error(fmt::format("joints: {} is out of range: expected 1..{}", joints, kMaxChainJoints));
   ChainSpec s;
   s.joints = joints;
   s.revolute = revolute;
@@ -342,9 +367,10 @@ position [m] and orientation (x, y, z, w with w >= 0), or (N, 3) and (N, 4).)doc
 
   m.def(
       "random_chain",
-      [](int joints, const py::object& seed, double revolute, double ball, double prismatic, double min_length,
-         double max_length, const std::string& axes, double limit, double prismatic_range,
+      [](const py::object& joints_obj, const py::object& seed, double revolute, double ball, double prismatic,
+         double min_length, double max_length, const std::string& axes, double limit, double prismatic_range,
          const std::string& limit_style) {
+        const int joints = static_cast<int>(integerArg(joints_obj, "joints", 1, kMaxChainJoints));
         const ChainSpec spec = chainSpec(joints, revolute, ball, prismatic, min_length, max_length, axes, limit,
                                          prismatic_range, limit_style);
         const std::uint64_t s = seedArg(seed, "seed");
@@ -393,11 +419,10 @@ in a fixed body 'tipK'. Joint fields as in random_chain.)doc");
 
   m.def(
       "reachable_targets",
-      [](const std::shared_ptr<PyModel>& model, int count, const py::object& seed, const py::object& body,
-         const std::string& kind) {
+      [](const std::shared_ptr<PyModel>& model, const py::object& count_obj, const py::object& seed,
+         const py::object& body, const std::string& kind) {
         constexpr int kMaxCount = 100'000'000;
-        if (count < 0 || count > kMaxCount)
-          throw py::value_error(fmt::format("count: {} is out of range: expected 0..{}", count, kMaxCount));
+        const int count = static_cast<int>(integerArg(count_obj, "count", 0, kMaxCount));
         GoalSetSpec spec;
         spec.count = count;
         spec.type = GoalSetType::kReachable;

@@ -34,20 +34,27 @@ double realOption(py::handle v, const std::string& name) {
     throw py::type_error(fmt::format("{}: expected a number, got {}", name, typeName(v)));
   PyObject* f = PyNumber_Float(v.ptr());
   if (!f) {
+    const bool overflow = PyErr_ExceptionMatches(PyExc_OverflowError);  // an integer beyond a double
     PyErr_Clear();
+    if (overflow)
+      throw py::value_error(fmt::format("{}: {} is out of range: too large for a double", name, shortRepr(v)));
     throw py::type_error(fmt::format("{}: expected a number, got {}", name, typeName(v)));
   }
   return py::reinterpret_steal<py::float_>(f).cast<double>();
 }
 
-int integerOption(py::handle v, const std::string& name) {
+// An iteration count in [lowest, SolverOptions::kMaxIterationsLimit]: one
+// beyond an int (10**20) is a ValueError naming the option and its range;
+// SolverOptions::isValid words the others.
+int integerOption(py::handle v, const std::string& name, int lowest) {
   if (py::isinstance<py::bool_>(v) || PyFloat_Check(v.ptr()) || !PyIndex_Check(v.ptr()))
-    throw py::type_error(
-        fmt::format("{}: expected an integer, got {} {}", name, typeName(v), py::repr(v).cast<std::string>()));
-  const long long x = py::reinterpret_steal<py::int_>(PyNumber_Index(v.ptr())).cast<long long>();
-  if (x < std::numeric_limits<int>::min() || x > std::numeric_limits<int>::max())
-    throw py::value_error(fmt::format("{}: {} is out of range", name, x));
-  return static_cast<int>(x);
+    throw py::type_error(fmt::format("{}: expected an integer, got {} {}", name, typeName(v), shortRepr(v)));
+  try {
+    return static_cast<int>(integerArg(v, name, std::numeric_limits<int>::min(), std::numeric_limits<int>::max()));
+  } catch (const py::value_error&) {
+    throw py::value_error(fmt::format("{}: {} is out of range: expected an integer in [{}, {}]", name, shortRepr(v),
+                                      lowest, SolverOptions::kMaxIterationsLimit));
+  }
 }
 
 }  // namespace
@@ -70,9 +77,9 @@ SolverOptions solverOptionsArg(const py::kwargs& kwargs, const std::string& func
                                        key, solverOptionNames()));
     if (key == "position_tolerance") o.position_tolerance = realOption(value, key);
     if (key == "orientation_tolerance") o.orientation_tolerance = realOption(value, key);
-    if (key == "max_iterations") o.max_iterations = integerOption(value, key);
+    if (key == "max_iterations") o.max_iterations = integerOption(value, key, 1);
     if (key == "time_budget_us") o.time_budget_us = realOption(value, key);
-    if (key == "stall_iterations") o.stall_iterations = integerOption(value, key);
+    if (key == "stall_iterations") o.stall_iterations = integerOption(value, key, 0);
     if (key == "stall_relative_improvement") o.stall_relative_improvement = realOption(value, key);
     if (key == "record_trace") {
       if (!py::isinstance<py::bool_>(value))
