@@ -1055,6 +1055,8 @@ def add_arguments(ap):
     ap.add_argument("--clip-frames", type=int, default=DEFAULT_CLIP_FRAMES, metavar="F",
                     help=f"problems of a sequential family played as a clip (default {DEFAULT_CLIP_FRAMES})")
     ap.add_argument("--allow-incomplete", action="store_true", help="read an incomplete or mixed run (marked)")
+    ap.add_argument("--history", metavar="DB", help="add a history section: each headline cell's trend across "
+                    "commits in this store, with its change points (docs/history.md)")
     ap.add_argument("--latex", metavar="DIR",
                     help="also write the headline, per-robot and per-family tables as LaTeX (booktabs), one .tex file "
                          "per table, into DIR")
@@ -1071,6 +1073,10 @@ def main_from_args(args):
         latex.check_directory(args.latex)
     t0 = time.monotonic()
     path, data = write_report(args.run_dir, args.out, opts, allow_incomplete=args.allow_incomplete)
+    if getattr(args, "history", None):
+        from .history.report import add_history_section
+
+        add_history_section(path, data, args.history, args.run_dir, allow_incomplete=args.allow_incomplete)
     size = path.stat().st_size
     print(f"report: {path.resolve()} ({size / 1e6:.1f} MB, {time.monotonic() - t0:.1f} s)")
     if getattr(args, "latex", None):
