@@ -36,6 +36,55 @@ Shard parseShard(const std::string& text) {
   return s;
 }
 
+namespace {
+
+// Writes dir/name atomically: the parts, in order, into a temporary file
+// beside it (".NAME.tmp-PID", created O_EXCL | O_NOFOLLOW with mode 0666 less
+// the umask), synced, then renamed over dir/name, which a link there does not
+// survive. HarnessError naming `shown` (the path the user knows) and the
+// reason; the temporary file never outlives a failure.
+void replaceFile(const std::string& dir, const std::string& name, const std::vector<std::string_view>& parts,
+                 const std::string& shown) {
+  const std::string path = (fs::path(dir) / name).string();
+  const std::string tmp = (fs::path(dir) / fmt::format(".{}.tmp-{}", name, static_cast<long>(::getpid()))).string();
+  auto fail = [&](const std::string& what) {
+    const std::string why = std::strerror(errno);
+    ::unlink(tmp.c_str());
+    throw HarnessError(fmt::format("cannot write '{}': {}: {}", shown, what, why));
+  };
+  ::unlink(tmp.c_str());
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+  if (fd < 0) fail("open");
+  // Small parts are gathered into blocks of about a megabyte per write.
+  std::string block;
+  auto flush = [&]() {
+    size_t done = 0;
+    while (done < block.size()) {
+      const ssize_t n = ::write(fd, block.data() + done, block.size() - done);
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        ::close(fd);
+        fail("write");
+      }
+      done += static_cast<size_t>(n);
+    }
+    block.clear();
+  };
+  for (const std::string_view part : parts) {
+    block.append(part);
+    if (block.size() >= (size_t{1} << 20)) flush();
+  }
+  flush();
+  if (::fsync(fd) != 0) {
+    ::close(fd);
+    fail("fsync");
+  }
+  if (::close(fd) != 0) fail("close");
+  if (::rename(tmp.c_str(), path.c_str()) != 0) fail("rename");
+}
+
+}  // namespace
+
 const std::vector<std::string>& RunDirectory::runFiles() {
   static const std::vector<std::string> files = {
       "run.json",      "solves.csv",     kPartialFile,      "traces.csv",       "solutions.csv",
@@ -91,31 +140,7 @@ void writeOutputFile(const std::string& path, const std::string& content) {
   checkOutputFile(path);
   const fs::path target = resolveOutput(path);
   const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
-  const std::string tmp = (dir / fmt::format(".{}.tmp-{}", target.filename().string(), static_cast<long>(::getpid())))
-                              .string();
-  auto fail = [&](const std::string& what) {
-    const std::string why = std::strerror(errno);
-    ::unlink(tmp.c_str());
-    throw HarnessError(fmt::format("cannot write '{}': {}: {}", path, what, why));
-  };
-  ::unlink(tmp.c_str());
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
-  if (fd < 0) fail("open");
-  for (size_t done = 0; done < content.size();) {
-    const ssize_t n = ::write(fd, content.data() + done, content.size() - done);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      ::close(fd);
-      fail("write");
-    }
-    done += static_cast<size_t>(n);
-  }
-  if (::fsync(fd) != 0) {
-    ::close(fd);
-    fail("fsync");
-  }
-  if (::close(fd) != 0) fail("close");
-  if (::rename(tmp.c_str(), target.c_str()) != 0) fail("rename");
+  replaceFile(dir.string(), target.filename().string(), {content}, path);
 }
 
 std::string safeDirectoryName(const std::string& name) {
@@ -210,45 +235,9 @@ void RunDirectory::writeAtomically(const std::string& name, const std::string& c
 }
 
 void RunDirectory::writeAtomically(const std::string& name, const std::vector<std::string_view>& parts) const {
-  const std::string path = file(name);
-  const std::string tmp = file(fmt::format(".{}.tmp-{}", name, static_cast<long>(::getpid())));
-  auto fail = [&](const std::string& what) {
-    const std::string why = std::strerror(errno);
-    ::unlink(tmp.c_str());
-    throw HarnessError(fmt::format("cannot write '{}': {}: {}", path, what, why));
-  };
   // The run owns the names in its directory: a link or a stale file of that
-  // name is replaced, never written through. Mode 0666 less the umask, as
-  // every file of a run.
-  ::unlink(tmp.c_str());
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
-  if (fd < 0) fail("open");
-  // Small parts are gathered into blocks of about a megabyte per write.
-  std::string block;
-  auto flush = [&]() {
-    size_t done = 0;
-    while (done < block.size()) {
-      const ssize_t n = ::write(fd, block.data() + done, block.size() - done);
-      if (n < 0) {
-        if (errno == EINTR) continue;
-        ::close(fd);
-        fail("write");
-      }
-      done += static_cast<size_t>(n);
-    }
-    block.clear();
-  };
-  for (const std::string_view part : parts) {
-    block.append(part);
-    if (block.size() >= (size_t{1} << 20)) flush();
-  }
-  flush();
-  if (::fsync(fd) != 0) {
-    ::close(fd);
-    fail("fsync");
-  }
-  if (::close(fd) != 0) fail("close");
-  if (::rename(tmp.c_str(), path.c_str()) != 0) fail("rename");
+  // name is replaced, never written through.
+  replaceFile(dir_, name, parts, file(name));
 }
 
 void RunDirectory::remove(const std::string& name) const {
