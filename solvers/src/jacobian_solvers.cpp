@@ -286,8 +286,8 @@ const OptionsBinding<JacobianOptions>& jacobianBinding() {
     x.choice("limits", &JacobianOptions::limits, kLimitModeNames,
              "joint limits inside the loop: 'clamp' (take the step, clamp q into the box), 'freeze' (Baerlocher & "
              "Boulic 2004 clamping loop: DOFs whose step would cross a limit are put on the limit, removed, and the "
-             "step re-solved without them), or 'auto' (freeze when the goals have fewer rows than the model has "
-             "DOFs, clamp otherwise)");
+             "step re-solved without them), or 'auto' (this key's value, not the preset: freeze when the goals have "
+             "fewer rows than the model has DOFs, clamp otherwise)");
     x.choice("jacobian", &JacobianOptions::jacobian, kJacobianModeNames,
              "orientation rows of J: 'geometric' (angular velocity, Buss 2004) or 'exact' (derivative of the "
              "log(R_target R^T) residual, Jr^-1(e) times the geometric rows)");
@@ -321,7 +321,8 @@ OptionsBinding<O> withJacobianKeys(OptionsBinding<O> own) {
 // The help of the `kernel` key of dls and dls-adaptive (`when`: the
 // backend's own condition, or empty).
 std::string kernelHelp(const std::string& when) {
-  return "'auto': the compiled chain kernel (the batch path's SIMD kernel, one problem per solve)" + when +
+  return "'auto' (this key's value, not the preset): the compiled chain kernel (the batch path's SIMD kernel, one "
+         "problem per solve)" + when +
          " for a single pose or position goal on a chain of hinges and sliders with every DOF on its path and unit "
          "DOF weights, the generic model code otherwise; 'generic': the generic code always (the two agree to "
          "rounding); 'lanes' / 'packed': the kernel with up to four attempts at once in its lanes / one attempt at "
