@@ -25,7 +25,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "scripts" / "regress.py"
-CONFIG = ROOT / "scripts" / "regress_thresholds.json"
+CONFIG = ROOT / "python" / "ikbench" / "data" / "regress_thresholds.json"
 PYTHON = sys.executable or "/usr/bin/python3"
 sys.path.insert(0, str(ROOT / "python"))
 from ikbench import gate as regress  # noqa: E402

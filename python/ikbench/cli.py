@@ -61,7 +61,7 @@ def cmd_summary(args):
 
 
 def cmd_compare(args):
-    from . import compare
+    from . import compare, compare_render
 
     if args.sweep:
         return cmd_sweep(args)
@@ -78,9 +78,9 @@ def cmd_compare(args):
         a, b = _load(args.runs[0], args), _load(args.runs[1], args)
         _check_out(args, [a, b])
         result = compare.compare_runs(a, b, alpha=args.alpha, allow_noisy=args.allow_noisy)
-    sys.stdout.write(compare.format_text(result, show_all=args.all, color=_color(args)))
+    sys.stdout.write(compare_render.format_text(result, show_all=args.all, color=_color(args)))
     if args.out:
-        path = compare.write(result, args.out, inputs=a.inputs + (b.inputs if b is not a else []))
+        path = compare_render.write(result, args.out, inputs=a.inputs + (b.inputs if b is not a else []))
         print(f"written: {path}")
     return EXIT_OK
 
