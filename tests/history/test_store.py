@@ -219,7 +219,8 @@ def test_backend_under_test(db):
         assert s.version() == store_mod.SCHEMA_VERSION
 
 
-@pytest.mark.skipif(not os.environ.get("IKBENCH_CLI"), reason="IKBENCH_CLI (the built harness) is not set")
+@pytest.mark.skipif(not os.path.isfile(os.environ.get("IKBENCH_CLI", "")),
+                    reason="IKBENCH_CLI (the built harness) is not set or not built")
 def test_harness_run_history_and_forwarding(db, tmp_path):
     cli = os.environ["IKBENCH_CLI"]
     out = tmp_path / "run"
