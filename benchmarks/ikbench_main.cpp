@@ -308,11 +308,19 @@ int realMain(int argc, char** argv) {
   if (cmp->parsed() || rep->parsed() || tun->parsed() || his->parsed()) {
     CLI::App* sub = cmp->parsed() ? cmp : rep->parsed() ? rep : tun->parsed() ? tun : his;
     std::vector<std::string> args = {sub->get_name()};
+    if (tun->parsed()) {
+      // `tune` is owned by the analysis library, which runs `ikbench run` (this
+      // very binary, passed as --ikbench before the user's options so that an
+      // explicit --ikbench still wins): exec, so nothing waits on Python here.
+      std::error_code ec;
+      const fs::path self = fs::read_symlink("/proc/self/exe", ec);
+      args.push_back("--ikbench");
+      args.push_back((ec ? fs::absolute(argv[0]) : self).string());
+      for (const std::string& a : sub->remaining()) args.push_back(a);
+      execAnalysis(args);
+      return 2;
+    }
     for (const std::string& a : sub->remaining()) args.push_back(a);
-    // `tune` runs `ikbench run`: this very binary.
-    std::error_code ec;
-    const fs::path self = fs::read_symlink("/proc/self/exe", ec);
-    if (tun->parsed()) setenv("IKBENCH_BIN", (ec ? fs::absolute(argv[0]) : self).c_str(), 1);
     const int rc = runAnalysis(args);
     return rc < 0 ? 2 : rc;
   }

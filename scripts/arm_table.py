@@ -28,14 +28,16 @@ import argparse
 import json
 import math
 import os
-import subprocess
 import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "python"))
 
-from ikbench import results, tune  # noqa: E402
+from tabulate import tabulate  # noqa: E402
+
+from ikbench import results, runner, tune  # noqa: E402
+from ikbench.safe_io import atomic_write_text, output_directory  # noqa: E402
 
 # key, label, where (shipped | corpus), file, base, tip, group (the robot is in the tuning set of the
 # auto preset, or only ever evaluated)
@@ -96,7 +98,7 @@ def write_suites(out, count):
     corpus = [a for a in have if a[2] == "corpus"]
     if not corpus:
         raise Bad(f"no corpus arm found under {corpus_dir()} (set IKBENCH_CORPUS_DIR)")
-    out.mkdir(parents=True, exist_ok=True)
+    output_directory(out)
     options = {"position_tolerance": 1e-5, "orientation_tolerance": 1e-5, "max_iterations": 500,
                "time_budget_us": 0, "stall_iterations": 20}
     written = []
@@ -113,9 +115,7 @@ def write_suites(out, count):
         doc = {"name": name, "description": f"corpus arms of the {group} group of the auto preset "
                f"(written by scripts/arm_table.py suites from {corpus_dir()})", "seed": seed, "options": options,
                "solvers": ["auto", "kdl-lma:budget_us=5000"], "families": fams}
-        path = out / f"{name}.json"
-        path.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
-        written.append(path)
+        written.append(atomic_write_text(out / f"{name}.json", json.dumps(doc, indent=1) + "\n"))
     return written, missing
 
 
@@ -131,10 +131,8 @@ def run_arm(exe, arm, out, samples, seed, solvers, sched):
            "--no-summary", "--seed", str(seed)]
     cmd = tune.sched_prefix(sched) + cmd
     before = load_average()
-    p = subprocess.run(cmd, capture_output=True, text=True)
+    runner.run(cmd)  # a failure is a ResultsError naming the command's exit and last lines
     after = load_average()
-    if p.returncode != 0:
-        raise Bad(f"{' '.join(cmd)}: exit {p.returncode}: {p.stderr.strip().splitlines()[-1:] or ''}")
     return cmd, before, after
 
 
@@ -186,20 +184,23 @@ def table_rows(rundirs, solver, reference):
 
 
 def markdown(rows, solver, reference, missing, samples, sched):
-    L = [f"| arm (chain) | DOF | robot in | `{solver}` success [95% CI] | median [us] | mean [us] | median it. | "
-         f"`{reference}` success | its mean [us] | ratio of means | target |",
-         "|---|---:|---|---|---|---|---:|---:|---|---|---|"]
+    headers = ["arm (chain)", "DOF", "robot in", f"`{solver}` success [95% CI]", "median [us]", "mean [us]",
+               "median it.", f"`{reference}` success", "its mean [us]", "ratio of means", "target"]
+    align = ["left", "right", "left", "left", "left", "left", "right", "right", "left", "left", "left"]
+    table = []
     for r in rows:
         src = "shipped" if r["where"] == "shipped" else "corpus"
         ok = ("yes" if r["meets_success"] and r["meets_ratio"] else
               "no: " + ", ".join(x for x, m in (("success", r["meets_success"]), ("time", r["meets_ratio"])) if not m))
-        L.append(f"| {r['arm']} ({src}; {r['chain']}) | {r['dof']} | "
-                 f"{'tuning set' if r['group'] == 'tuning' else 'evaluation only'} | "
-                 f"{_pct(r['success'], *r['success_ci'])} ({r['solves'] - r['successes']} failed) | "
-                 f"{_num(r['median_us'], *r['median_ci'])} | {_num(r['mean_us'], *r['mean_ci'])} | "
-                 f"{r['iterations_median']:.0f} | {100 * r['reference_success']:.2f}% | "
-                 f"{_num(r['reference_mean_us'], *r['reference_mean_ci'])} | "
-                 f"{_num(r['ratio'], *r['ratio_ci'], f='{:.3f}')} | {ok} |")
+        table.append([f"{r['arm']} ({src}; {r['chain']})", str(r["dof"]),
+                      "tuning set" if r["group"] == "tuning" else "evaluation only",
+                      f"{_pct(r['success'], *r['success_ci'])} ({r['solves'] - r['successes']} failed)",
+                      _num(r["median_us"], *r["median_ci"]), _num(r["mean_us"], *r["mean_ci"]),
+                      f"{r['iterations_median']:.0f}", f"{100 * r['reference_success']:.2f}%",
+                      _num(r["reference_mean_us"], *r["reference_mean_ci"]),
+                      _num(r["ratio"], *r["ratio_ci"], f="{:.3f}"), ok])
+    L = tabulate(table, headers=headers, tablefmt="pipe", disable_numparse=True,
+                 colalign=align if table else None).splitlines()
     L += ["", f"{samples} random reachable pose targets per arm (`ikbench run --urdf ... --samples {samples} --threads 1`"
           f"{', under chrt -f 1' if sched == 'fifo' else ''}); success = converged (1e-5 m and 1e-5 rad by FK) and "
           "within limits over all solves [Wilson 95 % interval]; times over supported solves [percentile bootstrap "
@@ -229,7 +230,7 @@ def cmd_table(args):
     if not have:
         raise Bad("no arm file found")
     out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
+    output_directory(out)
     solvers = f"{args.solver},{args.reference}"
     rundirs = []
     for arm in have:
@@ -239,12 +240,11 @@ def cmd_table(args):
         rundirs.append((arm, d, cmd, before, after))
     rows = table_rows(rundirs, args.solver, args.reference)
     md = markdown(rows, args.solver, args.reference, missing, args.samples, args.sched)
-    (out / "arm_table.md").write_text(md, encoding="utf-8")
-    (out / "arm_table.json").write_text(json.dumps({"solver": args.solver, "reference": args.reference,
-                                                    "samples": args.samples, "seed": args.seed,
-                                                    "sched": args.sched, "rows": rows,
-                                                    "missing": [a[0] for a in missing]}, indent=1) + "\n",
-                                        encoding="utf-8")
+    atomic_write_text(out / "arm_table.md", md)
+    atomic_write_text(out / "arm_table.json", json.dumps({"solver": args.solver, "reference": args.reference,
+                                                          "samples": args.samples, "seed": args.seed,
+                                                          "sched": args.sched, "rows": rows,
+                                                          "missing": [a[0] for a in missing]}, indent=1) + "\n")
     sys.stdout.write(md)
     return 0
 

@@ -1,6 +1,7 @@
 // The C++ CLI's bridge to the analysis library (python/ikbench): `ikbench run`
 // ends with its summary table, and `ikbench compare` / `ikbench report` are
-// its commands. Every figure is defined there, once.
+// its commands (`ikbench tune` hands over to it by exec). Every figure is
+// defined there, once.
 #pragma once
 
 #include <string>
@@ -15,6 +16,12 @@ namespace ikbench::harness {
 // this source tree's python/, else the installed copy. Returns -1 (and says
 // why on stderr) when no interpreter or package can be found.
 int runAnalysis(const std::vector<std::string>& args);
+
+// Replaces this process by `python3 -m ikbench ARGS...` (the same interpreter,
+// package and environment as runAnalysis): for a subcommand the analysis
+// library owns, such as `tune`, so that no C++ process waits on Python.
+// Returns only on failure: -1, having said why on stderr.
+int execAnalysis(const std::vector<std::string>& args);
 
 // Where the analysis library was found (empty if nowhere).
 std::string analysisPackageDir();

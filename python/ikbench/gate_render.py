@@ -43,7 +43,7 @@ def render_table(rows, markdown, columns=COLUMNS):
         esc = [[str(c).replace("|", "\\|") for c in r] for r in rows]
         return tabulate(esc, headers=columns, tablefmt="pipe", disable_numparse=True)
     align = ["left", "left"] + ["right"] * (len(columns) - 3) + ["left"]
-    table = tabulate(rows, headers=columns, tablefmt="simple", disable_numparse=True, colalign=align)
+    table = tabulate(rows, headers=columns, tablefmt="simple", disable_numparse=True, colalign=align if rows else None)
     return "\n".join(line.rstrip() for line in table.splitlines())
 
 

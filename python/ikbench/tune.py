@@ -11,6 +11,12 @@ on another set it never saw, and report both (docs/tuning.md).
 4. tune.json and tune.md in DIR give the chosen point's figures on the tuning set beside its
    figures on the evaluation set (with intervals), the runner-ups, and any overlap of the sets.
 
+The command is owned by Python: `ikbench tune` (the C++ binary) hands over to `python3 -m
+ikbench tune --ikbench ITS_PATH ...` by exec, and this module runs the harness once per item of a
+set through ikbench.runner. Modules: ikbench.tune_sets (the sets), ikbench.tune_criterion (the
+criterion and the ranking), this one (figures of a set, the runs, the report as data: tune.json),
+ikbench.tune_render (tune.md).
+
 Every figure comes from `ikbench.figures` (success = converged and within limits over all solves,
 Wilson intervals; bootstrap intervals on times); the set figures below pool or combine them.
 
@@ -21,54 +27,26 @@ problems depend only on the seed and the family's name). Each item is one `ikben
 """
 
 import datetime
-import hashlib
 import json
 import math
-import os
-import re
 import shutil
-import subprocess
 import sys
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from . import figures
-from .results import ResultsError
+from . import figures, runner
 from .safe_io import atomic_write_text, check_output_path, output_directory
+from .tune_criterion import (DEFAULT_CRITERION, REFERENCE_FIGURES, SET_FIGURES, Clause, Criterion,  # noqa: F401
+                             TuneError, choose, parse_criterion)
+from .tune_sets import (Item, data_directory, family_keys, item_suite_file, model_names,  # noqa: F401
+                        parse_item, parse_set, problem_fingerprints, _safe)
 
 EXIT_OK, EXIT_FINDING, EXIT_BAD_INPUT = 0, 1, 2
 
 
-class TuneError(ResultsError):
-    """Bad input to `tune` (exit 2, one line on stderr)."""
-
-
 # ---------------------------------------------------------------- figures of a set
-
-# name -> (direction, unit, meaning). Every one is computed by `set_figures` from the figures of
-# ikbench.figures over the set's solves.
-SET_FIGURES = {
-    "success": ("max", "", "success rate over all solves of the set (converged and within limits)"),
-    "success_low": ("max", "", "lower end of that success rate's Wilson 95 % interval"),
-    "worst_success": ("max", "", "lowest success rate of the set's families"),
-    "mean_time": ("min", "us", "mean solve time over the set's supported solves"),
-    "median_time": ("min", "us", "median solve time over the set's supported solves"),
-    "p90_time": ("min", "us", "90th percentile of the solve times"),
-    "p99_time": ("min", "us", "99th percentile of the solve times"),
-    "worst_mean_time": ("min", "us", "highest mean time of the set's families"),
-    "geomean_time": ("min", "us", "geometric mean of the families' mean times (each family weighs the same)"),
-    "median_iters": ("min", "", "median iterations per solve (all attempts)"),
-    "mean_evals": ("min", "", "mean FK + Jacobian evaluations per solve (a cost that does not depend on the "
-                              "machine or its load)"),
-    "time_ratio": ("min", "", "mean time over the reference's mean time on the same set, same run "
-                              "(needs --reference)"),
-    "worst_time_ratio": ("min", "", "highest family ratio of mean times to the reference's (needs --reference)"),
-}
-REFERENCE_FIGURES = ("time_ratio", "worst_time_ratio")
-
 
 def set_figures(solves, reference=None, *, intervals=True):
     """Figures per solver spec over the solves of one set (one or more runs concatenated; family
@@ -123,339 +101,13 @@ def set_figures(solves, reference=None, *, intervals=True):
     return out, fam
 
 
-# ---------------------------------------------------------------- the criterion
-
-_UNUM = r"(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
-_NUM = r"[-+]?" + _UNUM
-_CONSTRAINT = re.compile(r"^(.+?)\s*(>=|<=|>|<)\s*(" + _NUM + r")$")
-_TERM = re.compile(r"\s*([-+]?)\s*(?:(" + _UNUM + r")\s*\*\s*)?([a-z_0-9]+)\s*")
-
-DEFAULT_CRITERION = "success,mean_time"
-
-
-@dataclass
-class Clause:
-    kind: str                  # "objective" or "constraint"
-    terms: list                # [(coefficient, figure)]
-    direction: str = "max"     # objective: "max" or "min"
-    op: str = ""               # constraint: >=, <=, >, <
-    bound: float = math.nan
-    text: str = ""
-
-    def value(self, row):
-        v = 0.0
-        for c, f in self.terms:
-            x = row[f]
-            if x is None or not np.isfinite(x):
-                return math.nan
-            v += c * float(x)
-        return v
-
-    def holds(self, row):
-        v = self.value(row)
-        if not np.isfinite(v):
-            return False
-        return {">=": v >= self.bound, "<=": v <= self.bound, ">": v > self.bound, "<": v < self.bound}[self.op]
-
-    def figures(self):
-        return [f for _, f in self.terms]
-
-
-@dataclass
-class Criterion:
-    text: str
-    clauses: list = field(default_factory=list)
-
-    @property
-    def objectives(self):
-        return [c for c in self.clauses if c.kind == "objective"]
-
-    @property
-    def constraints(self):
-        return [c for c in self.clauses if c.kind == "constraint"]
-
-    def figures(self):
-        return sorted({f for c in self.clauses for f in c.figures()})
-
-    def describe(self):
-        parts = []
-        for c in self.constraints:
-            parts.append(f"keep the points with {c.text}")
-        objs = [f"{'highest' if c.direction == 'max' else 'lowest'} {c.text.split(':', 1)[-1]}"
-                for c in self.objectives]
-        if objs:
-            parts.append(("then " if parts else "") + ", then ".join(objs))
-        return "; ".join(parts) + "; ties: the first point of the grid"
-
-
-def _parse_expr(text, where):
-    text = text.strip()
-    if not text:
-        raise TuneError(f"{where}: empty expression")
-    pos, terms = 0, []
-    while pos < len(text):
-        m = _TERM.match(text, pos)
-        if not m or m.end() == pos or (terms and not m.group(1)):
-            raise TuneError(f"{where}: cannot read '{text[pos:]}' (expected [NUMBER*]FIGURE terms joined by + or -, "
-                            f"figures: {', '.join(SET_FIGURES)})")
-        sign = -1.0 if m.group(1) == "-" else 1.0
-        coef = float(m.group(2)) if m.group(2) else 1.0
-        name = m.group(3)
-        if name not in SET_FIGURES:
-            raise TuneError(f"{where}: unknown figure '{name}' (known: {', '.join(SET_FIGURES)})")
-        terms.append((sign * coef, name))
-        pos = m.end()
-    return terms
-
-
-def parse_criterion(text):
-    """Parses the criterion syntax (docs/tuning.md):
-
-        criterion := clause (',' clause)*
-        clause    := FIGURE                     objective, in the figure's own direction
-                   | 'max:' EXPR | 'min:' EXPR  objective: a weighted score
-                   | EXPR OP NUMBER             constraint, OP one of >= <= > <
-        EXPR      := [NUMBER '*'] FIGURE (('+' | '-') [NUMBER '*'] FIGURE)*
-
-    Constraints keep the points that meet them; objectives rank the points kept, the first
-    objective first, ties broken by the next and finally by the order of the grid. Without any
-    objective the default objectives `success,mean_time` apply."""
-    if text is None or not str(text).strip():
-        raise TuneError("--criterion: empty (e.g. 'success,mean_time' or 'success>=0.999,mean_time')")
-    crit = Criterion(text=str(text).strip())
-    for k, raw in enumerate(crit.text.split(",")):
-        item = raw.strip()
-        where = f"--criterion '{crit.text}': clause {k + 1} '{item}'"
-        if not item:
-            raise TuneError(f"{where}: empty clause")
-        m = _CONSTRAINT.match(item)
-        if m:
-            terms = _parse_expr(m.group(1), where)
-            crit.clauses.append(Clause("constraint", terms, op=m.group(2), bound=float(m.group(3)), text=item))
-            continue
-        if re.match(r"^(max|min)\s*:", item):
-            direction, expr = item.split(":", 1)
-            terms = _parse_expr(expr, where)
-            crit.clauses.append(Clause("objective", terms, direction=direction.strip(), text=item))
-            continue
-        if item in SET_FIGURES:
-            crit.clauses.append(Clause("objective", [(1.0, item)], direction=SET_FIGURES[item][0], text=item))
-            continue
-        if any(op in item for op in "<>="):
-            raise TuneError(f"{where}: a constraint is EXPR OP NUMBER with OP one of >= <= > < (e.g. success>=0.999)")
-        raise TuneError(f"{where}: unknown figure '{item}' (known: {', '.join(SET_FIGURES)}; or max:EXPR, "
-                        "min:EXPR, EXPR>=NUMBER)")
-    if not crit.objectives:
-        for name in DEFAULT_CRITERION.split(","):
-            crit.clauses.append(Clause("objective", [(1.0, name)], direction=SET_FIGURES[name][0], text=name))
-    return crit
-
-
-def choose(points, criterion, order=None):
-    """Ranks the points (rows of a set_figures frame, indexed by spec) by the criterion.
-
-    Returns (ranking, excluded): `ranking` lists the specs that meet every constraint, best
-    first (objectives in order; a figure that is not a number ranks last; ties keep `order`, the
-    grid's order, default the frame's); `excluded` maps every other spec to why (n/a: no
-    supported solve; or the first constraint it fails, with its value)."""
-    order = list(points.index) if order is None else list(order)
-    excluded, kept = {}, []
-    for spec in order:
-        row = points.loc[spec]
-        if not bool(row.get("available", True)):
-            excluded[spec] = "n/a: no supported solve on the tuning set"
-            continue
-        why = None
-        for c in criterion.constraints:
-            if not c.holds(row):
-                v = c.value(row)
-                why = f"fails {c.text} (value {_fmt_value(v)})"
-                break
-        if why:
-            excluded[spec] = why
-        else:
-            kept.append(spec)
-
-    def key(spec):
-        row = points.loc[spec]
-        k = []
-        for c in criterion.objectives:
-            v = c.value(row)
-            if not np.isfinite(v):
-                k += [1, 0.0]
-            else:
-                k += [0, -v if c.direction == "max" else v]
-        return k
-
-    ranking = sorted(kept, key=key)  # stable: ties keep the grid order
-    return ranking, excluded
-
-
-def _fmt_value(v):
-    if v is None or not np.isfinite(v):
-        return "n/a"
-    return f"{v:.6g}"
-
-
-# ---------------------------------------------------------------- sets
-
-@dataclass
-class Item:
-    text: str
-    suite_file: Path
-    suite_name: str
-    seed: int
-    seed_given: bool
-    families: list            # selected family names (all when none were selected)
-    selected: bool            # families were selected
-    family_defs: dict         # name -> family JSON object of the suite file
-
-
-def data_directory():
-    """The shipped data directory as `ikbench` finds it: $IKBENCH_DATA_DIR, else this source
-    tree's scenarios/data."""
-    env = os.environ.get("IKBENCH_DATA_DIR")
-    if env:
-        return Path(env)
-    return Path(__file__).resolve().parent.parent.parent / "scenarios" / "data"
-
-
-def _suite_path(name):
-    p = Path(name)
-    if p.suffix == ".json" or "/" in name or p.exists():
-        if not p.is_file():
-            raise TuneError(f"suite file '{name}' not found")
-        return p.resolve()
-    cand = data_directory() / "suites" / f"{name}.json"
-    if cand.is_file():
-        return cand.resolve()
-    shipped = sorted(x.stem for x in (data_directory() / "suites").glob("*.json"))
-    raise TuneError(f"unknown suite '{name}' (shipped suites in {data_directory() / 'suites'}: "
-                    f"{', '.join(shipped) or 'none'}; or give a path to a .json file)")
-
-
-def parse_item(text, what):
-    raw = text.strip()
-    if not raw:
-        raise TuneError(f"{what}: empty item (expected SUITE[@SEED][:FAMILY,...])")
-    head, fams = raw, None
-    # SUITE[:FAMILIES]: the last ':' that is not part of a path
-    if ":" in raw:
-        i = raw.rindex(":")
-        if "/" not in raw[i + 1:]:
-            head, fams = raw[:i], raw[i + 1:]
-    seed, seed_given = None, False
-    if "@" in head:
-        head, s = head.rsplit("@", 1)
-        if not re.fullmatch(r"\d+", s.strip()) or int(s) >= 2 ** 64:
-            raise TuneError(f"{what}: '{raw}': seed '{s}' is not a decimal integer in [0, 2^64 - 1]")
-        seed, seed_given = int(s), True
-    path = _suite_path(head.strip())
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as e:
-        raise TuneError(f"{what}: '{raw}': cannot read suite file {path}: {e}") from None
-    if not isinstance(doc, dict) or not isinstance(doc.get("families"), list):
-        raise TuneError(f"{what}: '{raw}': {path} is not a suite file (no 'families' list)")
-    defs = {}
-    for f in doc["families"]:
-        if isinstance(f, dict) and isinstance(f.get("name"), str):
-            defs[f["name"]] = f
-    if seed is None:
-        s = doc.get("seed", 0)
-        if not isinstance(s, int) or isinstance(s, bool):
-            raise TuneError(f"{what}: '{raw}': {path}: 'seed' is not an integer")
-        seed = s
-    selected = fams is not None
-    if selected:
-        names = [x.strip() for x in fams.split(",")]
-        if any(not n for n in names):
-            raise TuneError(f"{what}: '{raw}': empty family name in the list")
-        for n in names:
-            if n not in defs:
-                raise TuneError(f"{what}: '{raw}': suite {path} has no family '{n}' (its families: "
-                                f"{', '.join(defs)})")
-        if len(set(names)) != len(names):
-            raise TuneError(f"{what}: '{raw}': a family is listed twice")
-    else:
-        names = list(defs)
-    name = doc.get("name") if isinstance(doc.get("name"), str) else path.stem
-    return Item(raw, path, name, seed, seed_given, names, selected, defs)
-
-
-def parse_set(text, what):
-    """A set: ITEM ('+' ITEM)*, ITEM = SUITE[@SEED][:FAMILY,...]. Family names must be unique
-    within the set (its solves are pooled by family)."""
-    if text is None or not text.strip():
-        raise TuneError(f"{what}: empty (expected SUITE[@SEED][:FAMILY,...] joined by '+')")
-    items = [parse_item(t, what) for t in text.split("+")]
-    seen = {}
-    for it in items:
-        for f in it.families:
-            if f in seen:
-                raise TuneError(f"{what}: family '{f}' is in '{seen[f]}' and in '{it.text}': family names must be "
-                                "unique within a set")
-            seen[f] = it.text
-    return items
-
-
-def family_keys(items):
-    """{(family name, seed)}: a family's problems depend only on these two (and its definition)."""
-    return {(f, it.seed) for it in items for f in it.families}
-
-
-def _resolve_file(value, suite_dir):
-    p = Path(value)
-    if p.is_absolute():
-        return str(p)
-    for base in (suite_dir, data_directory()):
-        if (base / p).exists():
-            return str((base / p).resolve())
-    return value
-
-
-def item_suite_file(item, directory):
-    """The suite file `ikbench run` reads for an item: the file itself when every family is run,
-    else a copy with the selected families only (same name and seed, so the same problems; data
-    files made absolute so that they resolve from the copy's directory)."""
-    if not item.selected:
-        return item.suite_file
-    doc = json.loads(item.suite_file.read_text(encoding="utf-8"))
-    fams = []
-    for f in doc["families"]:
-        if isinstance(f, dict) and f.get("name") in item.families:
-            f = dict(f)
-            if isinstance(f.get("file"), str):
-                f["file"] = _resolve_file(f["file"], item.suite_file.parent)
-            fams.append(f)
-    doc["families"] = fams
-    doc.pop("solvers", None)
-    output_directory(directory, inputs=[item.suite_file])
-    out = directory / f"{_safe(item.suite_name)}-{_digest(json.dumps(item.families))[:8]}.json"
-    return atomic_write_text(out, json.dumps(doc, indent=1) + "\n", inputs=[item.suite_file])
-
-
-def _safe(name):
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", name) or "suite"
-
-
-def _digest(text):
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
 # ---------------------------------------------------------------- running ikbench
 
 def find_ikbench(given=None):
-    """The harness: --ikbench, else $IKBENCH_BIN (set by `ikbench tune`), else $IKBENCH_CLI, else
-    this source tree's build/release/benchmarks/ikbench, else `ikbench` on PATH."""
-    root = Path(__file__).resolve().parent.parent.parent
-    for c in (given, os.environ.get("IKBENCH_BIN"), os.environ.get("IKBENCH_CLI"),
-              str(root / "build" / "release" / "benchmarks" / "ikbench"), shutil.which("ikbench")):
-        if c and Path(c).is_file() and os.access(c, os.X_OK):
-            return str(Path(c).resolve())
-        if c and c == given:
-            raise TuneError(f"--ikbench '{given}': not an executable file")
-    raise TuneError("the ikbench harness was not found: pass --ikbench PATH (or run `ikbench tune`)")
+    """The harness (ikbench.runner.find_harness): --ikbench PATH (what `ikbench tune` passes),
+    else $IKBENCH_CLI, else this source tree's build/release/benchmarks/ikbench, else `ikbench`
+    on PATH."""
+    return runner.find_harness(given)
 
 
 def load_average():
@@ -479,29 +131,19 @@ def sched_prefix(sched):
 
 
 def run_ikbench(exe, suite_file, seed, solvers, out_dir, threads, log_path, force, sched=None):
-    args = sched_prefix(sched) + [exe, "run", "--suite", str(suite_file), "--solvers", solvers, "--threads", str(threads),
-            "--out", str(out_dir), "--no-trace", "--progress", "none", "--no-summary"]
+    """One `ikbench run` of a set's item through ikbench.runner (its output logged to log_path);
+    returns (args, load average before, after)."""
+    args = sched_prefix(sched) + [exe, "run", "--suite", str(suite_file), "--solvers", solvers, "--threads",
+                                  str(threads), "--out", str(out_dir), "--no-trace", "--progress", "none",
+                                  "--no-summary"]
     if seed is not None:
         args += ["--seed", str(seed)]
     if force:
         args.append("--force")
-    env = dict(os.environ)
-    env.setdefault("PYTHONPATH", str(Path(__file__).resolve().parent.parent))
-    check_output_path(log_path, inputs=[suite_file])  # refused before the run, not after
     before = load_average()
-    p = subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
+    runner.run(args, log_path=log_path, inputs=[suite_file])
     after = load_average()
-    text = "$ " + " ".join(_quote(a) for a in args) + "\n" + p.stdout.decode("utf-8", errors="replace")
-    atomic_write_text(log_path, text, inputs=[suite_file])
-    if p.returncode != 0:
-        tail = text.strip().splitlines()[-3:]
-        raise TuneError(f"`ikbench run` failed (exit {p.returncode}) on {suite_file}: " + " | ".join(tail) +
-                        f" (log: {log_path})")
     return args, before, after
-
-
-def _quote(a):
-    return a if re.fullmatch(r"[A-Za-z0-9_./=:,@+-]+", a) else "'" + a.replace("'", "'\\''") + "'"
 
 
 def run_set(exe, items, solvers, directory, threads, force, log, sched=None):
@@ -517,40 +159,13 @@ def run_set(exe, items, solvers, directory, threads, force, log, sched=None):
 
         run = load(out)
         runs.append({"item": it.text, "suite": it.suite_name, "suite_file": str(suite_file), "seed": it.seed,
-                     "families": it.families, "results": str(out), "command": " ".join(_quote(a) for a in args),
+                     "families": it.families, "results": str(out), "command": " ".join(runner.quote(a) for a in args),
                      "load_average_before": before, "load_average_after": after,
                      "solves": int(len(run.solves)), "_run": run})
         frames.append(run.solves)
     solves = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
     return runs, solves
 
-
-# ---------------------------------------------------------------- overlap
-
-def _canonical(x):
-    return json.dumps(x, sort_keys=True, separators=(",", ":"))
-
-
-def model_fingerprint(model):
-    return _digest(_canonical(model.get("joints")))
-
-
-def problem_fingerprints(run):
-    """{fingerprint: (family, problem)} of a run's problems: the model's joints, q0 and goals."""
-    if run.problems is None or run.models is None:
-        return {}
-    mfp = {mid: model_fingerprint(m) for mid, m in run.models.items()}
-    out = {}
-    for r in run.problems.itertuples(index=False):
-        out[_digest(_canonical([mfp.get(r.model), r.q0, r.goals]))] = (r.family, int(r.problem))
-    return out
-
-
-def model_names(run):
-    """{fingerprint: (model name, source)} of a run's models."""
-    if run.models is None:
-        return {}
-    return {model_fingerprint(m): (m.get("name"), m.get("source")) for m in run.models.values()}
 
 
 # ---------------------------------------------------------------- the command
@@ -706,140 +321,12 @@ def tune(args, log=None):
     return status, report
 
 
-# ---------------------------------------------------------------- the report
-
-def _pct(v, lo=None, hi=None, digits=2):
-    if v is None or not np.isfinite(v):
-        return "n/a"
-    s = f"{100 * v:.{digits}f}%"
-    if lo is not None and hi is not None and np.isfinite(lo) and np.isfinite(hi):
-        s += f" [{100 * lo:.{digits}f}, {100 * hi:.{digits}f}]"
-    return s
-
-
-def _num(v, lo=None, hi=None, fmt="{:.1f}"):
-    if v is None or not np.isfinite(v):
-        return "n/a"
-    s = fmt.format(v)
-    if lo is not None and hi is not None and np.isfinite(lo) and np.isfinite(hi):
-        s += " [" + fmt.format(lo) + ", " + fmt.format(hi) + "]"
-    return s
-
+# ---------------------------------------------------------------- reading the report
 
 def _g(d, k):
     v = d.get(k) if d else None
     return np.nan if v is None else v
 
-
-def _figure_rows(t, e, reference):
-    rows = [("success", _pct(_g(t, "success"), _g(t, "success_ci_low"), _g(t, "success_ci_high")),
-             _pct(_g(e, "success"), _g(e, "success_ci_low"), _g(e, "success_ci_high"))),
-            ("worst family success", _pct(_g(t, "worst_success")), _pct(_g(e, "worst_success"))),
-            ("mean time [us]", _num(_g(t, "mean_time"), _g(t, "time_us_mean_ci_low"), _g(t, "time_us_mean_ci_high")),
-             _num(_g(e, "mean_time"), _g(e, "time_us_mean_ci_low"), _g(e, "time_us_mean_ci_high"))),
-            ("median time [us]", _num(_g(t, "median_time"), _g(t, "time_us_median_ci_low"),
-                                      _g(t, "time_us_median_ci_high")),
-             _num(_g(e, "median_time"), _g(e, "time_us_median_ci_low"), _g(e, "time_us_median_ci_high"))),
-            ("p99 time [us]", _num(_g(t, "p99_time")), _num(_g(e, "p99_time"))),
-            ("median iterations", _num(_g(t, "median_iters"), _g(t, "iterations_median_ci_low"),
-                                       _g(t, "iterations_median_ci_high"), "{:.0f}"),
-             _num(_g(e, "median_iters"), _g(e, "iterations_median_ci_low"), _g(e, "iterations_median_ci_high"),
-                  "{:.0f}")),
-            ("mean FK + Jacobian evaluations", _num(_g(t, "mean_evals")), _num(_g(e, "mean_evals"))),
-            ("geometric mean of family mean times [us]", _num(_g(t, "geomean_time")), _num(_g(e, "geomean_time")))]
-    if reference:
-        rows += [(f"mean time / `{reference}`'s", _num(_g(t, "time_ratio"), _g(t, "time_ratio_ci_low"),
-                                                       _g(t, "time_ratio_ci_high"), "{:.3f}"),
-                  _num(_g(e, "time_ratio"), _g(e, "time_ratio_ci_low"), _g(e, "time_ratio_ci_high"), "{:.3f}")),
-                 ("worst family ratio", _num(_g(t, "worst_time_ratio"), fmt="{:.3f}"),
-                  _num(_g(e, "worst_time_ratio"), fmt="{:.3f}"))]
-    return rows
-
-
-def _family_table(fams, reference, solver):
-    head = "| family | DOF | solves | success [95% CI] | mean time [us] | median time [us] | median it. |"
-    sep = "|---|---:|---:|---|---|---|---:|"
-    if reference:
-        head += " ratio to the reference's mean |"
-        sep += "---|"
-    lines = [head, sep]
-    for f in fams:
-        if f["solver"] != solver:
-            continue
-        line = (f"| {f['family']} | {_num(_g(f, 'dof'), fmt='{:.0f}')} | {_num(_g(f, 'solves'), fmt='{:.0f}')} | "
-                f"{_pct(_g(f, 'success_rate'), _g(f, 'success_ci_low'), _g(f, 'success_ci_high'))} | "
-                f"{_num(_g(f, 'time_us_mean'), _g(f, 'time_us_mean_ci_low'), _g(f, 'time_us_mean_ci_high'))} | "
-                f"{_num(_g(f, 'time_us_median'), _g(f, 'time_us_median_ci_low'), _g(f, 'time_us_median_ci_high'))} | "
-                f"{_num(_g(f, 'iterations_median'), fmt='{:.0f}')} |")
-        if reference:
-            line += f" {_num(_g(f, 'time_ratio'), _g(f, 'time_ratio_ci_low'), _g(f, 'time_ratio_ci_high'), '{:.3f}')} |"
-        lines.append(line)
-    return lines
-
-
-def markdown(report, runner_ups=5):
-    r = report
-    ref = r.get("reference")
-    L = ["# ikbench tune", "", f"`{r['command']}`" if r.get("command") else "", "",
-         f"* grid: `{r['grid']}` ({len(r['points'])} points)" + (f"; reference `{ref}`" if ref else ""),
-         f"* criterion: `{r['criterion']['text']}`: {r['criterion']['meaning']}",
-         f"* tuning set: `{r['tuning_set']['text']}`; evaluation set: `{r['evaluation_set']['text']}`",
-         f"* threads: {r['threads']}; scheduling: {r.get('sched', 'normal')}; started {r['start_time']}"]
-    for side in ("tuning_set", "evaluation_set"):
-        for run in r[side]["runs"]:
-            la = run.get("load_average_before"), run.get("load_average_after")
-            L.append(f"* {side.replace('_', ' ')} run `{run['results']}` ({', '.join(run['families'])}; seed "
-                     f"{run['seed']}): load average {la[0]} before, {la[1]} after")
-    L.append("")
-    for n in r["notes"]:
-        L += [f"**{n}**", ""]
-    chosen = r["chosen"]
-    if chosen is None:
-        L += ["No point meets the criterion's constraints on the tuning set; nothing was evaluated.", ""]
-    else:
-        t = r["tuning"]["points"][chosen]
-        e = r["evaluation"]["point"]
-        L += [f"## Chosen point: `{chosen}`", "",
-              "| figure | on the tuning set (the data it was chosen on) | on the evaluation set (unseen) |",
-              "|---|---|---|"]
-        for name, a, b in _figure_rows(t, e, ref):
-            L.append(f"| {name} | {a} | {b} |")
-        L += ["", "Success: converged and within limits over all solves [Wilson 95 % interval]; times over "
-              "supported solves [percentile bootstrap 95 % intervals]; ratios [the two means' intervals "
-              "divided: a conservative interval]. Definitions: docs/analysis.md, docs/tuning.md.", ""]
-        L += ["### Per family, on the evaluation set", ""] + _family_table(r["evaluation"]["families"], ref, chosen)
-        if ref:
-            L += ["", f"Reference `{ref}` on the evaluation set:", ""] + \
-                 _family_table(r["evaluation"]["families"], None, ref)
-        L += ["", "### Per family, on the tuning set (the data it was chosen on)", ""] + \
-            _family_table(r["tuning"]["families"], ref, chosen)
-    extra = [f for f in r["criterion_figures"] if f not in ("success", "mean_time")]
-    L += ["", "## Ranking on the tuning set", "",
-          "| " + " | ".join(["rank", "point", "success [95% CI]", "mean time [us]"] + extra +
-                            ["intervals overlapping the chosen's"]) + " |",
-          "|---:|---|---|---|" + "---|" * len(extra) + "---|"]
-    shown = r["ranking"][:1 + runner_ups]
-    c = r["tuning"]["points"][chosen] if chosen else None
-    for k, s in enumerate(shown):
-        p = r["tuning"]["points"][s]
-        cells = [str(k + 1), f"`{s}`" + (" (chosen)" if s == chosen else ""),
-                 _pct(_g(p, "success"), _g(p, "success_ci_low"), _g(p, "success_ci_high")),
-                 _num(_g(p, "mean_time"), _g(p, "time_us_mean_ci_low"), _g(p, "time_us_mean_ci_high"))]
-        cells += [_fmt_value(_criterion_value(p, f)) for f in extra]
-        cells.append("" if s == chosen else ", ".join(overlapping(p, c)) or "none")
-        L.append("| " + " | ".join(cells) + " |")
-    if len(r["ranking"]) > len(shown):
-        L.append(f"| | ... {len(r['ranking']) - len(shown)} more (tune.json) | | |" + " |" * (len(extra) + 1))
-    L += ["", "A runner-up whose success and mean-time intervals both overlap the chosen point's is not separated "
-          "from it by this tuning set: a repeat with other seeds may rank them the other way round."]
-    if r["excluded"]:
-        L += ["", "Excluded by the criterion:", ""]
-        for s, why in list(r["excluded"].items())[:20]:
-            L.append(f"* `{s}`: {why}")
-        if len(r["excluded"]) > 20:
-            L.append(f"* ... {len(r['excluded']) - 20} more (tune.json)")
-    L.append("")
-    return "\n".join(x for x in L if x is not None) + "\n"
 
 
 def overlapping(p, c):
@@ -856,10 +343,6 @@ def overlapping(p, c):
     return out
 
 
-def _criterion_value(p, f):
-    v = p.get(f)
-    return np.nan if v is None else v
-
 
 def _write(out, report):
     crit_figs = []
@@ -869,6 +352,8 @@ def _write(out, report):
                 crit_figs.append(f)
     report["criterion_figures"] = crit_figs
     atomic_write_text(out / "tune.json", json.dumps(report, indent=1, allow_nan=False) + "\n")
+    from .tune_render import markdown
+
     atomic_write_text(out / "tune.md", markdown(report, runner_ups=report.get("runner_ups", 5)))
 
 
@@ -893,10 +378,13 @@ def add_arguments(p):
     p.add_argument("--sched", choices=("normal", "fifo"), default="normal",
                    help="fifo: run each `ikbench run` under chrt -f 1 (SCHED_FIFO, needs root): on a loaded machine "
                         "the solves are then not preempted past their wall-clock budget")
-    p.add_argument("--ikbench", help="the harness binary (default: $IKBENCH_BIN, set by `ikbench tune`)")
+    p.add_argument("--ikbench", help="the harness binary (`ikbench tune` passes its own path; default: $IKBENCH_CLI, "
+                   "else the source tree's build/release, else ikbench on PATH)")
 
 
 def main_from_args(args):
+    from .tune_render import markdown
+
     report_status, report = tune(args)
     sys.stdout.write(markdown(report, runner_ups=args.runner_ups))
     out = Path(report["out"])
