@@ -36,7 +36,12 @@ MergeReport mergeShards(const std::vector<std::string>& shard_dirs, const std::s
                                      "of its own inputs; choose another --out",
                                      out_dir, d));
   std::vector<ResultsDirectory> shards;
-  for (const std::string& d : shard_dirs) shards.push_back(readResults(d, /*require_complete=*/true, /*rows=*/true));
+  for (const std::string& d : shard_dirs) {
+    // Every file of every shard is read and checked as verify checks it (and
+    // the traces too): a merged run holds only rows a reader accepts.
+    shards.push_back(readResults(d, /*require_complete=*/true, /*rows=*/true));
+    checkRows(shards.back(), readProblems(shards.back(), readModels(shards.back())), /*traces=*/true);
+  }
 
   // One run, cut into N complete shards, each exactly once.
   const json& first = shards.front().run;

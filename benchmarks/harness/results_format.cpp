@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <Eigen/Geometry>
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <cmath>
@@ -92,6 +93,47 @@ std::string configText(const Eigen::VectorXd& q, int digits) {
   return out;
 }
 
+bool parseResultNumber(std::string_view t, double* out) {
+  if (t.empty()) return false;
+  const bool negative = t.front() == '-';
+  std::string_view body = t.front() == '-' || t.front() == '+' ? t.substr(1) : t;
+  auto lower = [](std::string_view a, std::string_view word) {
+    if (a.size() != word.size()) return false;
+    for (size_t i = 0; i < a.size(); ++i)
+      if (std::tolower(static_cast<unsigned char>(a[i])) != word[i]) return false;
+    return true;
+  };
+  if (lower(body, "nan")) {
+    *out = std::numeric_limits<double>::quiet_NaN();
+    return true;
+  }
+  if (lower(body, "inf") || lower(body, "infinity")) {
+    *out = negative ? -std::numeric_limits<double>::infinity() : std::numeric_limits<double>::infinity();
+    return true;
+  }
+  // digits [. digits] | . digits, then an optional exponent: nothing else
+  // (from_chars alone would also take "inf" spellings and hexadecimal).
+  size_t i = 0, digits = 0;
+  while (i < body.size() && std::isdigit(static_cast<unsigned char>(body[i]))) ++i, ++digits;
+  if (i < body.size() && body[i] == '.') {
+    ++i;
+    while (i < body.size() && std::isdigit(static_cast<unsigned char>(body[i]))) ++i, ++digits;
+  }
+  if (digits == 0) return false;
+  if (i < body.size() && (body[i] == 'e' || body[i] == 'E')) {
+    ++i;
+    if (i < body.size() && (body[i] == '+' || body[i] == '-')) ++i;
+    size_t exp_digits = 0;
+    while (i < body.size() && std::isdigit(static_cast<unsigned char>(body[i]))) ++i, ++exp_digits;
+    if (exp_digits == 0) return false;
+  }
+  if (i != body.size()) return false;
+  const std::string text(t.front() == '+' ? t.substr(1) : t);
+  char* end = nullptr;
+  *out = std::strtod(text.c_str(), &end);  // the syntax is decimal: strtod reads it as from_chars would
+  return end == text.c_str() + text.size();
+}
+
 Eigen::VectorXd parseConfigText(std::string_view text, const std::string& where) {
   std::vector<double> v;
   size_t i = 0;
@@ -100,11 +142,9 @@ Eigen::VectorXd parseConfigText(std::string_view text, const std::string& where)
     if (i >= text.size()) break;
     size_t j = i;
     while (j < text.size() && text[j] != ' ') ++j;
-    const std::string token(text.substr(i, j - i));
-    char* end = nullptr;
-    const double x = std::strtod(token.c_str(), &end);
-    if (end != token.c_str() + token.size())
-      throw ResultsError(fmt::format("{}: '{}' in a configuration is not a number", where, token));
+    double x = 0.0;
+    if (!parseResultNumber(text.substr(i, j - i), &x))
+      throw ResultsError(fmt::format("{}: '{}' in a configuration is not a number", where, text.substr(i, j - i)));
     v.push_back(x);
     i = j;
   }

@@ -51,8 +51,12 @@ std::vector<std::string> parseCsvLine(std::string_view line, const std::string& 
 // A configuration as numbers separated by spaces: exact (shortest round
 // trip) or with `digits` significant digits.
 std::string configText(const Eigen::VectorXd& q, int digits = 0);
-// Parses configText; throws ResultsError naming `where` for a non-number.
+// Parses configText; throws ResultsError naming `where` for a token that is
+// not a decimal number, nan or inf (hexadecimal, '1_0', 'nan(...)' included).
 Eigen::VectorXd parseConfigText(std::string_view text, const std::string& where);
+// One number as the results files write it: a decimal number ([+-]d[.d][e[+-]d]),
+// or nan / inf with an optional sign, in any case; nothing else.
+bool parseResultNumber(std::string_view text, double* out);
 
 // One model of models.json (joints in order, rest transforms as xyz + quaternion
 // xyzw, axes, limits with null for infinite, weights, q/v indices).

@@ -261,4 +261,159 @@ std::map<std::pair<int, int>, Problem> readProblems(const ResultsDirectory& r,
   return out;
 }
 
+namespace {
+
+// Valid UTF-8 (no overlong forms, surrogates or code points above U+10FFFF).
+bool validUtf8(std::string_view t) {
+  size_t i = 0;
+  while (i < t.size()) {
+    const unsigned char c = static_cast<unsigned char>(t[i]);
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    const int n = (c >> 5) == 0x6 ? 1 : (c >> 4) == 0xE ? 2 : (c >> 3) == 0x1E ? 3 : 0;
+    if (n == 0 || i + static_cast<size_t>(n) >= t.size()) return false;
+    std::uint32_t cp = n == 1 ? (c & 0x1Fu) : n == 2 ? (c & 0x0Fu) : (c & 0x07u);
+    for (int k = 1; k <= n; ++k) {
+      const unsigned char d = static_cast<unsigned char>(t[i + static_cast<size_t>(k)]);
+      if ((d >> 6) != 0x2) return false;
+      cp = (cp << 6) | (d & 0x3Fu);
+    }
+    if ((n == 1 && cp < 0x80) || (n == 2 && cp < 0x800) || (n == 3 && cp < 0x10000) || cp > 0x10FFFF ||
+        (cp >= 0xD800 && cp <= 0xDFFF))
+      return false;
+    i += static_cast<size_t>(n) + 1;
+  }
+  return true;
+}
+
+enum class Kind { kText, kName, kCount, kIndex, kFlag, kNumber, kNonNegative, kMaybeEmpty, kSeed, kStatus, kConfig };
+
+Kind kindOf(const std::string& column) {
+  static const std::map<std::string, Kind> kinds = {
+      {"suite", Kind::kName},       {"family", Kind::kName},        {"solver", Kind::kName},
+      {"goal", Kind::kName},        {"problem", Kind::kIndex},      {"solution", Kind::kIndex},
+      {"dof", Kind::kCount},        {"effectors", Kind::kCount},    {"iterations", Kind::kCount},
+      {"restarts", Kind::kCount},   {"fk_evals", Kind::kCount},     {"jacobian_evals", Kind::kCount},
+      {"solutions", Kind::kCount},  {"iteration", Kind::kCount},    {"converged", Kind::kFlag},
+      {"within_limits", Kind::kFlag}, {"position_error", Kind::kNonNegative},
+      {"orientation_error", Kind::kNonNegative}, {"time_us", Kind::kNonNegative},
+      {"elapsed_us", Kind::kNonNegative}, {"time_per_iteration_us", Kind::kMaybeEmpty},
+      {"seed_distance", Kind::kMaybeEmpty}, {"step_norm", Kind::kNumber}, {"damping", Kind::kNumber},
+      {"seed", Kind::kSeed},         {"status", Kind::kStatus},      {"q", Kind::kConfig}};
+  const auto it = kinds.find(column);
+  return it == kinds.end() ? Kind::kText : it->second;
+}
+
+std::string trimmed(const std::string& s) {
+  const size_t a = s.find_first_not_of(' '), b = s.find_last_not_of(' ');
+  return a == std::string::npos ? std::string() : s.substr(a, b - a + 1);
+}
+
+// One file's rows (several lines per key for traces and solutions).
+void checkFile(const ResultsDirectory& r, const std::string& name, const std::map<RowKey, std::string>& rows,
+               const std::vector<std::string>& header, const std::map<std::pair<int, int>, Problem>& problems) {
+  const std::string suite = r.run.contains("suite") && r.run["suite"].is_object() && r.run["suite"].contains("name") &&
+                                    r.run["suite"]["name"].is_string()
+                                ? r.run["suite"]["name"].get<std::string>()
+                                : std::string();
+  const auto status_col = std::find(header.begin(), header.end(), "status");
+  for (const auto& [key, lines] : rows) {
+    const std::string row_name = fmt::format("{}: family {} problem {} solver {}", r.file(name),
+                                             r.families[std::get<0>(key)], std::get<1>(key), r.solvers[std::get<2>(key)]);
+    const auto pit = problems.find({std::get<0>(key), std::get<1>(key)});
+    size_t start = 0;
+    while (start <= lines.size()) {
+      size_t nl = lines.find('\n', start);
+      if (nl == std::string::npos) nl = lines.size();
+      const std::string_view line = std::string_view(lines).substr(start, nl - start);
+      start = nl + 1;
+      if (!validUtf8(line)) throw ResultsError(fmt::format("{}: the row is not UTF-8 text", row_name));
+      const std::vector<std::string> cells = parseCsvLine(line, row_name);
+      bool returns_q = true;
+      if (status_col != header.end()) {
+        Status st;
+        const std::string text = trimmed(cells[static_cast<size_t>(status_col - header.begin())]);
+        if (!parseStatus(text, &st))
+          throw ResultsError(fmt::format("{}: column 'status': unknown status '{}'", row_name, text));
+        returns_q = st != Status::kUnsupported && st != Status::kInvalidInput;
+      }
+      for (size_t c = 0; c < header.size(); ++c) {
+        const std::string cell = trimmed(cells[c]);
+        auto bad = [&](const char* expected) {
+          return ResultsError(fmt::format("{}: column '{}': '{}' is not {}", row_name, header[c],
+                                          cell.size() > 60 ? cell.substr(0, 57) + "..." : cell, expected));
+        };
+        double x = 0.0;
+        switch (kindOf(header[c])) {
+          case Kind::kText: break;
+          case Kind::kName:
+            if (cell.empty()) throw bad("a non-empty name");
+            if (header[c] == "suite" && !suite.empty() && cell != suite)
+              throw ResultsError(fmt::format("{}: column 'suite' is '{}', but run.json is suite '{}': files of "
+                                             "different runs are mixed",
+                                             row_name, cell, suite));
+            break;
+          case Kind::kIndex:
+            if (cell.empty() || cell.find_first_not_of("0123456789") != std::string::npos || cell.size() > 10 ||
+                std::stoll(cell) > std::numeric_limits<int>::max())
+              throw bad("a non-negative integer below 2^31");
+            break;
+          case Kind::kCount:
+            if (!parseResultNumber(cell, &x) || !std::isfinite(x) || x < 0 || x != std::floor(x) || x > 9007199254740992.0)
+              throw bad("a non-negative integer");
+            break;
+          case Kind::kFlag:
+            if (cell != "0" && cell != "1") throw bad("0 or 1");
+            break;
+          case Kind::kNumber:
+            if (!parseResultNumber(cell, &x)) throw bad("a number (or nan, inf)");
+            break;
+          case Kind::kNonNegative:
+            if (!parseResultNumber(cell, &x)) throw bad("a number (or nan, inf)");
+            if (x < 0) throw bad("a non-negative number");
+            break;
+          case Kind::kMaybeEmpty:
+            if (cell.empty()) break;
+            if (!parseResultNumber(cell, &x)) throw bad("a number (or nan, inf) or nothing");
+            if (x < 0) throw bad("a non-negative number");
+            break;
+          case Kind::kSeed: {
+            std::uint64_t v = 0;
+            const auto [end, ec] = std::from_chars(cell.data(), cell.data() + cell.size(), v);
+            if (cell.empty() || ec != std::errc() || end != cell.data() + cell.size())
+              throw bad("an unsigned 64-bit integer");
+            break;
+          }
+          case Kind::kStatus: break;
+          case Kind::kConfig: {
+            if (cell.empty()) {
+              if (returns_q)
+                throw ResultsError(fmt::format("{}: column 'q': empty, but the solve returns a configuration (only "
+                                               "unsupported and invalid-input solves have none)",
+                                               row_name));
+              break;
+            }
+            const Eigen::VectorXd q = parseConfigText(cell, fmt::format("{}: column 'q'", row_name));
+            if (pit != problems.end() && q.size() != pit->second.model->nq())
+              throw ResultsError(fmt::format("{}: column 'q': {} numbers, the problem's model has nq {}", row_name,
+                                             q.size(), pit->second.model->nq()));
+            break;
+          }
+        }
+      }
+      if (nl == lines.size()) break;
+    }
+  }
+}
+
+}  // namespace
+
+void checkRows(const ResultsDirectory& r, const std::map<std::pair<int, int>, Problem>& problems, bool traces) {
+  checkFile(r, "solves.csv", r.solves, r.solve_header, problems);
+  checkFile(r, "solutions.csv", r.solutions, kSolutionColumns, problems);
+  if (traces) checkFile(r, "traces.csv", r.traces, kTraceColumns, problems);
+}
+
 }  // namespace ikbench::harness

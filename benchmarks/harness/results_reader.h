@@ -46,4 +46,12 @@ std::map<std::string, std::shared_ptr<const Model>> readModels(const ResultsDire
 std::map<std::pair<int, int>, Problem> readProblems(const ResultsDirectory& r,
                                                     const std::map<std::string, std::shared_ptr<const Model>>& models);
 
+// Every row of solves.csv and solutions.csv (and traces.csv with `traces`)
+// checked column by column as the Python reader checks them: UTF-8 text,
+// known statuses, counts that are non-negative integers, numbers (or nan,
+// inf) where the format has numbers, 0 or 1 for flags, the suite's name, and
+// a configuration of the problem's model's nq numbers wherever the solve
+// returns one. ResultsError naming the file, row and column.
+void checkRows(const ResultsDirectory& r, const std::map<std::pair<int, int>, Problem>& problems, bool traces);
+
 }  // namespace ikbench::harness

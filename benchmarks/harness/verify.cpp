@@ -16,6 +16,7 @@ VerifyReport verifyRun(const std::string& dir, std::ostream& out, int max_listed
   const ResultsDirectory r = readResults(dir, /*require_complete=*/true, /*rows=*/true);
   const auto models = readModels(r);
   const auto problems = readProblems(r, models);
+  checkRows(r, problems, /*traces=*/false);  // the traces are not verify's (the report reads them)
   // Every solve of the run is in solves.csv exactly once, and every problem
   // in problems.jsonl (the reader refused duplicates and indices out of range).
   long expected_problems = 0;
