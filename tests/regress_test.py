@@ -15,6 +15,7 @@ import csv
 import functools
 import io
 import json
+import os
 import random
 import shutil
 import subprocess
@@ -170,6 +171,19 @@ class GateTest(unittest.TestCase):
 
     def baseline(self):
         return write_run(self.tmp / "base", timed(synth_rows()))
+
+    def test_baseline_and_thresholds_that_are_not_regular_files_are_refused(self):
+        # A FIFO (or a device) as the baseline or the thresholds file: exit 2 naming it, no hang.
+        run = self.baseline()
+        fifo = self.tmp / "baseline.json"
+        os.mkfifo(fifo)
+        rc, out, err = self.gate_process("compare", fifo, run)
+        self.assertEqual(rc, 2, out + err)
+        self.assertIn("not a regular file", err)
+        self.assertIn(str(fifo), err)
+        rc, out, err = self.gate_process("compare", run, run, "--config", fifo)
+        self.assertEqual(rc, 2, out + err)
+        self.assertIn("not a regular file", err)
 
     # -- unchanged code passes ------------------------------------------------
 

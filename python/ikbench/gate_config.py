@@ -3,11 +3,10 @@ keys documented in docs/regression-gate.md), or one given by `--config FILE`, re
 into a plain dict; `thresholds_for` applies the per-cell overrides."""
 
 import fnmatch
-import json
 import math
 from pathlib import Path
 
-from .results import ResultsError
+from .results import ResultsError, read_json_file
 from .timeunit import BUILTIN_TIME_REFERENCE, valid_reference
 
 BadInput = ResultsError
@@ -33,13 +32,12 @@ BUILTIN_THRESHOLDS = {
 
 def load_config(path):
     path = Path(path)
-    try:
-        with open(path, encoding="utf-8") as f:
-            data = json.load(f)
-    except FileNotFoundError:
+    if not path.exists():
         raise BadInput(f"{path}: no such thresholds file")
-    except json.JSONDecodeError as e:
-        raise BadInput(f"{path}:{e.lineno}: malformed JSON: {e.msg}")
+    try:  # a regular file within the readers' bounds (results.read_json_file)
+        data, _ = read_json_file(path, "a thresholds file")
+    except ResultsError as e:
+        raise BadInput(str(e)) from None
     if not isinstance(data, dict):
         raise BadInput(f"{path}: expected a JSON object")
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from . import results
 from .cells import Dataset, aggregate_cells
-from .results import LEADING_SOLVE_COLUMNS, ResultsError
+from .results import LEADING_SOLVE_COLUMNS, ResultsError, read_json_file
 from .safe_io import atomic_write_text
 from .timeunit import median
 
@@ -121,11 +121,10 @@ def load_baseline(path):
         raise BadInput(f"{path}: no such baseline (create one with `regress.py update RUN_DIR`)")
     elif path.suffix == ".csv":
         return load_run(path)
-    try:
-        with open(path, encoding="utf-8") as f:
-            data = json.load(f)
-    except json.JSONDecodeError as e:
-        raise BadInput(f"{path}:{e.lineno}: malformed JSON: {e.msg}")
+    try:  # a regular file within the readers' bounds, as every results file (results.read_json_file)
+        data, _ = read_json_file(path, "a baseline")
+    except ResultsError as e:
+        raise BadInput(str(e)) from None
     if not isinstance(data, dict) or data.get("format") != BASELINE_FORMAT:
         raise BadInput(f"{path}: field 'format' is not '{BASELINE_FORMAT}' (not a baseline written by regress.py)")
     if data.get("version") != BASELINE_VERSION:

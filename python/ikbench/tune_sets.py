@@ -9,6 +9,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from .results import ResultsError, read_json_file
 from .safe_io import atomic_write_text, output_directory
 from .tune_criterion import TuneError
 
@@ -65,10 +66,10 @@ def parse_item(text, what):
             raise TuneError(f"{what}: '{raw}': seed '{s}' is not a decimal integer in [0, 2^64 - 1]")
         seed, seed_given = int(s), True
     path = _suite_path(head.strip())
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as e:
-        raise TuneError(f"{what}: '{raw}': cannot read suite file {path}: {e}") from None
+    try:  # a regular file within the readers' bounds (results.read_json_file)
+        doc, _ = read_json_file(path, "a suite file")
+    except ResultsError as e:
+        raise TuneError(f"{what}: '{raw}': cannot read suite file: {e}") from None
     if not isinstance(doc, dict) or not isinstance(doc.get("families"), list):
         raise TuneError(f"{what}: '{raw}': {path} is not a suite file (no 'families' list)")
     defs = {}
@@ -134,7 +135,7 @@ def item_suite_file(item, directory):
     files made absolute so that they resolve from the copy's directory)."""
     if not item.selected:
         return item.suite_file
-    doc = json.loads(item.suite_file.read_text(encoding="utf-8"))
+    doc, _ = read_json_file(item.suite_file, "a suite file")
     fams = []
     for f in doc["families"]:
         if isinstance(f, dict) and f.get("name") in item.families:
