@@ -84,17 +84,33 @@ def configuration_distance(model, qa, qb):
     return float(configuration_distances(model, qa, [qb])[0])
 
 
-def distinct(model, qs, tol=DISTINCT_TOL):
+def pairwise_distances(model, qs, plan=None):
+    """(n, n) joint-space distances between every two of the configurations `qs` (n x nq): the
+    values configuration_distances gives row by row, computed in one pass."""
+    rev, lin, rot = plan if plan is not None else _distance_plan(model)
+    Q = np.atleast_2d(np.asarray(qs, dtype=float))
+    sq = np.zeros((len(Q), len(Q)))
+    if rev.size:
+        sq += np.sum(wrap_angle(Q[:, None, rev] - Q[None, :, rev]) ** 2, axis=2)
+    if lin.size:
+        sq += np.sum((Q[:, None, lin] - Q[None, :, lin]) ** 2, axis=2)
+    for k in rot:
+        R = quat_to_matrix(Q[:, k:k + 4])
+        sq += rotation_angle(np.swapaxes(R, -1, -2)[:, None] @ R[None, :]) ** 2
+    return np.sqrt(sq)
+
+
+def distinct(model, qs, tol=DISTINCT_TOL, plan=None):
     """The configurations of `qs` that are more than `tol` from every earlier kept one (greedy,
     in order)."""
-    plan = _distance_plan(model)
-    kept, rows = [], []
-    for q in qs:
-        row = np.asarray(q, dtype=float)
-        if not rows or bool(np.all(configuration_distances(model, row, np.array(rows), plan) > tol)):
-            kept.append(q)
-            rows.append(row)
-    return kept
+    if len(qs) <= 1:
+        return list(qs)
+    D = pairwise_distances(model, qs, plan if plan is not None else _distance_plan(model)) > tol
+    kept = []
+    for i in range(len(qs)):
+        if not kept or bool(D[i, kept].all()):
+            kept.append(i)
+    return [qs[i] for i in kept]
 
 
 def _parameters(run):
@@ -180,9 +196,13 @@ def solution_coverage(run, reference=None, tol=DISTINCT_TOL, seed=stats.BOOTSTRA
     model_of = {(f, int(p)): m for f, p, m in zip(run.problems["family"], run.problems["problem"],
                                                   run.problems["model"])}
     counts = {}
+    plans = {}
     for (f, p, sv), qs in sols.items():
         if sv in roles:
-            counts[(f, p, sv)] = len(distinct(models[model_of[(f, p)]], qs, tol)) if qs else 0
+            m = model_of[(f, p)]
+            if m not in plans:
+                plans[m] = _distance_plan(models[m])
+            counts[(f, p, sv)] = len(distinct(models[m], qs, tol, plans[m])) if qs else 0
     rows = []
     samples_found, samples_cov = [], []
     for (f, sv) in pd.unique(pd.Series(list(zip(run.solves["family"], run.solves["solver"])))):

@@ -37,7 +37,7 @@ import pandas as pd
 
 from . import coverage, curves, figures, stats, sweep, tables
 from .results import NOT_ATTEMPTED, ResultsError, load, optional_json
-from .safe_io import atomic_write_text, check_output_path
+from .safe_io import atomic_write_bytes, atomic_write_text, check_output_path
 
 REPORT_FORMAT = "ikbench-report/1"
 ASSETS = Path(__file__).resolve().parent / "report_assets"
@@ -128,11 +128,28 @@ def _num(v):
     return v
 
 
-def to_json(obj):
-    """Compact JSON of clean(obj); infinities as 1e999 / -1e999, safe inside <script> (no '</')."""
+def _json_one(obj):
     text = json.dumps(clean(obj), separators=(",", ":"), allow_nan=False, ensure_ascii=False)
     text = text.replace(json.dumps(_INF), "1e999").replace(json.dumps(_NEG_INF), "-1e999")
     return text.replace("</", "<\\/").replace("<!--", "\\u003c!--")
+
+
+def _json_pieces(obj, depth=0):
+    """The JSON text of `obj` in pieces: the large dicts of the page's data (sections, families)
+    are encoded member by member, so that only one member's clean() copy exists at a time."""
+    if isinstance(obj, dict) and depth < 4 and len(obj) > 1:
+        yield "{"
+        for i, (k, v) in enumerate(obj.items()):
+            yield ("," if i else "") + _json_one(str(k)) + ":"
+            yield from _json_pieces(v, depth + 1)
+        yield "}"
+    else:
+        yield _json_one(obj)
+
+
+def to_json(obj):
+    """Compact JSON of clean(obj); infinities as 1e999 / -1e999, safe inside <script> (no '</')."""
+    return "".join(_json_pieces(obj))
 
 
 # ---------------------------------------------------------------- solvers and colours
@@ -393,13 +410,13 @@ def _trace_axes(row, col, cols):
     return {"xaxis": "x" if k == 1 else f"x{k}", "yaxis": "y" if k == 1 else f"y{k}"}
 
 
-def convergence_figures(run, styles, convs=None):
+def convergence_figures(run, styles, convs=None, traces_table=None):
     """{family: plotly figure} of the convergence bands (curves.convergence, compact iteration
     grid): per error kind a row, error vs iteration and vs time; per solver the median line and
     the interquartile band, or, for a solver with only start and end records
     (Convergence.sparse), markers at the start and at the last records' quartiles. Traces carry
     `meta` = the solver spec (the page shows the picked ones)."""
-    tr = run.traces
+    tr = (traces_table if traces_table is not None else curves.read_traces(run)).frame
     if tr is None or tr.empty:
         return {}, {}
     tcol = curves.time_column(tr)
@@ -778,51 +795,74 @@ def _outcomes(model, goals, tolerances, row, q, trace, several):
     return out
 
 
-def viewer_data(run, opts, sequential):
+def viewer_data(run, opts, sequential, traces_table=None):
     """The solve viewer's data: the models used, and per family either the first
     `trace_problems` problems with each solver's outcome (solves.csv), thinned trace (traces.csv:
     iteration, errors, honest time, q, attempt `a` of each record), where each attempt ended and
     the solutions returned (_outcomes), or, for a sequential family, a clip of its first
-    `clip_frames` problems with each solver's returned q, errors and verdict per problem."""
+    `clip_frames` problems with each solver's returned q, errors and verdict per problem.
+    `traces_table`: curves.read_traces(run) when already read."""
     if run.problems is None or run.models is None:
         return None
     solves = run.solves
     problems = run.problems
-    tr = run.traces
+    table = traces_table if traces_table is not None else curves.read_traces(run)
+    tr = table.frame
     K = opts.trace_problems
     fams = list(dict.fromkeys(problems["family"]))
     models_used = set()
     out = {}
-    # traces of the embedded problems, thinned
+    # traces of the embedded problems, thinned; q is read for the kept records only
     traces = {}
     thinned_records = total_records = 0
     if tr is not None and not tr.empty and K > 0:
-        t = tr[(tr["problem"] < K) & ~tr["family"].isin([f for f in fams if sequential.get(f)])]
-        t = t.sort_values(["family", "problem", "solver", "iteration"], kind="stable")
+        seq = [f for f in fams if sequential.get(f)]
+        rows = np.flatnonzero(((tr["problem"] < K) & ~tr["family"].isin(seq)).to_numpy())
+        t = tr.iloc[rows]
         tcol = curves.time_column(t) if len(t) else "time_us"
-        keys = t[["family", "problem", "solver"]].to_numpy()
         if len(t):
-            change = np.flatnonzero(np.any(keys[1:] != keys[:-1], axis=1)) + 1
-            starts = np.concatenate(([0], change))
-            ends = np.concatenate((change, [len(t)]))
-            it = t["iteration"].to_numpy()
-            pe = t["position_error"].to_numpy(dtype=float)
-            oe = t["orientation_error"].to_numpy(dtype=float)
-            tt = t[tcol].to_numpy(dtype=float)
-            qq = t["q"].to_numpy() if "q" in t else None
+            order, starts, ends = curves.solve_order(t)
+            rows = rows[order]
+            fam = t["family"].to_numpy()[order]
+            prob = t["problem"].to_numpy()[order]
+            spec = t["solver"].to_numpy()[order]
+            it = t["iteration"].to_numpy()[order]
+            pe = t["position_error"].to_numpy(dtype=float)[order]
+            oe = t["orientation_error"].to_numpy(dtype=float)[order]
+            tt = t[tcol].to_numpy(dtype=float)[order]
+            kept = []
             for s, e in zip(starts, ends):
                 first = attempt_starts(it[s:e])
                 last = np.concatenate((first[1:] - 1, [e - s - 1]))
                 rel = thin_indices(e - s, opts.trace_head, opts.trace_points, keep=np.concatenate((first, last)))
                 idx = s + rel
+                kept.append(idx)
                 total_records += e - s
                 thinned_records += len(idx)
                 # attempt of every kept record, and the kept position of each attempt's last record
-                traces[(keys[s, 0], int(keys[s, 1]), keys[s, 2])] = {
+                traces[(fam[s], int(prob[s]), spec[s])] = {
                     "it": it[idx], "pe": sig(pe[idx], 6), "oe": sig(oe[idx], 6), "t": sig(tt[idx], 4),
-                    "q": [_qlist(qq[i]) for i in idx] if qq is not None else [], "records": int(e - s),
+                    "q": idx, "records": int(e - s),
                     "a": np.searchsorted(first, rel, side="right") - 1,
                     "_ends": np.searchsorted(rel, last)}
+            want = np.unique(rows[np.concatenate(kept)]) if kept else np.zeros(0, np.int64)
+            texts = dict(zip(want.tolist(), table.q_texts(want)))
+            has_q = table.line_starts is not None or "q" in tr
+            model_of = dict(zip(zip(problems["family"], problems["problem"].astype(int)), problems["model"]))
+            for key, d in traces.items():
+                qs = []
+                for i in rows[d["q"]].tolist() if has_q else []:
+                    try:
+                        qs.append(_qlist(texts[i]))
+                    except ValueError:
+                        raise ResultsError(f"{table.path or 'traces.csv'}:{i + 2}: column 'q': expected numbers "
+                                           f"separated by spaces, got '{texts[i][:60]}'") from None
+                nq = run.models.get(model_of.get((key[0], key[1])), {}).get("nq") if qs else None
+                if qs and nq is not None and any(len(q) != nq for q in qs):
+                    i = rows[d["q"]][[len(q) != nq for q in qs].index(True)]
+                    raise ResultsError(f"{table.path or 'traces.csv'}:{i + 2}: column 'q': expected {nq} numbers "
+                                       f"(the model's nq)")
+                d["q"] = np.array(qs, dtype=float) if qs else []   # (records, nq): 8 bytes a number
     scols = ["family", "problem", "solver", "status", "converged", "within_limits", "iterations", "position_error",
              "orientation_error", "time_us", "message", "q"] + (["restarts"] if "restarts" in solves else []) + \
         (["solutions"] if "solutions" in solves else [])
@@ -929,17 +969,50 @@ def _meta_for_page(meta):
     return out
 
 
-def build(run, opts=None, plots_index=None):
-    """The page's data (JSON values) for a loaded run; see the module documentation."""
+class Stages:
+    """Progress of the report's work: `stage(name)` ends the stage before (one line on the stream,
+    with its seconds) and starts the next; `done()` ends the last. Silent without a stream."""
+
+    def __init__(self, stream=None):
+        self.stream = stream
+        self.name = None
+        self.t = time.monotonic()
+        self.times = {}
+
+    def stage(self, name=None):
+        now = time.monotonic()
+        if self.name is not None:
+            self.times[self.name] = round(now - self.t, 3)
+            if self.stream is not None:
+                import resource
+
+                peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024   # kB on Linux
+                print(f"report: {self.name}: {now - self.t:.1f} s (peak memory so far {peak:.0f} MB)",
+                      file=self.stream, flush=True)
+        self.name, self.t = name, now
+
+    def done(self):
+        self.stage(None)
+
+
+def build(run, opts=None, plots_index=None, progress=None):
+    """The page's data (JSON values) for a loaded run; see the module documentation. `progress`:
+    a Stages (one line per stage on its stream)."""
     opts = opts or Options()
+    progress = progress or Stages()
     t0 = time.monotonic()
     specs = run.solver_specs
     styles = solver_styles(specs)
+    progress.stage("traces.csv without q (its manifest hash in a helper process)")
+    table = curves.read_traces(run)
+    progress.stage("figures per family x solver (summarize, ranks)")
     summary = figures.summarize(run, seed=opts.seed, n_resamples=opts.resamples)
     ranked = summary                  # ranked within each family by figures.summarize
-    convs, convinfo = convergence_figures(run, styles)
+    progress.stage("convergence curves")
+    convs, convinfo = convergence_figures(run, styles, traces_table=table)
     fams = _families(run, convinfo)
     sequential = {f["name"]: f["sequential"] for f in fams}
+    progress.stage("success against DOF, time distributions")
     dof, sweeps_ = dof_figure(run, styles)
     solvers = []
     desc = {s.get("spec"): s for s in run.meta.get("solvers", []) if isinstance(s, dict)} \
@@ -947,6 +1020,7 @@ def build(run, opts=None, plots_index=None):
     for s in specs:
         solvers.append({"spec": s, "name": spec_name(s), "colour": styles[s]["colour"], "dash": styles[s]["dash"],
                         "description": desc.get(s, {}).get("description"), "peer": spec_name(s) in PEERS})
+    progress.stage("headline, per robot, per family figures")
     heads = headline(ranked)
     data = {
         "format": REPORT_FORMAT,
@@ -959,16 +1033,24 @@ def build(run, opts=None, plots_index=None):
         "defaults": default_picks(ranked),
         "figures": {"headline": headline_figure(heads, styles), "convergence": convs, "ecdf": ecdf_figures(run, styles),
                     "iterations": iteration_figures(ranked, styles), "dof": dof, "dof_sweeps": sweeps_},
-        "sweeps": sweep_blocks(run),
-        "coverage": coverage_block(run, styles, opts) if run.format_version >= 2 else None,
-        "viewer": viewer_data(run, opts, sequential),
+    }
+    progress.stage("parameter sweeps")
+    data["sweeps"] = sweep_blocks(run)
+    progress.stage("solution coverage")
+    data["coverage"] = coverage_block(run, styles, opts) if run.format_version >= 2 else None
+    progress.stage("solve viewer (traces of the embedded problems)")
+    data["viewer"] = viewer_data(run, opts, sequential, traces_table=table)
+    table.check()                     # traces.csv is the one run.json lists (raises before any output)
+    del table
+    data.update({
         "embedding": {"trace_problems": opts.trace_problems, "trace_head": opts.trace_head,
                       "trace_points": opts.trace_points, "clip_frames": opts.clip_frames,
                       "curve_digits": CURVE_DIGITS},
         "plots": plots_index,
         "meta": _meta_for_page(run.meta),
         "bootstrap": {"seed": opts.seed, "resamples": opts.resamples},
-    }
+    })
+    progress.stage(None)
     data["build_seconds"] = round(time.monotonic() - t0, 3)
     return data
 
@@ -986,25 +1068,40 @@ def _plotly_template():
     return t
 
 
-def render(data):
-    """The self-contained HTML page of `data` (build's output)."""
+def _page_parts(data):
+    """The page as a sequence of text pieces (the template with its markers filled in)."""
+    import re
+
     import plotly.offline
 
     page = _asset("report.html")
     title = f"ikbench report: suite {data['run']['suite']} ({data['run']['name']})"
     parts = {
-        "@@TITLE@@": html.escape(title),
-        "/*@@CSS@@*/": _asset("report.css"),
-        "/*@@PLOTLY@@*/": plotly.offline.get_plotlyjs(),
-        "@@DATA@@": to_json(data),
-        "@@TEMPLATE@@": to_json(_plotly_template()),
-        "/*@@JS@@*/": _asset("report.js"),
+        "@@TITLE@@": lambda: [html.escape(title)],
+        "/*@@CSS@@*/": lambda: [_asset("report.css")],
+        "/*@@PLOTLY@@*/": lambda: [plotly.offline.get_plotlyjs()],
+        "@@DATA@@": lambda: _json_pieces(data),
+        "@@TEMPLATE@@": lambda: [to_json(_plotly_template())],
+        "/*@@JS@@*/": lambda: [_asset("report.js")],
     }
-    # one pass, so that no inserted text is searched for markers again
-    import re
-
+    # one pass over the template, so that no inserted text is searched for markers again
     pattern = re.compile("|".join(re.escape(k) for k in parts))
-    return pattern.sub(lambda m: parts[m.group(0)], page)
+    pos = 0
+    for m in pattern.finditer(page):
+        yield page[pos:m.start()]
+        yield from parts[m.group(0)]()
+        pos = m.end()
+    yield page[pos:]
+
+
+def render(data):
+    """The self-contained HTML page of `data` (build's output)."""
+    return "".join(_page_parts(data))
+
+
+def render_bytes(data):
+    """render(data) encoded as UTF-8, piece by piece (no page-sized text of wide characters)."""
+    return b"".join(p.encode("utf-8") for p in _page_parts(data))
 
 
 def _plots_index(plots_dir, out_path):
@@ -1020,16 +1117,24 @@ def _plots_index(plots_dir, out_path):
              "files": [f"{rel}/{f}".replace(os.sep, "/") for f in p.get("files", [])]} for p in doc.get("plots", [])]
 
 
-def write_report(run_or_dir, out=None, opts=None, allow_incomplete=False, plots_dir=None):
+def write_report(run_or_dir, out=None, opts=None, allow_incomplete=False, plots_dir=None, progress=None):
     """Writes the report (default RUN_DIR/report.html) atomically; returns (path, data). The
-    static plots listed in `plots_dir`/index.json (default RUN_DIR/plots) are linked."""
+    static plots listed in `plots_dir`/index.json (default RUN_DIR/plots) are linked.
+    `progress`: a Stages (a line per stage on its stream)."""
+    progress = progress or Stages()
+    if not hasattr(run_or_dir, "solves"):
+        progress.stage("read the run (solves.csv, problems, models; manifest checked)")
     run = run_or_dir if hasattr(run_or_dir, "solves") else load(run_or_dir, allow_incomplete=allow_incomplete)
     if len(run.solves) == 0:
         raise ResultsError(f"{run.solves_path}: no solves (header only)")
     path = Path(out) if out else run.path / "report.html"
     check_output_path(path, inputs=run.inputs)  # refused before the work, not after
-    data = build(run, opts, plots_index=_plots_index(plots_dir or run.path / "plots", path))
-    atomic_write_text(path, render(data), inputs=run.inputs)
+    data = build(run, opts, plots_index=_plots_index(plots_dir or run.path / "plots", path), progress=progress)
+    progress.stage("write the page")
+    page = render_bytes(data)
+    atomic_write_bytes(path, page, inputs=run.inputs)
+    del page
+    progress.done()
     return path, data
 
 
@@ -1055,6 +1160,7 @@ def add_arguments(ap):
     ap.add_argument("--clip-frames", type=int, default=DEFAULT_CLIP_FRAMES, metavar="F",
                     help=f"problems of a sequential family played as a clip (default {DEFAULT_CLIP_FRAMES})")
     ap.add_argument("--allow-incomplete", action="store_true", help="read an incomplete or mixed run (marked)")
+    ap.add_argument("--quiet", action="store_true", help="no progress lines on stderr (one per stage by default)")
     ap.add_argument("--history", metavar="DB", help="add a history section: each headline cell's trend across "
                     "commits in this store, with its change points (docs/history.md)")
     ap.add_argument("--latex", metavar="DIR",
@@ -1072,7 +1178,11 @@ def main_from_args(args):
 
         latex.check_directory(args.latex)
     t0 = time.monotonic()
-    path, data = write_report(args.run_dir, args.out, opts, allow_incomplete=args.allow_incomplete)
+    import sys
+
+    progress = Stages(None if getattr(args, "quiet", False) else sys.stderr)
+    path, data = write_report(args.run_dir, args.out, opts, allow_incomplete=args.allow_incomplete,
+                              progress=progress)
     if getattr(args, "history", None):
         from .history.report import add_history_section
 
