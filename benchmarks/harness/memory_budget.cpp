@@ -42,18 +42,34 @@ std::optional<double> usableMemoryBytes() {
   return std::nullopt;
 }
 
+namespace {
+std::string sizeText(double bytes) {
+  constexpr double kMiB = 1024.0 * 1024.0;
+  return bytes >= 1024 * kMiB ? fmt::format("{:.1f} GiB", bytes / (1024 * kMiB)) : fmt::format("{:.0f} MiB", bytes / kMiB);
+}
+}  // namespace
+
 void checkMemory(const MemoryNeed& need, const std::string& what) {
   const std::optional<double> usable = usableMemoryBytes();
   const double bytes = need.bytes();
   if (!usable || bytes <= *usable) return;
-  constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
   throw HarnessError(fmt::format(
-      "{} would hold about {:.1f} GiB in memory ({:.0f} problems with {:.3g} configuration entries, {:.0f} solves "
-      "with {:.3g}, traces {:.3g}), more than the {:.1f} GiB {}; run fewer --samples or solvers, fewer "
-      "--trace-problems, or split it with --shard K/N (each shard holds 1/N of the solves)",
-      what, bytes / kGiB, need.problems, need.q_entries, need.solves, need.solve_q_entries, need.traced_q_entries,
-      *usable / kGiB,
+      "{} would hold about {} in memory ({:.0f} problems with {:.3g} configuration entries, {:.0f} solves with "
+      "{:.3g}, traces {:.3g}), more than the {} {}; run fewer --samples or solvers, fewer --trace-problems, or "
+      "split it with --shard K/N (each shard holds 1/N of the solves)",
+      what, sizeText(bytes), need.problems, need.q_entries, need.solves, need.solve_q_entries, need.traced_q_entries,
+      sizeText(*usable),
       std::getenv("IKBENCH_MEMORY_LIMIT_MB") ? "of IKBENCH_MEMORY_LIMIT_MB" : "this machine has available"));
+}
+
+bool fitsInMemory(const MemoryNeed& need, const std::string& what, std::string* why) {
+  try {
+    checkMemory(need, what);
+    return true;
+  } catch (const HarnessError& e) {
+    if (why) *why = e.what();
+    return false;
+  }
 }
 
 }  // namespace ikbench::harness

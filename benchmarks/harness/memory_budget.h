@@ -19,7 +19,7 @@ struct MemoryNeed {
   double q_entries = 0;  // sum over the problems of their nq
   double solves = 0;     // solves this process runs (its shard's)
   double solve_q_entries = 0;  // sum over those solves of nq
-  double traced_q_entries = 0;  // sum over the traced solves of nq x iterations (an upper bound)
+  double traced_q_entries = 0;  // sum over the traced solves of nq x trace records
   double bytes() const;
 };
 
@@ -31,5 +31,8 @@ std::optional<double> usableMemoryBytes();
 // HarnessError naming the estimate, what it is made of and what to change,
 // when `need` does not fit in usableMemoryBytes(); `what` names the run.
 void checkMemory(const MemoryNeed& need, const std::string& what);
+// The same check without throwing: false, with checkMemory's message in
+// *why, when `need` does not fit.
+bool fitsInMemory(const MemoryNeed& need, const std::string& what, std::string* why);
 
 }  // namespace ikbench::harness

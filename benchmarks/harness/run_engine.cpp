@@ -111,6 +111,7 @@ struct Slot {
   std::string traces;     // its traces.csv lines (traced solves only)
   Status status = Status::kInvalidInput;
   int iterations = 0;
+  int restarts = 0;
   double time_us = 0.0;
   Eigen::VectorXd q;  // the configuration the solve left (for a chained successor)
 };
@@ -190,7 +191,9 @@ class Engine {
   std::ostream& log() const { return config_.log ? *config_.log : std::cerr; }
   size_t slot(int f, int p, int s) const { return static_cast<size_t>(offset_[f] + p) * S_ + s; }
   void plan();
-  MemoryNeed memoryNeed() const;  // what the planned run will hold (harness/memory_budget.h)
+  // What the planned run will hold (harness/memory_budget.h); with `traces`,
+  // the trace pass's rows too, counted from the timed pass.
+  MemoryNeed memoryNeed(bool traces) const;
   json runJson(bool complete) const;
   void assignModelIds();
   void writeModelsAndProblems();
@@ -227,13 +230,13 @@ class Engine {
   std::string start_time_, end_time_;
   double solve_time_s_ = 0.0;
   long trace_rows_ = 0, trace_mismatches_ = 0;
+  std::string trace_skipped_;  // why the trace pass did not run (memory), or empty
   std::map<const Model*, std::string> model_ids_;
   LoadRecorder load_;  // sampled from the progress ticks (at most once a second)
 };
 
-MemoryNeed Engine::memoryNeed() const {
+MemoryNeed Engine::memoryNeed(bool traces) const {
   MemoryNeed need;
-  const double iterations = std::max(1, suite_.options.max_iterations);
   for (int f = 0; f < static_cast<int>(suite_.families.size()); ++f) {
     const Family& fam = suite_.families[f];
     for (int p = 0; p < static_cast<int>(fam.problems.size()); ++p) {
@@ -241,10 +244,14 @@ MemoryNeed Engine::memoryNeed() const {
       need.problems += 1;
       need.q_entries += nq;
       for (int s = 0; s < S_; ++s) {
-        if (!mine_[slot(f, p, s)]) continue;
+        const size_t i = slot(f, p, s);
+        if (!mine_[i]) continue;
         need.solves += 1;
         need.solve_q_entries += nq;
-        if (config_.trace && p < config_.trace_problems) need.traced_q_entries += nq * iterations;
+        // A traced solve records one row per iteration and one per attempt's
+        // start: its timed pass's counts (the trace pass repeats the solve).
+        if (traces && p < config_.trace_problems && slots_[i].done)
+          need.traced_q_entries += nq * (slots_[i].iterations + slots_[i].restarts + 1);
       }
     }
   }
@@ -340,6 +347,7 @@ json Engine::runJson(bool complete) const {
                 {"rows", trace_rows_},
                 {"wall_s", out_.trace_wall_s},
                 {"mismatches", trace_mismatches_},
+                {"skipped", trace_skipped_.empty() ? json(nullptr) : json(trace_skipped_)},
                 {"note", "recorded in a second pass (record_trace=true) of the first problems_per_family problems of "
                          "every family, same seeds and starts; elapsed_us includes the cost of recording, time_us is "
                          "it rescaled to the timed pass's time_us of the same solve"}};
@@ -423,6 +431,7 @@ void Engine::loadResumed() {
     if (!parseStatus(cells[c_status], &st)) throw HarnessError(fmt::format("{}: bad status", where));
     sl.status = st;
     sl.iterations = std::stoi(cells[c_iter]);
+    sl.restarts = std::stoi(cells[col("restarts")]);
     sl.time_us = std::stod(cells[c_time]);
     sl.q = parseConfigText(cells[c_q], where);
     ++resumed_;
@@ -552,6 +561,7 @@ void Engine::formatRow(int f, int p, int s, const Summary& sm, const Eigen::Vect
                                  configText(sm.solutions[k]));
   out.status = sm.status;
   out.iterations = sm.iterations;
+  out.restarts = sm.restarts;
   out.time_us = sm.time_us;
   out.q = q;
 }
@@ -746,7 +756,7 @@ RunOutcome Engine::run() {
   for (const SolverSpec& s : list_.specs) out_.solvers.push_back(s.text);
   out_.threads = config_.threads > 0 ? config_.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   plan();
-  checkMemory(memoryNeed(), fmt::format("suite '{}'", suite_.name));
+  checkMemory(memoryNeed(/*traces=*/false), fmt::format("suite '{}'", suite_.name));
 
   out_.out_dir = outputDirectory(suite_, config_);
   dir_ = std::make_unique<RunDirectory>(out_.out_dir, config_.output);
@@ -766,7 +776,17 @@ RunOutcome Engine::run() {
   timedPass();
   for (const Slot& s : slots_)
     if (s.done) solve_time_s_ += s.time_us * 1e-6;
-  if (!stopping() && config_.trace && config_.trace_problems > 0) tracePass();
+  if (!stopping() && config_.trace && config_.trace_problems > 0) {
+    // The traces are known in size only now: a trace pass that would not fit
+    // is skipped (the run completes, with a note) rather than ending it.
+    std::string why;
+    if (fitsInMemory(memoryNeed(/*traces=*/true), fmt::format("suite '{}' with its traces", suite_.name), &why)) {
+      tracePass();
+    } else {
+      trace_skipped_ = why;
+      log() << fmt::format("note: the trace pass is skipped (traces.csv has only its header): {}\n", why);
+    }
+  }
 
   out_.solves_done = done_.load();
   load_.end();
