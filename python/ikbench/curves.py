@@ -439,3 +439,42 @@ def dof_sweeps(solves, min_dofs=2):
                                      "success_rate", "success_ci_low", "success_ci_high", "available"])
     return pd.concat(frames, ignore_index=True).sort_values(["sweep", "solver", "dof"], kind="stable",
                                                             ignore_index=True)
+
+
+# ---------------------------------------------------------------- which specs a DOF panel draws
+
+MAX_DOF_SPECS = 8                       # specs drawn by default in a success-vs-DOF panel
+DOF_PEERS = ("kdl-lma", "kdl-nr-jl")    # reference peers (Orocos KDL), kdl-lma first
+DOF_CLASSICS = ("dls", "ccd", "fabrik")  # the classic methods every reader knows
+
+
+def _named(specs, name):
+    """The spec equal to `name`, else the first whose backend name is `name`; None when absent."""
+    specs = list(specs)
+    if name in specs:
+        return name
+    return next((s for s in specs if s.split(":", 1)[0] == name), None)
+
+
+def dof_picks(ranked, families, max_specs=MAX_DOF_SPECS):
+    """The specs a success-vs-DOF panel of `families` draws by default, at most `max_specs`, in
+    this order: the tied leaders of those families (figures.family_leaders over the ranked
+    summary `ranked`; a spec leading more families first, then by its best rank), the peers
+    (kdl-lma, kdl-nr-jl) and the classic methods (dls, ccd, fabrik), each where it ran with a
+    supported solve on one of the families. The rest of the run's specs stay a click away
+    (report) or behind --all-specs (plots)."""
+    from . import figures
+
+    part = ranked[ranked["family"].isin(list(families))]
+    avail = list(dict.fromkeys(part.loc[part["available"], "solver"]))
+    leads = {}
+    for v in figures.family_leaders(part).to_dict("records"):
+        for i, s in enumerate(v["leaders"]):
+            n, best = leads.get(s, (0, i))
+            leads[s] = (n + 1, min(best, i))
+    picks = sorted(leads, key=lambda s: (-leads[s][0], leads[s][1], avail.index(s) if s in avail else 0))
+    for name in DOF_PEERS[:1] + DOF_CLASSICS + DOF_PEERS[1:]:
+        s = _named(avail, name)
+        if s is not None and s not in picks:
+            picks.append(s)
+    return picks[:max_specs]

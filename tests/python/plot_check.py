@@ -1,9 +1,11 @@
 #!/usr/bin/python3
 """Runs scripts/plot.py on results directories and checks what the plots contain, not only the
 exit status: every plot of plots/index.json exists in every format, the expected plots and
-panels are there, each panel of the success, time and iteration plots draws every solver of the
-runs (index.json's series, and the solver names as text in the SVG files), and report.html shows
-the plots.
+panels are there; the per-family plots (time_distribution, success, iterations) have one panel
+per family, titled by it, drawing exactly the specs that ran on that family (nothing pooled
+across families); the heatmap's cells are figures.summarize's success and median time; a
+success-vs-DOF panel draws at most 8 specs (unless --all-specs), the tied leaders among them; the
+solver names are text in the SVG files; and report.html shows the plots.
 
     plot_check.py RESULTS_DIR [RESULTS_DIR...] [--out DIR]      (ctest: harness_plot_tiny)
 
@@ -21,6 +23,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 
 
+sys.path.insert(0, str(ROOT / "python"))
+
+
 def _solvers_and_families(run_dir):
     with open(Path(run_dir) / "solves.csv", newline="") as f:
         rows = list(csv.DictReader(f))
@@ -33,8 +38,17 @@ def _solvers_and_families(run_dir):
     return solvers, traced
 
 
-def check(outdir, run_dirs, labels=None, formats=("png", "svg")):
+def _families_in_order(run_dir):
+    with open(Path(run_dir) / "solves.csv", newline="") as f:
+        return list(dict.fromkeys(r["family"] for r in csv.DictReader(f)))
+
+
+def check(outdir, run_dirs, labels=None, formats=("png", "svg"), all_specs=False):
     """List of failed checks (empty when all pass)."""
+    import math
+
+    from ikbench import curves, figures, results
+
     outdir = Path(outdir)
     failures = []
 
@@ -54,7 +68,7 @@ def check(outdir, run_dirs, labels=None, formats=("png", "svg")):
         solvers |= set(s)
         families |= f
     expect(set(index["solvers"]) == solvers, f"index solvers {index['solvers']} != {sorted(solvers)}")
-    for stem in ["success_vs_dof", "time_distribution", "iterations"] + \
+    for stem in ["success_vs_dof", "time_distribution", "success", "success_heatmap", "iterations"] + \
             [f"convergence-{re.sub(r'[^A-Za-z0-9._-]', '_', f)}" for f in sorted(families)]:
         expect(stem in plots, f"plot {stem} missing from index.json")
     for p in index["plots"]:
@@ -64,20 +78,69 @@ def check(outdir, run_dirs, labels=None, formats=("png", "svg")):
         expect(len(p["panels"]) > 0, f"{p['stem']}: no panel drawn")
     labels = labels or [None] * len(run_dirs)
 
-    def series_names(solver):
-        return [f"{lab}: {solver}" if multi else solver for lab in labels]
+    def name(k, solver):
+        return f"{labels[k]}: {solver}" if multi else solver
 
-    for stem in ("success_vs_dof", "iterations"):
+    runs = [results.load(d, require_run_json=False) for d in run_dirs]
+    summaries = [figures.summarize(r) for r in runs]
+    fams = list(dict.fromkeys(f for d in run_dirs for f in _families_in_order(d)))
+    # per family: one panel per family, in order, with exactly the specs that ran on it
+    for stem in ("time_distribution", "success", "iterations"):
         if stem not in plots:
             continue
-        drawn = set().union(*[set(pn["series"]) for pn in plots[stem]["panels"]])
-        for s in solvers:
-            for name in series_names(s):
-                expect(name in drawn, f"{stem}: series '{name}' not drawn (drawn: {sorted(drawn)})")
-    if "time_distribution" in plots:
-        drawn = " ".join(" ".join(pn["series"]) for pn in plots["time_distribution"]["panels"])
-        for s in solvers:
-            expect(s in drawn, f"time_distribution: solver '{s}' not drawn")
+        panels = plots[stem]["panels"]
+        expect([pn["title"] for pn in panels] == fams,
+               f"{stem}: panels {[pn['title'] for pn in panels]} are not one per family {fams}")
+        for pn in panels:
+            want = set()
+            for k, summ in enumerate(summaries):
+                part = summ[(summ["family"] == pn["title"]) & summ["available"]]
+                want |= {name(k, sv) for sv in part["solver"]}
+            expect(set(pn["series"]) == want, f"{stem}: panel {pn['title']} draws {sorted(pn['series'])}, "
+                                              f"the specs that ran on it are {sorted(want)}")
+    drawn_somewhere = set()
+    for stem in ("time_distribution", "success"):
+        for pn in plots.get(stem, {"panels": []})["panels"]:
+            drawn_somewhere |= set(pn["series"])
+    for k, summ in enumerate(summaries):
+        for sv in summ.loc[summ["available"], "solver"].unique():
+            expect(name(k, sv) in drawn_somewhere, f"spec {name(k, sv)} drawn in no per-family plot")
+    # the heatmap: its cells are the figures
+    if "success_heatmap" in plots:
+        for k, pn in enumerate(plots["success_heatmap"]["panels"]):
+            summ = summaries[k].set_index(["family", "solver"])
+            expect(len(pn["cells"]) == len(summ), f"success_heatmap: {len(pn['cells'])} cells, "
+                                                  f"{len(summ)} family x solver cells in the run")
+            for c in pn["cells"]:
+                r = summ.loc[(c["family"], c["solver"])]
+                if not r["available"]:
+                    expect(c["success_rate"] is None, f"success_heatmap: n/a cell {c} has a figure")
+                    continue
+                expect(c["success_rate"] == float(r["success_rate"]),
+                       f"success_heatmap: {c['family']} x {c['solver']}: {c['success_rate']} != {r['success_rate']}")
+                med = float(r["time_us_median"])
+                expect((c["time_us_median"] is None and not math.isfinite(med)) or c["time_us_median"] == med,
+                       f"success_heatmap: {c['family']} x {c['solver']}: median {c['time_us_median']} != {med}")
+    # success against DOF: at most 8 specs a panel (unless --all-specs), with the tied leaders
+    if "success_vs_dof" in plots:
+        cells = curves.dof_sweeps(runs[0].solves)
+        for pn in plots["success_vs_dof"]["panels"]:
+            part = cells[cells["sweep"] == pn["title"]]
+            if part.empty:
+                continue   # a run without a sweep: each family at its DOF
+            specs = {sv for sv in pn["series"]}
+            if not all_specs:
+                expect(len(specs) <= curves.MAX_DOF_SPECS * len(run_dirs),
+                       f"success_vs_dof: panel {pn['title']} draws {len(specs)} series")
+                fam_set = set(", ".join(part["families"]).split(", "))
+                leaders = figures.family_leaders(summaries[0][summaries[0]["family"].isin(fam_set)])
+                lead = {s for ls in leaders["leaders"] for s in ls}
+                picks = curves.dof_picks(summaries[0], fam_set)
+                for s in lead & set(picks):
+                    expect(name(0, s) in specs, f"success_vs_dof: panel {pn['title']}: tied leader {s} not drawn")
+            else:
+                for sv in part.loc[part["available"], "solver"].unique():
+                    expect(name(0, sv) in specs, f"success_vs_dof: panel {pn['title']}: {sv} not drawn")
     for fam in families:
         stem = f"convergence-{re.sub(r'[^A-Za-z0-9._-]', '_', fam)}"
         if stem in plots:
@@ -87,12 +150,13 @@ def check(outdir, run_dirs, labels=None, formats=("png", "svg")):
                    f"{stem}: no error-vs-iteration panel ({titles})")
             expect(any("vs time" in t for t in titles), f"{stem}: no error-vs-time panel")
     if "svg" in formats:
-        for stem in ("success_vs_dof", "iterations", "time_distribution"):
+        for stem in ("iterations", "time_distribution", "success", "success_heatmap"):
             f = outdir / "plots" / f"{stem}.svg"
-            if f.exists():
+            if f.exists() and stem in plots:
                 texts = set(re.findall(r"<text[^>]*>([^<]*)</text>", f.read_text()))
-                for s in solvers:
-                    expect(any(s in t for t in texts), f"{f.name}: solver '{s}' not in the SVG text")
+                drawn = set().union(*[set(pn["series"]) for pn in plots[stem]["panels"]])
+                for s in drawn:
+                    expect(any(s in t for t in texts), f"{f.name}: series '{s}' not in the SVG text")
     report = outdir / "report.html"
     if report.exists():
         r = report.read_text()

@@ -4,7 +4,7 @@ import json
 import synth
 from plot_check import check
 
-from ikbench import plots
+from ikbench import figures, plots, results
 
 
 def test_one_run(tmp_path):
@@ -39,3 +39,87 @@ def test_bad_input(tmp_path, capsys):
     assert "solves.csv" in capsys.readouterr().err
     d = synth.make_run(tmp_path / "a", problems=3)
     assert plots.main([str(d), str(d)]) == 2  # several runs need --out
+
+
+# ---------------------------------------------------------------- the figures researchers expect
+
+MANY = {  # eleven specs: more than a success-vs-DOF panel draws by default
+    "auto": (1.0, 0.5, (2, 6)), "dls": (0.9, 1.0, (5, 30)), "ccd": (0.6, 3.0, (20, 80)),
+    "fabrik": (0.7, 2.0, (10, 40)), "kdl-lma": (0.8, 4.0, (3, 10)), "jt": (0.3, 1.0, (50, 90)),
+    "pinv": (0.5, 1.2, (5, 20)), "sdls": (0.6, 1.5, (5, 20)), "lm": (0.8, 1.1, (4, 12)),
+    "gd-momentum": (0.2, 1.0, (60, 99)), "gn": (0.0, 0.2, (1, 1)),
+}
+
+
+def _sweep_run(path):
+    """A run whose two families differ only in a number (a DOF sweep: 2 and 7 DOF), eleven specs."""
+    def edit(rows):
+        for r in rows:
+            if r["family"] == "planar7-position":
+                r["dof"] = "7"
+    return synth.make_run(path, problems=30, solvers=MANY, families=("planar2-position", "planar7-position"),
+                          unsupported=(), edit_rows=edit)
+
+
+def _index(d):
+    return {p["stem"]: p for p in json.loads((d / "plots" / "index.json").read_text())["plots"]}
+
+
+def test_per_family_figures_have_a_panel_per_family_and_nothing_pooled(tmp_path):
+    d = synth.make_run(tmp_path / "run", problems=12)
+    assert plots.main([str(d), "--formats", "svg", "--no-report"]) == 0
+    idx = _index(d)
+    for stem in ("time_distribution", "success", "iterations"):
+        panels = idx[stem]["panels"]
+        assert [p["title"] for p in panels] == ["planar-position", "planar-pose"]
+        by = {p["title"]: p["series"] for p in panels}
+        assert "two-bone" in by["planar-position"]           # ran there
+        assert "two-bone" not in by["planar-pose"]           # unsupported on every pose problem: n/a, not 0
+        assert set(by["planar-pose"]) == {"dls", "ccd"}
+    assert check(d, [d], formats=("svg",)) == []
+
+
+def test_heatmap_cells_equal_the_figures(tmp_path):
+    d = synth.make_run(tmp_path / "run", problems=12)
+    assert plots.main([str(d), "--formats", "png", "--no-report"]) == 0
+    cells = _index(d)["success_heatmap"]["panels"][0]["cells"]
+    summ = figures.summarize(results.load(d)).set_index(["family", "solver"])
+    assert len(cells) == len(summ) == 6
+    for c in cells:
+        r = summ.loc[(c["family"], c["solver"])]
+        if r["available"]:
+            assert c["success_rate"] == r["success_rate"] and c["time_us_median"] == r["time_us_median"]
+        else:
+            assert (c["family"], c["solver"]) == ("planar-pose", "two-bone") and c["success_rate"] is None
+
+
+def test_success_vs_dof_draws_at_most_eight_specs_with_the_tied_leaders(tmp_path):
+    d = _sweep_run(tmp_path / "run")
+    assert plots.main([str(d), "--formats", "svg", "--no-report"]) == 0
+    (panel,) = _index(d)["success_vs_dof"]["panels"]
+    assert panel["title"] == "planarN-position"
+    assert len(panel["series"]) <= 8 < len(MANY)
+    summ = figures.summarize(results.load(d))
+    leaders = {s for ls in figures.family_leaders(summ)["leaders"] for s in ls}
+    assert leaders and leaders <= set(panel["series"])
+    assert {"kdl-lma", "dls", "ccd", "fabrik"} <= set(panel["series"])
+    assert check(d, [d], formats=("svg",)) == []
+    # --all-specs: every spec
+    assert plots.main([str(d), "--formats", "svg", "--no-report", "--all-specs"]) == 0
+    (panel,) = _index(d)["success_vs_dof"]["panels"]
+    assert set(panel["series"]) == set(MANY)
+    assert check(d, [d], formats=("svg",), all_specs=True) == []
+
+
+def test_gbench_success_beside_time(tmp_path):
+    d = synth.make_run(tmp_path / "run", problems=4)
+    bench = [{"name": f"Solve/{s}/dof:{n}/goal:pose", "run_name": f"Solve/{s}/dof:{n}/goal:pose",
+              "run_type": "iteration", "real_time": t * n, "time_unit": "us", "dof": n, "success_rate": ok}
+             for s, t, ok in (("dls", 10.0, 1.0), ("ccd", 0.5, 0.0)) for n in (7, 30)]
+    (d / "bench_solvers.json").write_text(json.dumps({"benchmarks": bench}))
+    assert plots.main([str(d), "--formats", "svg", "--no-report"]) == 0
+    panels = _index(d)["gbench-bench_solvers"]["panels"]
+    titles = [p["title"] for p in panels]
+    assert titles == ["bench_solvers.json: Solve/goal:pose (hollow: success < 100 %, x: no success)",
+                      "bench_solvers.json: Solve/goal:pose: success"]
+    assert set(panels[1]["series"]) == {"dls", "ccd"}   # ccd fails at once: fast and no success
