@@ -202,7 +202,8 @@ def cmd_export(args):
 
     with _open(args) as store:
         if args.format == "json":
-            text = json.dumps(exchange.export_json(store), sort_keys=True, separators=(",", ":")) + "\n"
+            text = json.dumps(exchange.export_json(store, slim=args.slim), sort_keys=True, indent=0,
+                              separators=(",", ":")) + "\n"
         else:
             text = exchange.export_csv(store, machine=args.machine)
     if args.out:
@@ -324,6 +325,8 @@ def build_parser(prog="ikbench history"):
     e.add_argument("--format", choices=("csv", "json"), required=True)
     e.add_argument("--out", help="file (default: stdout)")
     e.add_argument("--machine", help="csv: only this machine identity")
+    e.add_argument("--slim", action="store_true", help="json: without the runs' side files and raw Google Benchmark "
+                   "entries (their series points stay)")
     db(e)
     e.set_defaults(func=cmd_export)
 

@@ -24,7 +24,7 @@ from .store import open_store
 
 # name -> (title line, [(label, source, family, solver, figure)])
 TABLES = {
-    "quick": ("Per commit, in commit order, on each machine identity: the `quick` suite's `ur5` family with "
+    "quick": ("Per commit, in commit order, on each machine identity: the `quick` suite's `ur5-pose` family with "
               "`auto` (success [Wilson 95 %], median time [bootstrap 95 %]), the 7-DOF revolute forward "
               "kinematics of `bench_kinematics` (median of 3 repetitions [their range]) and `ikbench throughput` "
               "of `dls` on 2 threads.",

@@ -63,12 +63,17 @@ def record_of(store, rid):
     }
 
 
-def export_json(store, run_ids=None):
+def export_json(store, run_ids=None, slim=False):
+    """Every run's record; `slim` leaves out the side files and their raw Google Benchmark entries
+    (kept as files beside the export, as results/history/ does), keeping their series points."""
     ids = list(queries.runs(store)["run_id"]) if run_ids is None else list(run_ids)
     skipped = store.query("SELECT s.git_commit, s.commit_date, s.subject, s.reason, s.detail, s.recorded, "
                           "m.key AS machine FROM skipped s LEFT JOIN machines m ON m.id = s.machine_id ORDER BY s.id")
-    return {"format": EXPORT_FORMAT, "schema_version": SCHEMA_VERSION, "records": [record_of(store, int(i)) for i in ids],
-            "skipped": skipped}
+    records = [record_of(store, int(i)) for i in ids]
+    if slim:
+        for r in records:
+            r["gbench"], r["documents"] = [], []
+    return {"format": EXPORT_FORMAT, "schema_version": SCHEMA_VERSION, "records": records, "skipped": skipped}
 
 
 def import_json(store, doc, source="import"):
