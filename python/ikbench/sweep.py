@@ -79,10 +79,33 @@ def _parameters(run):
     return out
 
 
+def _plain_spec(run, grp, params):
+    """The spec of the run that is the grid's plain form: same backend, not a member, and its
+    run.json parameters equal the members' on every key but the swept ones (there it has its
+    defaults, e.g. `dls` beside `dls:lambda={0.01,0.1}`). (spec, {axis: value}) or None."""
+    members = [spec for _, spec, _ in grp.members]
+    name = parse_spec(members[0])[0]
+    ref = params.get(members[0])
+    if ref is None:
+        return None
+    axes = [k for k, _ in grp.axes]
+    for spec in run.solver_specs:
+        if spec in members or parse_spec(spec)[0] != name or spec not in set(run.solves["solver"]):
+            continue
+        p = params.get(spec)
+        if p is None or any(k not in p for k in axes):
+            continue
+        if {k: v for k, v in p.items() if k not in axes} == {k: v for k, v in ref.items() if k not in axes}:
+            return spec, {k: "" if p[k] is None else str(p[k]) for k in axes}
+    return None
+
+
 def grid_groups(run, label="run"):
     """The sweeps of run.json's `grid`: one SweepGroup per grid, its axes and specs as listed
     there, parameter values from the spec text (run.json's typed value when the text is the same
-    number)."""
+    number). The run's plain spec of the grid (_plain_spec: the backend with the swept parameters
+    at their defaults) is a member too, at its default values, so that a curve shows where the
+    defaults stand among the grid."""
     grid = run.meta.get("grid")
     groups = []
     if not isinstance(grid, list):
@@ -99,6 +122,10 @@ def grid_groups(run, label="run"):
             _, params = parse_spec(spec)
             grp.members.append((label, spec, {k: params.get(k, "") for k, _ in axes}))
         if grp.members:
+            plain = _plain_spec(run, grp, _parameters(run))
+            if plain is not None:
+                grp.members.append((label, plain[0], plain[1]))
+                grp.axes = [(k, _order(list(vals) + [plain[1][k]])) for k, vals in grp.axes]
             groups.append(grp)
     return groups
 

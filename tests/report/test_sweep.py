@@ -91,3 +91,32 @@ def test_compare_sweep_command(tmp_path, rich_dir):
                        capture_output=True, text=True, env=env, timeout=600)
     assert p.returncode == 2 and "no sweep" in p.stderr
     assert json.loads((rich_dir / "run.json").read_text())["grid"]
+
+
+def test_grid_curve_includes_the_plain_spec(tmp_path):
+    """The run's plain `dls` (the swept lambda at its default 0.05, every other parameter equal to
+    the grid's) is a point of the grid's curve; a dls spec differing in another parameter is not."""
+    specs = GRID_SPECS + ["dls", "dls:max_step=1"]
+    solvers = {s: (0.8, 1.0, (5, 30)) for s in specs}
+    base = {"lambda": 0.05, "max_step": 0.5, "restarts": 0}
+    params = {"dls:lambda=0.01": dict(base, **{"lambda": 0.01}), "dls:lambda=0.1": dict(base, **{"lambda": 0.1}),
+              "dls:lambda=0.5": dict(base, **{"lambda": 0.5}), "dls": dict(base),
+              "dls:max_step=1": dict(base, max_step=1.0)}
+    d = synth.make_run(tmp_path / "run", problems=6, solvers=solvers, run_json_extra={
+        "grid": [{"spec": "dls:lambda={0.01,0.1,0.5}", "axes": [{"key": "lambda", "values": ["0.01", "0.1", "0.5"]}],
+                  "specs": GRID_SPECS}],
+        "solvers": [{"spec": s, "name": "dls", "parameters": params[s]} for s in specs]})
+    run = results.load(d)
+    (g,) = sweep.sweep_groups([("run", run)])
+    assert [m[1] for m in g.members] == GRID_SPECS + ["dls"]
+    assert g.axes == [("lambda", ["0.01", "0.05", "0.1", "0.5"])]
+    cells = sweep.sweep_cells(g, [("run", run)])
+    ((_, line),) = sweep.sweep_lines(g, cells, "lambda")
+    assert line["cell"].tolist() == ["dls:lambda=0.01", "dls", "dls:lambda=0.1", "dls:lambda=0.5"]
+    want = figures.summarize(run.solves[run.solves["solver"] == "dls"], keys=("solver",))
+    assert cells.set_index("cell").loc["dls", "success_rate"] == want["success_rate"].iloc[0]
+    # the report's sweep section draws it
+    from ikbench import report
+
+    (block,) = report.sweep_blocks(run)
+    assert "dls" in [r[block["cells"]["columns"].index("cell")] for r in block["cells"]["rows"]]
