@@ -279,5 +279,32 @@ TEST(SolverInterface, TimeBudgetStopsTheSolve) {
   EXPECT_LT(s.iterations, 1000000);
 }
 
+// A backend that claims convergence without moving: the verdict comes from FK.
+class ClaimsConvergence final : public Solver {
+ protected:
+  void solveImpl(const Problem&, Eigen::VectorXd&, SolveContext& ctx) override { ctx.stop(Status::kConverged); }
+};
+
+TEST(SolverVerdict, AClaimOfConvergenceThatFkContradictsIsFalseConvergence) {
+  Problem p;
+  p.model = test::planarChain({1.0, 1.0});
+  Goal g;
+  g.body = p.model->bodyIndex("tip");
+  g.kind = GoalKind::kPosition;
+  g.target_position = Eigen::Vector3d(0.0, 1.5, 0.0);  // reachable, but not from where it stands
+  p.goals = {g};
+  p.q0 = Eigen::VectorXd::Zero(p.model->nq());
+  ClaimsConvergence solver;
+  const Summary s = solver.solve(p, SolverOptions());
+  EXPECT_EQ(s.status, Status::kFalseConvergence) << s.message;
+  EXPECT_FALSE(s.converged());
+  EXPECT_NE(s.message.find("backend reported convergence"), std::string::npos) << s.message;
+  EXPECT_GT(s.position_error, 0.5);
+  EXPECT_EQ(toString(s.status), std::string("false-convergence"));
+  // The same claim where the start already holds is plain convergence.
+  p.goals[0].target_position = Eigen::Vector3d(2.0, 0.0, 0.0);
+  EXPECT_EQ(solver.solve(p, SolverOptions()).status, Status::kConverged);
+}
+
 }  // namespace
 }  // namespace ikbench

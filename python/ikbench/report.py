@@ -190,7 +190,8 @@ SUMMARY_TEXTS = ["success_text", "iterations_median_text", "iterations_p90_text"
                  "statuses_text", "rank_text", "outliers_text"]
 
 STATUS_SHORT = {"converged": "conv", "max-iterations": "max-it", "time-limit": "time", "stalled": "stall",
-                "numerical-failure": "num-fail", "unsupported": "unsupp", "invalid-input": "invalid"}
+                "numerical-failure": "num-fail", "unsupported": "unsupp", "invalid-input": "invalid",
+                "false-convergence": "false-conv"}
 
 
 def _interval_text(v, lo, hi, kind="time"):

@@ -66,7 +66,7 @@ SOLVE_COLUMNS_BY_VERSION = {1: SOLVE_COLUMNS_V1, 2: SOLVE_COLUMNS}
 TRACE_COLUMNS_BY_VERSION = {1: TRACE_COLUMNS_V1, 2: TRACE_COLUMNS}
 
 STATUSES = ("converged", "max-iterations", "time-limit", "stalled", "numerical-failure", "unsupported",
-            "invalid-input")
+            "invalid-input", "false-convergence")
 # Solves the backend never attempted: they count (as failures) in the success rate, but not in
 # iteration, error, evaluation or time figures.
 NOT_ATTEMPTED = ("unsupported", "invalid-input")

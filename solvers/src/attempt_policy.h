@@ -27,8 +27,8 @@
 //   wanted), when the time budget is spent, or after the last restart.
 // * The answer's status comes from forward kinematics of its configuration:
 //   within the tolerances it is converged, whatever the attempt said;
-//   otherwise the attempt's own end (a backend's claim of convergence that FK
-//   contradicts is `stalled`, with a message saying so).
+//   otherwise the attempt's own end; a backend's claim of convergence that FK
+//   contradicts is `false-convergence`.
 #pragma once
 
 #include <fmt/format.h>
@@ -133,7 +133,7 @@ inline void answerVerdict(bool errors_finite, bool within_tolerance, double posi
     // A backend may qualify its answer (e.g. a singular pose: a continuum).
     *message = attempt_status == Status::kConverged ? attempt_message : std::string();
   } else if (attempt_status == Status::kConverged) {
-    *status = Status::kStalled;
+    *status = Status::kFalseConvergence;
     *message = fmt::format("backend reported convergence, but FK gives position error {:.3g} m, orientation "
                            "error {:.3g} rad",
                            position_error, orientation_error);

@@ -18,8 +18,9 @@ enum class Status {
   kNumericalFailure,  // a singular system or a non-finite value; q is the last finite one
   kUnsupported,       // the backend cannot handle this problem; message says why
   kInvalidInput,      // bad problem, options or start configuration; message says why
+  kFalseConvergence,  // the backend claimed convergence, FK of its answer contradicts it
 };
-inline constexpr EnumTable<Status, 7> kStatusNames{{{
+inline constexpr EnumTable<Status, 8> kStatusNames{{{
                                                       {Status::kConverged, "converged"},
                                                       {Status::kMaxIterations, "max-iterations"},
                                                       {Status::kTimeLimit, "time-limit"},
@@ -27,6 +28,7 @@ inline constexpr EnumTable<Status, 7> kStatusNames{{{
                                                       {Status::kNumericalFailure, "numerical-failure"},
                                                       {Status::kUnsupported, "unsupported"},
                                                       {Status::kInvalidInput, "invalid-input"},
+                                                      {Status::kFalseConvergence, "false-convergence"},
                                                   }},
                                                   "status"};
 inline std::string_view toString(Status s) { return kStatusNames.name(s); }
