@@ -151,6 +151,15 @@ def solver_roles(run):
     return roles
 
 
+def _q(text, where):
+    """A q text of a loaded run (its numbers were checked by ikbench.results when it was read) as
+    an array; parse_q, which names what is wrong, for anything else."""
+    try:
+        return np.array(text.split(), dtype=float)
+    except (AttributeError, ValueError):
+        return parse_q(text, where)
+
+
 def solve_solutions(run, specs=None):
     """{(family, problem, solver): [q arrays]} of every attempted solve (of the solver specs
     `specs`, default all): solutions.csv's rows when `solutions` > 1, else the solve's q when it
@@ -160,7 +169,7 @@ def solve_solutions(run, specs=None):
     sol = run.solutions
     if sol is not None and len(sol):
         for f, p, sv, q in zip(sol["family"], sol["problem"], sol["solver"], sol["q"]):
-            extra.setdefault((f, int(p), sv), []).append(parse_q(q, "solutions.csv: column 'q'"))
+            extra.setdefault((f, int(p), sv), []).append(_q(q, "solutions.csv: column 'q'"))
     out = {}
     att = ~s["status"].isin(NOT_ATTEMPTED).to_numpy()
     for i, (f, p, sv, n, conv, q) in enumerate(zip(s["family"], s["problem"], s["solver"], s["solutions"],
@@ -171,7 +180,7 @@ def solve_solutions(run, specs=None):
         if n > 1 and key in extra:
             out[key] = extra[key]
         elif conv:
-            out[key] = [parse_q(q, "solves.csv: column 'q'")]
+            out[key] = [_q(q, "solves.csv: column 'q'")]
         else:
             out[key] = []
     return out

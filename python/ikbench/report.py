@@ -573,12 +573,19 @@ def iteration_figures(ranked, styles):
     return out
 
 
-def dof_figure(run, styles):
+def dof_figure(run, styles, ranked=None):
     """Success vs DOF (curves.dof_sweeps): one panel per sweep of families, per solver the
-    success rate with Wilson 95 % error bars; n/a groups are not drawn. None without a sweep."""
+    success rate with Wilson 95 % error bars; n/a groups are not drawn. None without a sweep.
+    With the ranked summary, each panel shows at most curves.MAX_DOF_SPECS specs
+    (curves.dof_picks: the tied leaders, kdl-lma, dls, ccd, fabrik); the others are in the
+    legend, one click away (plotly's "legendonly")."""
     cells = curves.dof_sweeps(run.solves)
     if cells.empty:
         return None, []
+    picks = {}
+    if ranked is not None:
+        for sw, part in cells.groupby("sweep", sort=False):
+            picks[sw] = curves.dof_picks(ranked, set(", ".join(part["families"]).split(", ")))
     sweeps = list(dict.fromkeys(cells["sweep"]))
     ncols = min(3, len(sweeps))
     nrows = (len(sweeps) + ncols - 1) // ncols
@@ -598,6 +605,7 @@ def dof_figure(run, styles):
                                      "arrayminus": y - 100 * p["success_ci_low"].to_numpy(dtype=float),
                                      "thickness": 1},
                          "name": spec, "legendgroup": spec, "meta": spec, "showlegend": spec not in shown,
+                         **({} if s not in picks or spec in picks[s] else {"visible": "legendonly"}),
                          "line": {"color": styles[spec]["colour"], "dash": styles[spec]["dash"], "width": 1.5},
                          "marker": {"size": 6}, "customdata": p[["families"]].to_numpy(),
                          "hovertemplate": f"{spec}<br>DOF %{{x}}: %{{y:.1f}}%<br>%{{customdata[0]}}<extra></extra>",
@@ -610,7 +618,166 @@ def dof_figure(run, styles):
                                             "title": {"text": "DOF (nv)"}})
         lay[_axis_name("yaxis", k)].update({"range": [-3, 103], "title": {"text": "success [%]" if c == 1 else ""}})
     lay.update({"height": 330 * nrows + 80, "margin": {"l": 60, "r": 20, "t": 50, "b": 50}, "hovermode": "closest"})
-    return {"data": data, "layout": lay}, sweeps
+    return {"data": data, "layout": lay, "picks": picks}, sweeps
+
+
+def _family_order(part):
+    """A family's cells, best ranked first, then unranked, then n/a."""
+    return part.assign(_o=part["rank"].fillna(np.inf), _na=~part["available"]).sort_values(["_na", "_o"],
+                                                                                           kind="stable")
+
+
+def box_figures(run, ranked, styles):
+    """{family: plotly figure}: per spec (best first) a box of its solve times over the supported
+    solves (quartiles, whiskers at Tukey's 1.5 IQR fences clipped to the data, as Criterion.rs and
+    ik_benchmarking draw them), log axis. The quartiles are computed here (numpy's linear
+    quantiles, the figures' definition), so the page holds five numbers per box, not every solve;
+    `boxes` keeps them unrounded."""
+    att = run.solves[figures.attempted_mask(run.solves)]
+    t = att["time_us"].to_numpy(dtype=float)
+    ok = np.isfinite(t) & (t > 0)
+    fam_, spec_ = att["family"].to_numpy()[ok], att["solver"].to_numpy()[ok]
+    groups = {k: np.sort(v.to_numpy()) for k, v in pd.Series(t[ok]).groupby([fam_, spec_], sort=False)}
+    out = {}
+    for fam, part in ranked.groupby("family", sort=False):
+        part = _family_order(part[part["available"]])
+        boxes = {"solver": [], "q1": [], "median": [], "q3": [], "lowerfence": [], "upperfence": [], "solves": []}
+        data = []
+        for spec in part["solver"]:
+            v = groups.get((fam, spec))
+            if v is None or not len(v):
+                continue
+            a, m, b = (float(x) for x in np.percentile(v, [25, 50, 75]))
+            iqr = b - a
+            lo, hi = float(v[v >= a - 1.5 * iqr][0]), float(v[v <= b + 1.5 * iqr][-1])
+            for k, x in zip(boxes, (spec, a, m, b, lo, hi, len(v))):
+                boxes[k].append(x)
+            col = styles.get(spec, {"colour": "#444"})["colour"]
+            q = sig([a, m, b, lo, hi])
+            data.append({"type": "box", "x": [spec], "q1": [q[0]], "median": [q[1]], "q3": [q[2]],
+                         "lowerfence": [q[3]], "upperfence": [q[4]], "name": spec, "meta": spec,
+                         "showlegend": False, "marker": {"color": col}, "line": {"color": col, "width": 1.4},
+                         "fillcolor": _rgba(col, 0.35), "hoverinfo": "y+name"})
+        lay = {"height": 380, "margin": {"l": 70, "r": 20, "t": 30, "b": 130},
+               "xaxis": {"type": "category", "tickangle": -35, "title": {"text": "solver (best first)"},
+                         "categoryorder": "array", "categoryarray": boxes["solver"]},
+               "yaxis": {"type": "log", "title": {"text": "solve time [µs] (supported solves), log"}},
+               "hovermode": "closest"}
+        out[fam] = {"data": data, "layout": lay, "boxes": boxes}
+    return out
+
+
+def success_figures(ranked, styles):
+    """{family: plotly figure}: per spec that ran (best first) its success rate as a bar with its
+    Wilson 95 % interval (figures.summarize); n/a specs are named above the bars, not drawn as 0."""
+    out = {}
+    for fam, part in ranked.groupby("family", sort=False):
+        part = _family_order(part)
+        ran = part[part["available"]]
+        y = 100 * ran["success_rate"].to_numpy(dtype=float)
+        data = [{"type": "bar", "x": ran["solver"].tolist(), "y": y,
+                 "marker": {"color": [styles.get(x, {"colour": "#444"})["colour"] for x in ran["solver"]]},
+                 "error_y": {"type": "data", "array": 100 * ran["success_ci_high"].to_numpy(dtype=float) - y,
+                             "arrayminus": y - 100 * ran["success_ci_low"].to_numpy(dtype=float), "thickness": 1.2},
+                 "customdata": ran[["solves"]].to_numpy(), "name": "success",
+                 "hovertemplate": "%{x}<br>success %{y:.1f}% of %{customdata[0]} solves<extra></extra>"}]
+        na = part.loc[~part["available"], "solver"].tolist()
+        lay = {"height": 360, "margin": {"l": 70, "r": 20, "t": 30, "b": 130},
+               "xaxis": {"type": "category", "tickangle": -35, "title": {"text": "solver (best first)"}},
+               "yaxis": {"range": [0, 103], "title": {"text": "success [%] (Wilson 95 %)"}}}
+        if na:
+            lay["annotations"] = [{"text": "n/a (nothing supported): " + ", ".join(na), "xref": "paper",
+                                   "yref": "paper", "x": 1, "y": 1.02, "xanchor": "right", "yanchor": "bottom",
+                                   "showarrow": False, "font": {"size": 10, "color": "#555"}}]
+        out[fam] = {"data": data, "layout": lay, "na": na}
+    return out
+
+
+def heatmap_figure(ranked, specs):
+    """Solver x family: colour = success rate (cividis: colour-blind safe), text = median time [µs]
+    (figures.summarize); n/a cells empty with "n/a". `cells` holds the figures drawn."""
+    fams = list(dict.fromkeys(ranked["family"]))
+    by = {(r["family"], r["solver"]): r for r in ranked.to_dict("records")}
+    z, text, cells = [], [], []
+    for spec in specs:
+        zr, tr = [], []
+        for fam in fams:
+            r = by.get((fam, spec))
+            if r is None:
+                zr.append(None)
+                tr.append("")
+                continue
+            if not r["available"]:
+                zr.append(None)
+                tr.append("n/a")
+                cells.append({"family": fam, "solver": spec, "success_rate": None, "time_us_median": None})
+                continue
+            med = float(r["time_us_median"])
+            zr.append(100 * float(r["success_rate"]))
+            tr.append(tables.fmt_num(med, "time") if math.isfinite(med) else "-")
+            cells.append({"family": fam, "solver": spec, "success_rate": float(r["success_rate"]),
+                          "time_us_median": med if math.isfinite(med) else None})
+        z.append(zr)
+        text.append(tr)
+    data = [{"type": "heatmap", "x": fams, "y": list(specs), "z": z, "text": text, "texttemplate": "%{text}",
+             "textfont": {"size": 9}, "colorscale": "Cividis", "zmin": 0, "zmax": 100,
+             "colorbar": {"title": {"text": "success [%]"}}, "xgap": 1, "ygap": 1,
+             "hovertemplate": "%{y} on %{x}<br>success %{z:.1f}%<br>median %{text} µs<extra></extra>"}]
+    lay = {"height": 24 * len(specs) + 190, "margin": {"l": 230, "r": 20, "t": 20, "b": 150},
+           "xaxis": {"tickangle": -45, "type": "category"}, "yaxis": {"autorange": "reversed", "type": "category"},
+           "plot_bgcolor": "#eee"}
+    return {"data": data, "layout": lay, "cells": cells}
+
+
+def solver_sections(run, ranked, convs):
+    """Per solver spec: its description and parameters (run.json solvers[].parameters), its
+    figures on every family (rank, success [Wilson], median time [bootstrap], mean time, median
+    iterations; figures.summarize), and its convergence on every traced family (median largest
+    goal error vs iteration, one line per family; curves.convergence)."""
+    meta = {s.get("spec"): s for s in run.meta.get("solvers", []) if isinstance(s, dict)} \
+        if isinstance(run.meta.get("solvers"), list) else {}
+    by_spec = {}
+    for c in convs or []:
+        by_spec.setdefault(c.solver, []).append(c)
+    out = []
+    for spec in run.solver_specs:
+        part = ranked[ranked["solver"] == spec]
+        rows = []
+        for r in part.to_dict("records"):
+            a = bool(r["available"])
+            rows.append({"family": r["family"], "available": a, "rank_text": tables.fmt_rank(r),
+                         "success_rate": r["success_rate"], "success_text": success_text(r),
+                         "time_us_median": r["time_us_median"] if a else None,
+                         "time_median_text": _interval_text(r["time_us_median"], r["time_us_median_ci_low"],
+                                                            r["time_us_median_ci_high"]) if a else "",
+                         "time_mean_text": tables.fmt_num(r["time_us_mean"], "time") if a else "",
+                         "iterations_text": tables.fmt_num(r["iterations_median"], "int") if a else ""})
+        data = []
+        for c in by_spec.get(spec, []):
+            kind = c.kinds[0]
+            b = c.iteration[kind]
+            data.append({"type": "scatter", "mode": "lines+markers" if c.sparse else "lines", "x": sig(b.grid),
+                         "y": sig(b.q50), "name": c.family,
+                         "line": {"width": 1.4, "dash": "solid" if kind == "position" else "dash"},
+                         "hovertemplate": f"{c.family}<br>iteration %{{x}}<br>median {kind} error %{{y:.3g}}"
+                                          "<extra></extra>"})
+        conv = None
+        if data:
+            conv = {"data": data, "layout": {
+                "height": 380, "margin": {"l": 70, "r": 20, "t": 30, "b": 50}, "hovermode": "closest",
+                "xaxis": {"title": {"text": "iteration"}, "type": "linear"},
+                "yaxis": {"type": "log", "title": {"text": "median largest goal error (solid: position [m], "
+                                                           "dashed: orientation [rad])"}, "exponentformat": "power"},
+                "legend": {"font": {"size": 10}}}}
+        m = meta.get(spec, {})
+        params = m.get("parameters") if isinstance(m.get("parameters"), dict) else {}
+        ran = part[part["available"]]
+        out.append({"spec": spec, "name": spec_name(spec), "description": m.get("description"),
+                    "parameters": [[k, v] for k, v in params.items()], "families": rows,
+                    "total": {"families": int(len(ran)), "solves": int(ran["solves"].sum()),
+                              "successes": int(ran["successes"].sum()), "leads": int(ran["tied_leader"].sum())},
+                    "convergence": conv})
+    return out
 
 
 # ---------------------------------------------------------------- sweeps and coverage
@@ -1010,11 +1177,15 @@ def build(run, opts=None, plots_index=None, progress=None):
     summary = figures.summarize(run, seed=opts.seed, n_resamples=opts.resamples)
     ranked = summary                  # ranked within each family by figures.summarize
     progress.stage("convergence curves")
-    convs, convinfo = convergence_figures(run, styles, traces_table=table)
+    tr = table.frame
+    convs_list = curves.convergence(tr, compact=True, time_points=CURVE_TIME_POINTS,
+                                    time_col=curves.time_column(tr)) if not tr.empty else []
+    del tr
+    convs, convinfo = convergence_figures(run, styles, convs=convs_list, traces_table=table)
     fams = _families(run, convinfo)
     sequential = {f["name"]: f["sequential"] for f in fams}
     progress.stage("success against DOF, time distributions")
-    dof, sweeps_ = dof_figure(run, styles)
+    dof, sweeps_ = dof_figure(run, styles, ranked)
     solvers = []
     desc = {s.get("spec"): s for s in run.meta.get("solvers", []) if isinstance(s, dict)} \
         if isinstance(run.meta.get("solvers"), list) else {}
@@ -1033,7 +1204,10 @@ def build(run, opts=None, plots_index=None, progress=None):
         "robots": robot_rows(run),
         "defaults": default_picks(ranked),
         "figures": {"headline": headline_figure(heads, styles), "convergence": convs, "ecdf": ecdf_figures(run, styles),
-                    "iterations": iteration_figures(ranked, styles), "dof": dof, "dof_sweeps": sweeps_},
+                    "iterations": iteration_figures(ranked, styles), "dof": dof, "dof_sweeps": sweeps_,
+                    "boxes": box_figures(run, ranked, styles), "success": success_figures(ranked, styles),
+                    "heatmap": heatmap_figure(ranked, specs)},
+        "solver_sections": solver_sections(run, ranked, convs_list),
     }
     progress.stage("parameter sweeps")
     data["sweeps"] = sweep_blocks(run)
@@ -1161,7 +1335,9 @@ def add_arguments(ap):
     ap.add_argument("--clip-frames", type=int, default=DEFAULT_CLIP_FRAMES, metavar="F",
                     help=f"problems of a sequential family played as a clip (default {DEFAULT_CLIP_FRAMES})")
     ap.add_argument("--allow-incomplete", action="store_true", help="read an incomplete or mixed run (marked)")
-    ap.add_argument("--quiet", action="store_true", help="no progress lines on stderr (one per stage by default)")
+    ap.add_argument("--progress", choices=("auto", "lines", "none"), default="auto",
+                    help="a line per stage on stderr with its seconds and the peak memory: 'lines' always, 'auto' "
+                         "(default) when stderr is a terminal, 'none' never")
     ap.add_argument("--history", metavar="DB", help="add a history section: each headline cell's trend across "
                     "commits in this store, with its change points (docs/history.md)")
     ap.add_argument("--latex", metavar="DIR",
@@ -1181,7 +1357,9 @@ def main_from_args(args):
     t0 = time.monotonic()
     import sys
 
-    progress = Stages(None if getattr(args, "quiet", False) else sys.stderr)
+    mode = getattr(args, "progress", "auto")
+    show = mode == "lines" or (mode == "auto" and sys.stderr.isatty())
+    progress = Stages(sys.stderr if show else None)
     path, data = write_report(args.run_dir, args.out, opts, allow_incomplete=args.allow_incomplete,
                               progress=progress)
     if getattr(args, "history", None):

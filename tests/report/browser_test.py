@@ -351,6 +351,31 @@ def check_csv(page, data):
     check(len(pd.read_csv(io.StringIO(head))) == len(data["headline"]), "the headline CSV has a row per family")
 
 
+def check_figures(d, data):
+    """The heatmap, the per-family success bars and box plots, and the section per solver spec are
+    drawn from the page's data."""
+    hm = d.execute_script("var p = document.getElementById('heatmap-plot'); return p.data && "
+                          "p.data.map(function (t) { return [t.type, t.y.length, t.x.length]; })")
+    check(hm == [["heatmap", len(data["solvers"]), len(data["families"])]], f"the solver x family heatmap is drawn ({hm})")
+    fam = d.execute_script("return document.getElementById('family-select').value")
+    boxes = d.execute_script("var p = document.getElementById('box-plot'); return p.data && "
+                             "p.data.map(function (t) { return t.type + ':' + t.name; })")
+    want = [f"box:{s}" for s in data["figures"]["boxes"][fam]["boxes"]["solver"]]
+    check(boxes == want, f"{fam}: a box plot of the solve times per spec ({len(boxes or [])} boxes)")
+    bars = d.execute_script("var p = document.getElementById('success-plot'); return p.data && p.data[0].x")
+    check(bars == data["figures"]["success"][fam]["data"][0]["x"], f"{fam}: success bars per spec")
+    sec = data["solver_sections"][-1]
+    d.execute_script("var s = document.getElementById('solver-select'); s.value = arguments[0]; "
+                     "s.dispatchEvent(new Event('change'))", sec["spec"])
+    keys = d.execute_script("return Array.prototype.map.call(document.querySelectorAll('#solver-parameters tbody tr'),"
+                            " function (r) { return r.getAttribute('data-key'); })")
+    check(keys == [k for k, _ in sec["parameters"]] and len(keys) > 0,
+          f"the section of {sec['spec']} lists its parameters ({keys})")
+    fams = d.execute_script("return Array.prototype.map.call(document.querySelectorAll('#solver-families tbody tr'),"
+                            " function (r) { return r.getAttribute('data-family'); })")
+    check(fams == [r["family"] for r in sec["families"]], f"the section of {sec['spec']} has a row per family")
+
+
 def converged_solve(run, family, embedded, traced_only=True):
     """A converged solve of `family` among its embedded problems whose error is far below the
     tolerance in solves.csv and at the trace's last record."""
@@ -483,6 +508,8 @@ def browse(d, run_dir, page_path, work):
     shown = [r for r in table_rows() if not r["hidden"]]
     check(len(shown) >= 1 and all("ur5" in r["family"] and "kdl" in r["solver"] for r in shown),
           f"the filter 'ur5 kdl' keeps {[(r['family'], r['solver']) for r in shown]}")
+
+    check_figures(d, data)
 
     log = d.get_log("browser")
     check(not severe(log), f"no errors in the browser console after the interactions "

@@ -370,6 +370,60 @@
     }
     if (DATA.figures.ecdf[fam]) plot("ecdf-plot", DATA.figures.ecdf[fam], picked);
     if (DATA.figures.iterations[fam]) plot("iterations-plot", DATA.figures.iterations[fam], null);
+    if (DATA.figures.success && DATA.figures.success[fam]) plot("success-plot", DATA.figures.success[fam], null);
+    if (DATA.figures.boxes && DATA.figures.boxes[fam]) plot("box-plot", DATA.figures.boxes[fam], null);
+  }
+
+  // ------------------------------------------------------------------ solver x family, per solver
+  function renderHeatmap() {
+    if (DATA.figures.heatmap) plot("heatmap-plot", DATA.figures.heatmap, null);
+  }
+
+  function renderSolvers() {
+    var sel = document.getElementById("solver-select");
+    var secs = DATA.solver_sections || [];
+    secs.forEach(function (s) { sel.appendChild(el("option", { value: s.spec, text: s.spec })); });
+    sel.addEventListener("change", function () { showSolver(sel.value); });
+    if (secs.length) showSolver(secs[0].spec);
+  }
+
+  function showSolver(spec) {
+    var s = (DATA.solver_sections || []).filter(function (x) { return x.spec === spec; })[0];
+    var box = document.getElementById("solver-body");
+    box.innerHTML = "";
+    if (!s) return;
+    document.getElementById("solver-select").value = spec;
+    box.setAttribute("data-spec", spec);
+    box.appendChild(el("p", null, [swatch(spec), el("b", { text: spec }), s.description ? ": " + s.description : ""]));
+    var t = s.total;
+    box.appendChild(el("p", { cls: "muted", text: "ran on " + t.families + " families (" + t.solves + " solves, " +
+      t.successes + " successes); tied leader on " + t.leads + "." }));
+    var pt = el("table", { cls: "data", id: "solver-parameters" });
+    pt.appendChild(el("thead", null, [el("tr", null, [el("th", { cls: "l", text: "parameter" }), el("th", { cls: "l", text: "value (run.json solvers[].parameters)" })])]));
+    var ptb = el("tbody");
+    s.parameters.forEach(function (kv) {
+      ptb.appendChild(el("tr", { "data-key": kv[0] }, [el("td", { cls: "l mono", text: kv[0] }),
+        el("td", { cls: "l mono", text: kv[1] == null ? "default (none)" : String(kv[1]) })]));
+    });
+    pt.appendChild(ptb);
+    box.appendChild(el("div", { cls: "scroll" }, [pt]));
+    var ft = el("table", { cls: "data", id: "solver-families" });
+    var head = ["family", "rank", "success [95% CI]", "median time [µs] [95% CI]", "mean [µs]", "median iterations"];
+    ft.appendChild(el("thead", null, [el("tr", null, head.map(function (h, i) { return el("th", { cls: i < 1 ? "l" : "", text: h }); }))]));
+    var ftb = el("tbody");
+    s.families.forEach(function (r) {
+      ftb.appendChild(el("tr", { "data-family": r.family }, [el("td", { cls: "l", text: r.family }), el("td", { text: r.rank_text }),
+        el("td", { text: r.success_text }), el("td", { text: r.time_median_text }), el("td", { text: r.time_mean_text }),
+        el("td", { text: r.iterations_text })]));
+    });
+    ft.appendChild(ftb);
+    box.appendChild(el("div", { cls: "scroll" }, [ft]));
+    if (s.convergence) {
+      box.appendChild(el("p", { cls: "explain", text: "Convergence of " + spec + " on every traced family: the median largest goal error against the iteration (the family's first error kind; a stopped solve keeps its final error)." }));
+      plot("solver-convergence", s.convergence, null);
+    } else {
+      Plotly.purge("solver-convergence");
+    }
   }
 
   // ------------------------------------------------------------------ DOF, sweeps, coverage
@@ -1019,8 +1073,10 @@
     renderHeadline();
     renderRobots();
     renderSummary();
+    renderHeatmap();
     renderFamilySection();
     renderDof();
+    renderSolvers();
     renderSweeps();
     renderCoverage();
     renderRun();
