@@ -344,33 +344,28 @@ def _csv_number(v):
     return repr(f)
 
 
-def _csv_text(s):
-    s = str(s)
-    if any(c in s for c in ',"\n\r'):
-        return '"' + s.replace('"', '""') + '"'
-    return s
-
-
 def summary_csv_text(summary, noisy=None):
     """summary.csv's text (SUMMARY_CSV_COLUMNS); `noisy` is the run's flag (run_noisy: True,
-    False, or None for unknown, written empty)."""
-    lines = [",".join(SUMMARY_CSV_COLUMNS)]
+    False, or None for unknown, written empty). Each figure is formatted here (the shortest text
+    that reads back as the same double, integers as integers, n/a empty); pandas writes the CSV
+    (quoting a name that holds a comma or a quote)."""
     noisy_cell = "" if noisy is None else ("1" if noisy else "0")
+    rows = []
     for d in summary.to_dict("records"):
         avail = d["supported"] > 0
-        cells = []
+        row = []
         for c in SUMMARY_CSV_COLUMNS:
             v = d.get(c)
             if c in ("family", "solver"):
-                cells.append(_csv_text(v))
+                row.append(str(v))
             elif c in ("solves", "supported", "converged", "rank_of"):
-                cells.append(str(int(v)))
+                row.append(str(int(v)))
             elif c == "noisy":
-                cells.append(noisy_cell)
+                row.append(noisy_cell)
             else:
-                cells.append(_csv_number(v) if avail else "")
-        lines.append(",".join(cells))
-    return "\n".join(lines) + "\n"
+                row.append(_csv_number(v) if avail else "")
+        rows.append(row)
+    return pd.DataFrame(rows, columns=SUMMARY_CSV_COLUMNS, dtype=object).to_csv(index=False, lineterminator="\n")
 
 
 def write_summary(run, path=None, summary=None, **kw):

@@ -45,25 +45,14 @@ def na_reason(statuses):
 
 
 def render(header, rows, left=2, sep_before=None, markdown=False):
-    """Aligned text columns: the first `left` columns left-aligned, the rest right-aligned; a
-    blank line before each row index in `sep_before`. With markdown, a Markdown table (the
-    figures of docs/ are regenerated this way)."""
+    """Aligned text columns (python3-tabulate's 'simple' table): the first `left` columns
+    left-aligned, the rest right-aligned; a blank line before each row index in `sep_before`.
+    With markdown, a Markdown table (the figures of docs/ are regenerated this way; '|' in a cell
+    escaped)."""
     if markdown:
-        esc = [[c.replace("|", "\\|") for c in r] for r in [header] + rows]
-        align = ["---" if i < left else "---:" for i in range(len(header))]
-        return "\n".join(["| " + " | ".join(esc[0]) + " |", "|" + "|".join(align) + "|"] +
-                         ["| " + " | ".join(r) + " |" for r in esc[1:]])
-    widths = [max(len(header[i]), *(len(r[i]) for r in rows)) if rows else len(header[i]) for i in range(len(header))]
-
-    def line(r):
-        return "  ".join(c.ljust(w) if i < left else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))).rstrip()
-
-    out = [line(header)]
-    for i, r in enumerate(rows):
-        if sep_before and i in sep_before:
-            out.append("")
-        out.append(line(r))
-    return "\n".join(out)
+        header = [h.replace("|", "\\|") for h in header]
+        rows = [[c.replace("|", "\\|") for c in r] for r in rows]
+    return _tabulate(header, rows, left, markdown, sep_before or ())
 
 
 def fmt_interval(v, lo, hi, kind="time"):
