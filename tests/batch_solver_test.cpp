@@ -21,27 +21,12 @@
 namespace ikbench {
 namespace {
 
+using test::chainProblems;
+
 // The restarted recipe without a time budget: results that cannot depend on the machine.
 constexpr const char* kAutoNoBudget =
     "dls-adaptive:restarts=200:mode=error:err_gain=0.03:limits=freeze:max_step=1:max_iters=20";
 
-// The throughput problems: reachable pose (or position) targets on random
-// 7-DOF chains with +-2.5 rad limits, nominal start.
-std::vector<Problem> chainProblems(int chains, int per_chain, GoalKind kind = GoalKind::kPose, int dof = 7,
-                                   std::uint64_t seed = 1) {
-  std::vector<Problem> out;
-  for (int c = 0; c < chains; ++c) {
-    ChainSpec cs;
-    cs.joints = dof;
-    cs.limit = 2.5;
-    const std::uint64_t s = Rng::mix(seed, static_cast<std::uint64_t>(c));
-    GoalSetSpec gs;
-    gs.count = per_chain;
-    gs.kind = kind;
-    for (Problem& p : reachableGoals(randomChain(cs, s), gs, s, "bt" + std::to_string(c))) out.push_back(std::move(p));
-  }
-  return out;
-}
 
 // The same backend on the generic model code: dls and dls-adaptive run the
 // compiled chain kernel inside Solver::solve too, unless kernel=generic.

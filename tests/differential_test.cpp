@@ -40,6 +40,9 @@
 namespace ikbench {
 namespace {
 
+using test::chainProblems;
+using test::prismaticProblems;
+
 // The one set of thresholds every implementation is held to against the
 // generic code, per problem family and spec.
 struct Agreement {
@@ -80,36 +83,7 @@ const std::vector<std::string> kSpecs = {kRestarted,
 
 // ------------------------------------------------------------ problems --
 
-// Reachable pose (or position) targets on random chains with +-2.5 rad
-// limits, nominal start; chain seeds from Rng::mix(seed, c).
-std::vector<Problem> chainProblems(int chains, int per_chain, GoalKind kind = GoalKind::kPose, int dof = 7,
-                                   std::uint64_t seed = 1) {
-  std::vector<Problem> out;
-  for (int c = 0; c < chains; ++c) {
-    ChainSpec cs;
-    cs.joints = dof;
-    cs.limit = 2.5;
-    const std::uint64_t s = Rng::mix(seed, static_cast<std::uint64_t>(c));
-    GoalSetSpec gs;
-    gs.count = per_chain;
-    gs.kind = kind;
-    for (Problem& p : reachableGoals(randomChain(cs, s), gs, s, "bt" + std::to_string(c))) out.push_back(std::move(p));
-  }
-  return out;
-}
 
-// Reachable pose goals on a random chain (limits +-2.5) with 30 % sliders.
-std::vector<Problem> prismaticProblems(int joints, AxisStyle axes, std::uint64_t seed, int count) {
-  ChainSpec cs;
-  cs.joints = joints;
-  cs.prismatic = 0.3;
-  cs.axes = axes;
-  cs.limit = 2.5;
-  GoalSetSpec gs;
-  gs.count = count;
-  gs.kind = GoalKind::kPose;
-  return reachableGoals(randomChain(cs, seed), gs, seed + 1, "pr");
-}
 
 std::vector<Problem> armProblems(const char* arm, int count, std::uint64_t seed = 17) {
   const UrdfModel um = loadUrdf(std::string(IKBENCH_SOURCE_DIR) + "/scenarios/data/robots/" + arm + ".urdf");

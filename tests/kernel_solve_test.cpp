@@ -20,21 +20,11 @@
 namespace ikbench {
 namespace {
 
+using test::prismaticProblems;
+
 // The auto preset without its time budget: results that cannot depend on the machine.
 constexpr const char* kAutoNoBudget = "auto:budget_us=0";
 
-// Reachable pose goals on a random chain (limits +-2.5) with 30 % sliders.
-std::vector<Problem> prismaticProblems(int joints, AxisStyle axes, std::uint64_t seed, int count) {
-  ChainSpec cs;
-  cs.joints = joints;
-  cs.prismatic = 0.3;
-  cs.axes = axes;
-  cs.limit = 2.5;
-  GoalSetSpec gs;
-  gs.count = count;
-  gs.kind = GoalKind::kPose;
-  return reachableGoals(randomChain(cs, seed), gs, seed + 1, "pr");
-}
 
 std::vector<Problem> armProblems(const char* arm, int count) {
   const UrdfModel um = loadUrdf(std::string(IKBENCH_SOURCE_DIR) + "/scenarios/data/robots/" + arm + ".urdf");

@@ -13,6 +13,7 @@
 #include "ikbench/kinematics/forward_kinematics.h"
 #include "ikbench/kinematics/goal.h"
 #include "ikbench/kinematics/model.h"
+#include "ikbench/kinematics/rng.h"
 #include "ikbench/scenarios/generators.h"
 #include "ikbench/core/solver_options.h"
 #include "ikbench/solvers/registry.h"
@@ -221,5 +222,37 @@ int solveAllChecked(Solver& solver, const std::vector<Problem>& problems, const 
 
 // A failed solve of a backend that always says why.
 inline void expectMessage(const Summary& s) { EXPECT_FALSE(s.message.empty()) << toString(s.status); }
+
+// Reachable pose (or position) targets on random chains with +-2.5 rad
+// limits, nominal start (the throughput problems); chain seeds from
+// Rng::mix(seed, c).
+inline std::vector<Problem> chainProblems(int chains, int per_chain, GoalKind kind = GoalKind::kPose, int dof = 7,
+                                   std::uint64_t seed = 1) {
+  std::vector<Problem> out;
+  for (int c = 0; c < chains; ++c) {
+    ChainSpec cs;
+    cs.joints = dof;
+    cs.limit = 2.5;
+    const std::uint64_t s = Rng::mix(seed, static_cast<std::uint64_t>(c));
+    GoalSetSpec gs;
+    gs.count = per_chain;
+    gs.kind = kind;
+    for (Problem& p : reachableGoals(randomChain(cs, s), gs, s, "bt" + std::to_string(c))) out.push_back(std::move(p));
+  }
+  return out;
+}
+
+// Reachable pose goals on a random chain (limits +-2.5) with 30 % sliders.
+inline std::vector<Problem> prismaticProblems(int joints, AxisStyle axes, std::uint64_t seed, int count) {
+  ChainSpec cs;
+  cs.joints = joints;
+  cs.prismatic = 0.3;
+  cs.axes = axes;
+  cs.limit = 2.5;
+  GoalSetSpec gs;
+  gs.count = count;
+  gs.kind = GoalKind::kPose;
+  return reachableGoals(randomChain(cs, seed), gs, seed + 1, "pr");
+}
 
 }  // namespace ikbench::test

@@ -118,7 +118,10 @@ if csv.field_size_limit() < MAX_LINE_BYTES:
 
 # ---------------------------------------------------------------- helpers
 
-def _kind(mode):
+def file_kind(mode):
+    """What a file of this st_mode is, for messages: 'a FIFO', 'a directory', ..."""
+    if stat.S_ISREG(mode):
+        return "a regular file"
     if stat.S_ISDIR(mode):
         return "a directory"
     if stat.S_ISFIFO(mode):
@@ -148,7 +151,7 @@ def stat_regular(path, what):
     except OSError as e:
         raise ResultsError(f"{path}: cannot read: {e.strerror} (expected {what})") from None
     if not stat.S_ISREG(st.st_mode):
-        raise ResultsError(f"{path}: is {_kind(st.st_mode)}, not a regular file (expected {what})")
+        raise ResultsError(f"{path}: is {file_kind(st.st_mode)}, not a regular file (expected {what})")
     return st
 
 
@@ -167,7 +170,7 @@ def _read_bytes(path, what, max_bytes=None):
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
-            raise ResultsError(f"{path}: is {_kind(st.st_mode)}, not a regular file (expected {what})")
+            raise ResultsError(f"{path}: is {file_kind(st.st_mode)}, not a regular file (expected {what})")
         size = st.st_size
         if max_bytes is not None and size > max_bytes:
             raise ResultsError(f"{path}: {size} bytes, more than a reader takes for {what} "

@@ -28,27 +28,11 @@ import stat
 import tempfile
 from pathlib import Path
 
-from .results import ResultsError
+from .results import ResultsError, file_kind
 
 
 class OutputError(ResultsError):
     """An output the rule refuses, or one that could not be written; the message names the path."""
-
-
-def _kind(mode):
-    if stat.S_ISDIR(mode):
-        return "a directory"
-    if stat.S_ISFIFO(mode):
-        return "a FIFO"
-    if stat.S_ISCHR(mode):
-        return "a character device"
-    if stat.S_ISBLK(mode):
-        return "a block device"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    if stat.S_ISREG(mode):
-        return "a regular file"
-    return "not a regular file"
 
 
 def umask():
@@ -121,7 +105,7 @@ def check_output_path(path, *, kind="file", inputs=()):
         ok = stat.S_ISREG(st.st_mode) if kind == "file" else stat.S_ISDIR(st.st_mode)
         if not ok:
             expected = "a regular file or absent" if kind == "file" else "a directory or absent"
-            raise OutputError(f"{_named(path, target)}: is {_kind(st.st_mode)}; refused (an output must be "
+            raise OutputError(f"{_named(path, target)}: is {file_kind(st.st_mode)}; refused (an output must be "
                               f"{expected}), nothing written")
     same = _same_file(target, st, inputs)
     if same is not None:
