@@ -8,7 +8,7 @@
 // Benchmarks are registered at start-up from Registry::global().list(), so a
 // new backend appears here without editing this file. Every argument is named:
 //   Solve/<spec>/dof:<n>/goal:<position|pose>        one full solve
-//   Iteration/<spec>/dof:<n>/goal:<position|pose>    the same with max_iters=1:
+//   Iteration/<spec>/dof:<n>/goal:<position|pose>    the same with max_iterations=1:
 //                        one iteration plus the solve's fixed costs
 //                        (validation, first FK, final check)
 //   PerIteration/<spec>/dof:<n>/goal:<position|pose> the steady-state cost of one
@@ -158,7 +158,7 @@ void registerAll() {
   const std::vector<std::int64_t> dofs = dofSweep();
   for (const SolverInfo& info : Registry::global().list()) {
     for (const bool one_iteration : {false, true}) {
-      const std::string spec = one_iteration ? info.name + ":max_iters=1" : info.name;
+      const std::string spec = one_iteration ? info.name + ":max_iterations=1" : info.name;
       for (std::int64_t dof : dofs)
         for (int kind : {0, 1}) {
           if (!supportsAll(spec, chainProblems(static_cast<int>(dof), kind))) continue;
@@ -208,7 +208,7 @@ void registerAll() {
   for (const char* name : {"ccd", "fabrik", "dls"}) {
     if (!Registry::global().contains(name)) continue;
     for (const bool one_iteration : {false, true}) {
-      const std::string spec = one_iteration ? std::string(name) + ":max_iters=1" : std::string(name);
+      const std::string spec = one_iteration ? std::string(name) + ":max_iterations=1" : std::string(name);
       for (std::int64_t n : {10, 30, 100, 300, 1000}) {
         if (n > dofs.back() && n != 10) continue;
         benchmark::RegisterBenchmark(
@@ -240,7 +240,7 @@ void registerAll() {
   std::vector<std::string> specs;
   for (const SolverInfo& info : Registry::global().list()) specs.push_back(info.name);
   for (const PresetInfo& preset : Registry::global().presets()) specs.push_back(preset.name);
-  specs.push_back("kdl-lma:restarts=100:budget_us=5000");
+  specs.push_back("kdl-lma:restarts=100:time_budget_us=5000");
   for (auto& [name, problems] : robots) {
     if (problems.empty()) continue;
     auto shared = std::make_shared<std::vector<Problem>>(std::move(problems));

@@ -86,7 +86,7 @@ const char* kSpecSyntax =
     "spec syntax: name[:key=value]...  e.g. dls:lambda=0.1:restarts=5; lists separated by commas.\n"
     "grids (sweeps): a value in braces expands into one spec per value: dls:lambda={0.01,0.02,0.05}:max_step={0.5,1}\n"
     "  (6 specs); ranges {a..b:lin:n} (n values evenly spaced) and {a..b:log:n} (geometric, a, b > 0).\n"
-    "presets: a preset's name is a spec (auto), and its keys can be overridden (auto:budget_us=1000).";
+    "presets: a preset's name is a spec (auto), and its keys can be overridden (auto:time_budget_us=1000).";
 
 void listSolvers(const std::string& format) {
   if (format == "json") {

@@ -2,7 +2,7 @@
 """The per-arm table of the `auto` preset (docs/tuning.md), and the corpus suites of its tuning.
 
     /usr/bin/python3 scripts/arm_table.py table [--samples 10000] [--out DIR] [--sched normal|fifo]
-                                                [--solver auto] [--reference kdl-lma:budget_us=5000]
+                                                [--solver auto] [--reference kdl-lma:time_budget_us=5000]
                                                 [--arms KEY,KEY...] [--seed S] [--ikbench PATH]
     /usr/bin/python3 scripts/arm_table.py suites --out DIR [--count 2000]
 
@@ -114,7 +114,7 @@ def write_suites(out, count):
                          "count": count, "goals": {"set": "reachable", "kind": "pose", "start": "nominal"}})
         doc = {"name": name, "description": f"corpus arms of the {group} group of the auto preset "
                f"(written by scripts/arm_table.py suites from {corpus_dir()})", "seed": seed, "options": options,
-               "solvers": ["auto", "kdl-lma:budget_us=5000"], "families": fams}
+               "solvers": ["auto", "kdl-lma:time_budget_us=5000"], "families": fams}
         written.append(atomic_write_text(out / f"{name}.json", json.dumps(doc, indent=1) + "\n"))
     return written, missing
 
@@ -265,8 +265,8 @@ def main(argv=None):
     t.add_argument("--samples", type=int, default=10000, help="targets per arm (default 10000)")
     t.add_argument("--seed", type=int, default=1, help="seed of `ikbench run` (default 1, as ikbench run --urdf)")
     t.add_argument("--solver", default="auto", help="the spec of the table (default auto)")
-    t.add_argument("--reference", default="kdl-lma:budget_us=5000", help="the reference spec (default "
-                   "kdl-lma:budget_us=5000, unit weights)")
+    t.add_argument("--reference", default="kdl-lma:time_budget_us=5000", help="the reference spec (default "
+                   "kdl-lma:time_budget_us=5000, unit weights)")
     t.add_argument("--arms", help="only these arms (keys: " + ", ".join(a[0] for a in ARMS) + ")")
     t.add_argument("--out", default="results/arm-table", help="directory of the runs and the table")
     t.add_argument("--sched", choices=("normal", "fifo"), default="normal",

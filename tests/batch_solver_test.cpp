@@ -25,7 +25,7 @@ using test::chainProblems;
 
 // The restarted recipe without a time budget: results that cannot depend on the machine.
 constexpr const char* kAutoNoBudget =
-    "dls-adaptive:restarts=200:mode=error:err_gain=0.03:limits=freeze:max_step=1:max_iters=20";
+    "dls-adaptive:restarts=200:mode=error:err_gain=0.03:limits=freeze:max_step=1:max_iterations=20";
 
 
 // The same backend on the generic model code: dls and dls-adaptive run the
@@ -146,7 +146,7 @@ TEST(BatchSolver, LargeBatchesAreSortedIntoChainsOnTheirThreads) {
 // solve draws the same restart configurations.
 TEST(BatchSolver, SeedsPerProblemMatchTheScalarSeeds) {
   const std::vector<Problem> problems = chainProblems(3, 20);
-  const std::string spec = "dls-adaptive:restarts=50:mode=error:err_gain=0.03:limits=freeze:max_step=1:max_iters=8";
+  const std::string spec = "dls-adaptive:restarts=50:mode=error:err_gain=0.03:limits=freeze:max_step=1:max_iterations=8";
   BatchOptions bo;
   for (size_t i = 0; i < problems.size(); ++i) bo.seeds.push_back(1000 + 7 * i);
   const std::vector<BatchResult> r = solveBatch(problems, spec, bo);
@@ -180,7 +180,7 @@ TEST(BatchSolver, LaneRefillSlowProblemDoesNotHoldTheOthers) {
   slow.goals[0].target_position = Eigen::Vector3d(10, 10, 10);  // out of reach
   slow.name = "slow";
   problems.insert(problems.begin(), slow);
-  const std::string spec = "dls-adaptive:restarts=100:mode=error:err_gain=0.03:limits=freeze:max_step=1:max_iters=20";
+  const std::string spec = "dls-adaptive:restarts=100:mode=error:err_gain=0.03:limits=freeze:max_step=1:max_iterations=20";
   BatchOptions bo;
   bo.lanes = 4;
   BatchStats stats;
@@ -207,14 +207,14 @@ TEST(BatchSolver, LaneRefillSlowProblemDoesNotHoldTheOthers) {
 }
 
 // A budget stops a problem's restarts once its share of the rounds reaches
-// budget_us (time_us reports that share), as the scalar path stops on its
+// time_budget_us (time_us reports that share), as the scalar path stops on its
 // wall time; the answer then has the status of its best attempt
 // (max-iterations here, or time-limit if the budget ended that attempt). The reachable
 // problems beside them still converge.
 TEST(BatchSolver, BudgetStopsRestarts) {
   std::vector<Problem> problems = chainProblems(1, 8);
   for (int i = 0; i < 3; ++i) problems[i].goals[0].target_position = Eigen::Vector3d(10, 10, 10);  // out of reach
-  const std::vector<BatchResult> r = solveBatch(problems, "dls:restarts=1000000:budget_us=20000:max_iters=20", BatchOptions());
+  const std::vector<BatchResult> r = solveBatch(problems, "dls:restarts=1000000:time_budget_us=20000:max_iterations=20", BatchOptions());
   for (int i = 0; i < 3; ++i) {
     const Status st = r[i].summary.status;
     EXPECT_TRUE(st == Status::kMaxIterations || st == Status::kStalled || st == Status::kTimeLimit)

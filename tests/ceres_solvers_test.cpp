@@ -274,14 +274,14 @@ TEST(CeresSolvers, TraceIterationsAndStoppingRulesComeFromTheContext) {
     EXPECT_GE(s.trace[i].elapsed_us, s.trace[i - 1].elapsed_us);
     EXPECT_GT(s.trace[i].damping, 0.0);  // 1 / trust-region radius
   }
-  // Iteration cap: exactly max_iters iterations, status max-iterations.
-  auto capped = Registry::global().create("ceres-lm:max_iters=2");
+  // Iteration cap: exactly max_iterations iterations, status max-iterations.
+  auto capped = Registry::global().create("ceres-lm:max_iterations=2");
   q = p.q0;
   s = capped->solve(p, q, o);
   EXPECT_EQ(s.status, Status::kMaxIterations) << s.message;
   EXPECT_EQ(s.iterations, 2);
   // Tiny budget: time-limit (the start evaluation alone takes longer than 1 us).
-  auto timed = Registry::global().create("ceres-lm:budget_us=1");
+  auto timed = Registry::global().create("ceres-lm:time_budget_us=1");
   q = p.q0;
   s = timed->solve(p, q, o);
   EXPECT_EQ(s.status, Status::kTimeLimit) << s.message;

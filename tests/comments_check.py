@@ -8,7 +8,7 @@ time: a number with a time unit (ns, us, µs, ms) in the same sentence as an arr
 reports a measurement ("measured", "took", "costs", "went from", "A/B") or a machine name (Xeon,
 EPYC, Zen, Ryzen, ...); MUST_FLAG below lists examples.
 Measured figures belong in the generated docs and the benchmarks that produce them; a comment
-names the benchmark instead. Units alone are fine: "budget in us", "budget_us=5000", "every 200 ms",
+names the benchmark instead. Units alone are fine: "budget in us", "time_budget_us=5000", "every 200 ms",
 "1e-5 m".
 
 Usage: comments_check.py [--self-test] [SOURCE_DIR]   (default: the repository holding this file)
@@ -205,7 +205,7 @@ MUST_FLAG = [
 # ... and each of these must not be.
 MUST_PASS = [
     "budget in us; 0 = none.",
-    "budget_us=5000: restarts until 5000 us have passed.",
+    "time_budget_us=5000: restarts until 5000 us have passed.",
     "tolerance 1e-5 m / 1e-5 rad, measured by FK of the returned q.",
     "the progress line is rewritten every 200 ms.",
     "keeps the rotation in registers; bench_kinematics Fk/7 measures it.",

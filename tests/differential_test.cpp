@@ -68,9 +68,9 @@ constexpr Agreement kAgreement;
 // The restarted recipe without a time budget: results that cannot depend on
 // the machine.
 constexpr const char* kRestarted =
-    "dls-adaptive:restarts=200:mode=error:err_gain=0.03:limits=freeze:max_step=1:max_iters=20";
+    "dls-adaptive:restarts=200:mode=error:err_gain=0.03:limits=freeze:max_step=1:max_iterations=20";
 // The auto preset without its time budget.
-constexpr const char* kAutoNoBudget = "auto:budget_us=0";
+constexpr const char* kAutoNoBudget = "auto:time_budget_us=0";
 
 // Every spec of the method the kernel runs: both limit modes, step clamps,
 // restarts, error damping.
@@ -412,9 +412,9 @@ TEST(DifferentialBitwise, PackedAutoAndLanesStepsGiveTheSameAnswersAndTraces) {
   SolverOptions o;
   o.record_trace = true;
   // The last run: both steps of the portable (SSE2) kernel.
-  const std::vector<std::string> specs = {"dls", "dls:limits=freeze:max_step=0.3:max_iters=60", kAutoNoBudget,
-                                          "dls-adaptive:mode=error:limits=freeze:restarts=3:max_iters=40",
-                                          "dls-adaptive:mode=error:limits=freeze:restarts=3:max_iters=40"};
+  const std::vector<std::string> specs = {"dls", "dls:limits=freeze:max_step=0.3:max_iterations=60", kAutoNoBudget,
+                                          "dls-adaptive:mode=error:limits=freeze:restarts=3:max_iterations=40",
+                                          "dls-adaptive:mode=error:limits=freeze:restarts=3:max_iterations=40"};
   for (size_t run = 0; run < specs.size(); ++run) {
     const std::string& spec = specs[run];
     const bool portable = run + 1 == specs.size();

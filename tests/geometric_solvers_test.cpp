@@ -143,7 +143,7 @@ TEST(GeometricContext, TracesIterationCapsAndRestartsBehaveLikeOtherBackends) {
     // An iteration cap of 1 stops after one sweep with max-iterations.
     o.position_tolerance = 1e-14;
     q = problems[1].q0;
-    s = Registry::global().create(std::string(spec) + ":max_iters=1")->solve(problems[1], q, o);
+    s = Registry::global().create(std::string(spec) + ":max_iterations=1")->solve(problems[1], q, o);
     EXPECT_EQ(s.status, Status::kMaxIterations) << spec;
     EXPECT_EQ(s.iterations, 1);
   }

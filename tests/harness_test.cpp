@@ -826,7 +826,7 @@ TEST(HarnessCli, BadCommandsExitNonZeroWithAClearMessage) {
 TEST(HarnessCli, ThroughputBuildsSeedLibrariesBeforeTiming) {
   std::string out;
   const std::string dir = tempDir("cli_throughput_library");
-  ASSERT_EQ(runCli("throughput --solver auto:budget_us=0:library=512:start=library --solves 400 --problems 100 "
+  ASSERT_EQ(runCli("throughput --solver auto:time_budget_us=0:library=512:start=library --solves 400 --problems 100 "
                    "--threads 1,2 --batch --out " + dir,
                    &out),
             0)

@@ -191,7 +191,7 @@ Problem spatialProblem(const std::shared_ptr<const Model>& model, const Eigen::V
 TEST_P(JacobianBackend, HeavyDofWeightMovesThatDofLess) {
   // One iteration; DOF 0 gets weight 100 (a motion cost), so a weighted
   // method moves it much less than with unit weights.
-  auto solver = Registry::global().create(GetParam() + ":max_iters=1");
+  auto solver = Registry::global().create(GetParam() + ":max_iterations=1");
   SolverOptions o;
   double moved[2];
   for (int k = 0; k < 2; ++k) {
@@ -206,7 +206,7 @@ TEST_P(JacobianBackend, HeavyDofWeightMovesThatDofLess) {
 
 TEST_P(JacobianBackend, MaxStepClampsEveryJointChange) {
   const Problem p = spatialProblem(spatialChain(), Eigen::Vector4d(1.0, 0.5, -0.6, 0.8));
-  auto solver = Registry::global().create(GetParam() + ":max_iters=1:max_step=0.01");
+  auto solver = Registry::global().create(GetParam() + ":max_iterations=1:max_step=0.01");
   SolverOptions o;
   Eigen::VectorXd q = p.q0;
   solver->solve(p, q, o);
@@ -324,7 +324,7 @@ TEST(JacobianFamily, JacobianTransposeUsesBussStepAndFixedAlpha) {
   SolverOptions o;
   auto err = [&](const std::string& spec) {
     Eigen::VectorXd q = q0;
-    return Registry::global().create(spec + ":max_iters=1:max_step=0")->solve(p, q, o).position_error;
+    return Registry::global().create(spec + ":max_iterations=1:max_step=0")->solve(p, q, o).position_error;
   };
   const double buss = err("jt"), small = err("jt:alpha=0.01"), big = err("jt:alpha=20");
   EXPECT_LT(buss, small);

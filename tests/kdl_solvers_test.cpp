@@ -256,7 +256,7 @@ TEST(KdlSolvers, RestartsApplyAndIterationsTraceAndCapAreReported) {
     }
   }
   EXPECT_GT(checked, 0);
-  auto capped = Registry::global().create("kdl-nr-jl:max_iters=3");
+  auto capped = Registry::global().create("kdl-nr-jl:max_iterations=3");
   Eigen::VectorXd q = problems[0].q0;
   Summary s = capped->solve(problems[0], q, o);
   EXPECT_EQ(s.status, Status::kMaxIterations);

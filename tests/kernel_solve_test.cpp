@@ -23,7 +23,7 @@ namespace {
 using test::prismaticProblems;
 
 // The auto preset without its time budget: results that cannot depend on the machine.
-constexpr const char* kAutoNoBudget = "auto:budget_us=0";
+constexpr const char* kAutoNoBudget = "auto:time_budget_us=0";
 
 
 std::vector<Problem> armProblems(const char* arm, int count) {
@@ -86,7 +86,7 @@ TEST(KernelSolve, EvaluatorAgreesWithTheModelsFkErrorsAndJacobian) {
 TEST(KernelSolve, TraceRecordsEveryIterateWithoutChangingTheAnswer) {
   std::vector<Problem> problems = test::poseProblems(7, 2, 25);
   for (Problem& p : armProblems("panda", 25)) problems.push_back(std::move(p));
-  const std::string spec = "dls-adaptive:restarts=20:mode=error:err_gain=0.05:limits=auto:max_step=2:max_iters=12";
+  const std::string spec = "dls-adaptive:restarts=20:mode=error:err_gain=0.05:limits=auto:max_step=2:max_iterations=12";
   SolverOptions plain, traced;
   traced.record_trace = true;
   const test::Solved a = test::solveEach(problems, spec, plain);
@@ -176,7 +176,7 @@ TEST(KernelSolve, OtherProblemsGetTheGenericAnswer) {
     problems.push_back(two);
   }
   SolverOptions o;
-  const std::string with_kernel = "auto:budget_us=0:restarts=20", generic = with_kernel + ":kernel=generic";
+  const std::string with_kernel = "auto:time_budget_us=0:restarts=20", generic = with_kernel + ":kernel=generic";
   for (const Problem& p : problems)
     EXPECT_FALSE(batchFallbackReason(p, Registry::global().parse(with_kernel), o).empty()) << p.name;
   const test::Solved k = test::solveEach(problems, with_kernel, o), g = test::solveEach(problems, generic, o);
@@ -198,14 +198,14 @@ TEST(KernelSolve, RestartsAndBudget) {
   Problem p = test::poseProblems(7, 1, 1).front();
   p.goals.front().target_position *= 10.0;  // out of reach
   SolverOptions o;
-  auto counted = Registry::global().create("auto:budget_us=0:restarts=3");
+  auto counted = Registry::global().create("auto:time_budget_us=0:restarts=3");
   Eigen::VectorXd q = p.q0;
   Summary s = counted->solve(p, q, o);
   EXPECT_FALSE(s.converged());
   EXPECT_EQ(s.restarts, 3);
   EXPECT_LE(s.iterations, 4 * 12);
   EXPECT_TRUE(withinLimits(*p.model, q));
-  auto budgeted = Registry::global().create("auto:budget_us=300:restarts=1000000");
+  auto budgeted = Registry::global().create("auto:time_budget_us=300:restarts=1000000");
   q = p.q0;
   s = budgeted->solve(p, q, o);
   EXPECT_FALSE(s.converged());

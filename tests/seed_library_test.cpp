@@ -274,9 +274,9 @@ TEST(SeedLibrary, SolvesFromTheLibraryConvergeInFewerIterations) {
     for (const Summary& x : s.summaries) n += x.iterations + x.restarts + 1;  // + a start evaluation per attempt
     return n;
   };
-  const std::string plain = "auto:budget_us=0";
-  const std::string restarts = "auto:budget_us=0:library=4096";
-  const std::string seeded = "auto:budget_us=0:library=4096:start=library";
+  const std::string plain = "auto:time_budget_us=0";
+  const std::string restarts = "auto:time_budget_us=0:library=4096";
+  const std::string seeded = "auto:time_budget_us=0:library=4096:start=library";
   const test::Solved a = test::solveEach(problems, plain, o);
   const test::Solved b = test::solveEach(problems, restarts, o);
   const test::Solved c = test::solveEach(problems, seeded, o);

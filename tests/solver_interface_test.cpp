@@ -35,7 +35,7 @@ TEST(Registry, BuildsFromSpecAndRejectsUnknownNamesAndKeys) {
   EXPECT_THROW(splitSpecList(""), SpecError);
   EXPECT_THROW(splitSpecList("  "), SpecError);
   // Common keys go into the effective options; the others keep the run's.
-  auto t = r.create("dls:max_iters=7:budget_us=100:stall_iters=3:stall_improvement=0.25");
+  auto t = r.create("dls:max_iterations=7:time_budget_us=100:stall_iterations=3:stall_relative_improvement=0.25");
   const SolverOptions eff = t->effectiveOptions(SolverOptions{});
   EXPECT_EQ(eff.max_iterations, 7);
   EXPECT_EQ(eff.time_budget_us, 100.0);
@@ -44,7 +44,7 @@ TEST(Registry, BuildsFromSpecAndRejectsUnknownNamesAndKeys) {
   SolverOptions run;
   run.stall_iterations = 9;
   run.stall_relative_improvement = 0.125;
-  const SolverOptions kept = r.create("dls:max_iters=7")->effectiveOptions(run);
+  const SolverOptions kept = r.create("dls:max_iterations=7")->effectiveOptions(run);
   EXPECT_EQ(kept.stall_iterations, 9);
   EXPECT_EQ(kept.stall_relative_improvement, 0.125);
 }
@@ -54,12 +54,12 @@ TEST(Registry, BuildsFromSpecAndRejectsUnknownNamesAndKeys) {
 // attempts (stalled) long before the iteration cap.
 TEST(SolverSpecs, StallKeysReplaceTheRunsStallRule) {
   const std::vector<Problem> problems = test::poseProblems(7, 3, 20);
-  const std::string spec = "dls-adaptive:mode=error:limits=freeze:max_step=2:max_iters=60";
+  const std::string spec = "dls-adaptive:mode=error:limits=freeze:max_step=2:max_iterations=60";
   SolverOptions run;
   run.stall_iterations = 3;
   run.stall_relative_improvement = 0.5;
   const test::Solved by_options = test::solveEach(problems, spec, run);
-  const test::Solved by_spec = test::solveEach(problems, spec + ":stall_iters=3:stall_improvement=0.5", SolverOptions{});
+  const test::Solved by_spec = test::solveEach(problems, spec + ":stall_iterations=3:stall_relative_improvement=0.5", SolverOptions{});
   const test::Solved plain = test::solveEach(problems, spec, SolverOptions{});
   // Stalls by the window (not by a vanishing step), before iteration 20.
   auto windowStallBefore20 = [](const Summary& s, const char* rule) {
@@ -79,7 +79,7 @@ TEST(SolverSpecs, StallKeysReplaceTheRunsStallRule) {
   EXPECT_GT(stalled_early, 5);
   EXPECT_EQ(plain_stalled_early, 0);  // the run's 20-iteration window cannot fire before iteration 20
   // Out of range: the message names the key.
-  for (const char* bad : {"dls:stall_iters=-1", "dls:stall_improvement=1", "dls:stall_improvement=-0.1"}) {
+  for (const char* bad : {"dls:stall_iterations=-1", "dls:stall_relative_improvement=1", "dls:stall_relative_improvement=-0.1"}) {
     try {
       Registry::global().parse(bad);
       ADD_FAILURE() << bad << " was accepted";
@@ -94,7 +94,7 @@ TEST(SolverSpecs, ParseOnceWithEveryParameterTypedAndDefaultsFilledIn) {
   EXPECT_EQ(s.text, "dls:lambda=0.1:restarts=3");
   EXPECT_EQ(s.name, "dls");
   EXPECT_EQ(s.common.restarts, 3);
-  EXPECT_FALSE(s.common.budget_us.has_value());  // not given: the run's setting
+  EXPECT_FALSE(s.common.time_budget_us.has_value());  // not given: the run's setting
   EXPECT_EQ(s.common.solutions, SolutionsMode::kFirst);
   std::map<std::string, std::string> params(s.parameters.begin(), s.parameters.end());
   EXPECT_EQ(params.at("lambda"), "0.1");
@@ -102,8 +102,8 @@ TEST(SolverSpecs, ParseOnceWithEveryParameterTypedAndDefaultsFilledIn) {
   EXPECT_EQ(params.at("limits"), "clamp");
   EXPECT_EQ(Registry::global().create(s)->spec(), s.text);
   // Ranges: every key checks its value, the message names key, value and range.
-  for (const char* bad : {"dls:lambda=-1", "dls:restarts=2147483647", "dls:restarts=-1", "dls:max_iters=0",
-                          "dls:budget_us=1e30", "dls:solutions=some", "dls:limits=bounce", "dls:lambda=inf",
+  for (const char* bad : {"dls:lambda=-1", "dls:restarts=2147483647", "dls:restarts=-1", "dls:max_iterations=0",
+                          "dls:time_budget_us=1e30", "dls:solutions=some", "dls:limits=bounce", "dls:lambda=inf",
                           "dls:lambda=1e400", "dls:max_step=nan"}) {
     try {
       Registry::global().parse(bad);
@@ -124,8 +124,8 @@ TEST(SolverSpecs, PresetsExpandAndTakeOverrides) {
   EXPECT_EQ(a.text, "auto");
   EXPECT_EQ(a.name, "dls-adaptive");
   EXPECT_EQ(a.common.restarts, 5000);
-  const SolverSpec b = Registry::global().parse("auto:budget_us=1000:restarts=5");
-  EXPECT_EQ(*b.common.budget_us, 1000.0);
+  const SolverSpec b = Registry::global().parse("auto:time_budget_us=1000:restarts=5");
+  EXPECT_EQ(*b.common.time_budget_us, 1000.0);
   EXPECT_EQ(b.common.restarts, 5);
   std::map<std::string, std::string> params(b.parameters.begin(), b.parameters.end());
   EXPECT_EQ(params.at("mode"), "error");  // from the preset
@@ -141,9 +141,9 @@ TEST(SolverSpecs, GridsExpandListsAndRanges) {
   EXPECT_EQ(g.axes[1].key, "max_step");
   g = expandSpecGrid("dls:lambda={0.001..0.1:log:3}");
   EXPECT_EQ(g.specs, (std::vector<std::string>{"dls:lambda=0.001", "dls:lambda=0.01", "dls:lambda=0.1"}));
-  g = expandSpecGrid("dls:max_iters={10..50:lin:5}:restarts=2");
+  g = expandSpecGrid("dls:max_iterations={10..50:lin:5}:restarts=2");
   EXPECT_EQ(g.specs.size(), 5u);
-  EXPECT_EQ(g.specs[1], "dls:max_iters=20:restarts=2");
+  EXPECT_EQ(g.specs[1], "dls:max_iterations=20:restarts=2");
   EXPECT_EQ(expandSpecGrid("dls:lambda=0.1").specs, std::vector<std::string>{"dls:lambda=0.1"});
   for (const char* bad : {"dls:lambda={0.1,}", "dls:lambda={0.1", "dls:lambda=0.1}", "dls:lambda={1..2:lin:1}",
                           "dls:lambda={0..1:log:3}", "dls:lambda={1..2:cubic:3}", "dls:lambda={{1}}", "{dls,ccd}",
@@ -273,7 +273,7 @@ TEST(SolverInterface, TimeBudgetStopsTheSolve) {
   SolverOptions o;
   o.max_iterations = 1000000;
   o.stall_iterations = 0;
-  auto dls = Registry::global().create("dls:budget_us=2000");
+  auto dls = Registry::global().create("dls:time_budget_us=2000");
   const Summary s = dls->solve(p, o);
   EXPECT_EQ(s.status, Status::kTimeLimit) << toString(s.status);
   EXPECT_LT(s.iterations, 1000000);
@@ -304,6 +304,24 @@ TEST(SolverVerdict, AClaimOfConvergenceThatFkContradictsIsFalseConvergence) {
   // The same claim where the start already holds is plain convergence.
   p.goals[0].target_position = Eigen::Vector3d(2.0, 0.0, 0.0);
   EXPECT_EQ(solver.solve(p, SolverOptions()).status, Status::kConverged);
+}
+
+TEST(SolverSpecs, FormerKeyNamesReadAsTheirNamesNowAndAreNoted) {
+  const SolverSpec spec = Registry::global().parse("dls:budget_us=700:max_iters=9:stall_iters=3:stall_improvement=0.25");
+  EXPECT_EQ(spec.common.time_budget_us, 700.0);
+  EXPECT_EQ(spec.common.max_iterations, 9);
+  EXPECT_EQ(spec.common.stall_iterations, 3);
+  EXPECT_EQ(spec.common.stall_relative_improvement, 0.25);
+  ASSERT_EQ(spec.deprecated.size(), 4u);
+  EXPECT_NE(spec.deprecated[0].find("'budget_us' is now 'time_budget_us'"), std::string::npos) << spec.deprecated[0];
+  // The same spec under today's names reads the same and notes nothing.
+  const SolverSpec now =
+      Registry::global().parse("dls:time_budget_us=700:max_iterations=9:stall_iterations=3:stall_relative_improvement=0.25");
+  EXPECT_EQ(now.parameters, spec.parameters);
+  EXPECT_TRUE(now.deprecated.empty());
+  // A preset's key is overridden under either name; one key under both names is an error.
+  EXPECT_EQ(Registry::global().parse("auto:budget_us=0").common.time_budget_us, 0.0);
+  EXPECT_THROW(Registry::global().parse("dls:budget_us=1:time_budget_us=2"), SpecError);
 }
 
 }  // namespace

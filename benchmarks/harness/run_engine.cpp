@@ -706,8 +706,8 @@ void Engine::tracePass() {
     if (mismatched.size() > kNamed) named += fmt::format("\n  and {} more", mismatched.size() - kNamed);
     log() << fmt::format(
         "note: {} traced {} ended differently from the timed pass; a wall-clock budget (the suite's "
-        "time_budget_us or a spec's budget_us, such as auto's 5 ms) binds when a solve is slowed down, and "
-        "budget_us=0 in the specs removes it:{}\n",
+        "time_budget_us or a spec's time_budget_us, such as auto's 5 ms) binds when a solve is slowed down, and "
+        "time_budget_us=0 in the specs removes it:{}\n",
         trace_mismatches_, trace_mismatches_ == 1 ? "solve" : "solves", named);
   }
 }
@@ -754,6 +754,13 @@ RunOutcome Engine::run() {
     log() << fmt::format("note: solvers of suite '{}' not in this build, skipped: {}\n", suite_.name,
                          fmt::join(list_.skipped, ","));
   for (const SolverSpec& s : list_.specs) out_.solvers.push_back(s.text);
+  {
+    std::set<std::string> said;  // a grid repeats its specs' notes
+    for (const SolverSpec& s : list_.specs)
+      for (const std::string& note : s.deprecated)
+        if (said.insert(note.substr(note.find(": key"))).second)
+          log() << fmt::format("note: {} (the former name still works)\n", note);
+  }
   out_.threads = config_.threads > 0 ? config_.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   plan();
   checkMemory(memoryNeed(/*traces=*/false), fmt::format("suite '{}'", suite_.name));

@@ -58,7 +58,7 @@ def timed(fn, n):
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--robot", default="ur5", choices=["ur5", "panda", "iiwa14"])
-    parser.add_argument("--spec", default="auto:budget_us=0",
+    parser.add_argument("--spec", default="auto:time_budget_us=0",
                         help="default: the arm preset without its time budget, so every way does the same work")
     parser.add_argument("--samples", type=int, default=10000)
     parser.add_argument("--seed", type=int, default=1)

@@ -289,16 +289,16 @@ wait for each other); use one Solver per thread to solve in parallel.)doc")
           [](const PySolver& s) {
             py::dict d;
             d["restarts"] = s.spec.common.restarts;
-            d["budget_us"] = s.spec.common.budget_us ? py::object(py::float_(*s.spec.common.budget_us)) : py::none();
-            d["max_iters"] = s.spec.common.max_iters ? py::object(py::int_(*s.spec.common.max_iters)) : py::none();
-            d["stall_iters"] = s.spec.common.stall_iters ? py::object(py::int_(*s.spec.common.stall_iters)) : py::none();
-            d["stall_improvement"] = s.spec.common.stall_improvement
-                                         ? py::object(py::float_(*s.spec.common.stall_improvement))
+            d["time_budget_us"] = s.spec.common.time_budget_us ? py::object(py::float_(*s.spec.common.time_budget_us)) : py::none();
+            d["max_iterations"] = s.spec.common.max_iterations ? py::object(py::int_(*s.spec.common.max_iterations)) : py::none();
+            d["stall_iterations"] = s.spec.common.stall_iterations ? py::object(py::int_(*s.spec.common.stall_iterations)) : py::none();
+            d["stall_relative_improvement"] = s.spec.common.stall_relative_improvement
+                                         ? py::object(py::float_(*s.spec.common.stall_relative_improvement))
                                          : py::none();
             d["solutions"] = std::string(kSolutionsModeNames.name(s.spec.common.solutions));
             return d;
           },
-          "The keys every solver accepts (restarts, budget_us, max_iters, stall_iters, stall_improvement, "
+          "The keys every solver accepts (restarts, time_budget_us, max_iterations, stall_iterations, stall_relative_improvement, "
           "solutions); None = the solve's option.")
       .def("solve", &solve, py::arg("model"), py::arg("goals"), py::arg("q0") = py::none(), R"doc(
 Solves goals (an ikbench.Goal or a list) on model from q0 (nq; default: the
@@ -306,7 +306,7 @@ middle of the limits). Keyword options are SolverOptions fields:
 position_tolerance [m] and orientation_tolerance [rad] (1e-5), max_iterations
 (500 per attempt), time_budget_us (0 = none), stall_iterations (20),
 stall_relative_improvement (1e-4), record_trace (False), seed (0); the spec's
-own max_iters / budget_us / stall_iters / stall_improvement override them.
+own max_iterations / time_budget_us / stall_iterations / stall_relative_improvement override them.
 The GIL is released while solving.
 Returns an ikbench.Summary.)doc")
       .def("__repr__", [](const PySolver& s) { return fmt::format("<ikbench.Solver '{}'>", s.spec.text); });

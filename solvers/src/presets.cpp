@@ -17,8 +17,8 @@ void registerPresets(Registry& registry) {
   // sets: the commands, both sets' figures and the per-arm table are in
   // docs/tuning.md.
   registry.addPreset({"auto",
-                      "dls-adaptive:restarts=5000:budget_us=5000:mode=error:err_gain=0.05:limits=auto:max_step=2:"
-                      "max_iters=12:stall_iters=4:stall_improvement=0.35",
+                      "dls-adaptive:restarts=5000:time_budget_us=5000:mode=error:err_gain=0.05:limits=auto:max_step=2:"
+                      "max_iterations=12:stall_iterations=4:stall_relative_improvement=0.35",
                       "the general-purpose numerical recipe (no per-robot parameter): error-damped DLS with short "
                       "attempts, abandoned when they stop converging, and random restarts within a 5 ms budget; the "
                       "default solver of ikbench run --urdf"});

@@ -94,10 +94,30 @@ std::vector<PresetInfo> Registry::presets() const {
   return out;
 }
 
+namespace {
+
+// Renames the deprecated spellings of common keys in `keys` (SpecError when a
+// key is given under both names); the renames are noted in *notes.
+void canonicalKeys(std::map<std::string, std::string>* keys, const std::string& text, std::vector<std::string>* notes) {
+  for (const auto& [old_name, name] : kDeprecatedSpecKeys) {
+    const auto it = keys->find(old_name);
+    if (it == keys->end()) continue;
+    if (keys->count(name))
+      throw SpecError(fmt::format("spec '{}' gives '{}' twice: as '{}' and as '{}' (its former name)", text, name,
+                                  name, old_name));
+    (*keys)[name] = it->second;
+    keys->erase(it);
+    if (notes) notes->push_back(fmt::format("spec '{}': key '{}' is now '{}'", text, old_name, name));
+  }
+}
+
+}  // namespace
+
 SolverSpec Registry::parse(std::string_view text) const {
   SolverSpec spec;
   std::map<std::string, std::string> given;
   parseSpecText(text, &spec.name, &given);
+  canonicalKeys(&given, std::string(text), &spec.deprecated);
   spec.text = std::string(text);
   spec.text.erase(0, spec.text.find_first_not_of(" \t"));
   spec.text.erase(spec.text.find_last_not_of(" \t") + 1);
@@ -110,6 +130,7 @@ SolverSpec Registry::parse(std::string_view text) const {
       // A preset's keys first, the spec's own keys override them.
       std::map<std::string, std::string> base;
       parseSpecText(preset->spec, &spec.name, &base);
+      canonicalKeys(&base, preset->spec, nullptr);
       for (auto& [k, v] : given) base[k] = v;
       given = std::move(base);
       spec.preset = preset->name;

@@ -117,15 +117,15 @@ const OptionsBinding<CommonSpecOptions>& commonSpecBinding() {
     b.integer("restarts", &CommonSpecOptions::restarts, Range::closed(0, CommonSpecOptions::kMaxRestarts), "",
               "random restarts from seeded random configurations within limits after an attempt fails (stall, "
               "cap or numerical failure), until the budget ends (TRAC-IK's random restarts)");
-    b.real("budget_us", &CommonSpecOptions::budget_us, Range::closed(0, SolverOptions::kMaxTimeBudgetUs), "us",
+    b.real("time_budget_us", &CommonSpecOptions::time_budget_us, Range::closed(0, SolverOptions::kMaxTimeBudgetUs), "us",
            "wall-clock budget of the whole solve, restarts included; 0 = none; not given: the run's setting");
-    b.integer("max_iters", &CommonSpecOptions::max_iters, Range::closed(1, SolverOptions::kMaxIterationsLimit), "",
+    b.integer("max_iterations", &CommonSpecOptions::max_iterations, Range::closed(1, SolverOptions::kMaxIterationsLimit), "",
               "iteration cap per attempt; not given: the run's setting");
-    b.integer("stall_iters", &CommonSpecOptions::stall_iters, Range::closed(0, SolverOptions::kMaxIterationsLimit), "",
+    b.integer("stall_iterations", &CommonSpecOptions::stall_iterations, Range::closed(0, SolverOptions::kMaxIterationsLimit), "",
               "stall window: an attempt ends (stalled) when its weighted residual norm has not dropped below "
-              "(1 - stall_improvement) times its best within this many iterations; 0 = no such check; not given: "
+              "(1 - stall_relative_improvement) times its best within this many iterations; 0 = no such check; not given: "
               "the run's setting (20)");
-    b.real("stall_improvement", &CommonSpecOptions::stall_improvement, Range::halfOpen(0, 1), "",
+    b.real("stall_relative_improvement", &CommonSpecOptions::stall_relative_improvement, Range::halfOpen(0, 1), "",
            "relative improvement the stall window asks for; not given: the run's setting (1e-4)");
     b.choice("solutions", &CommonSpecOptions::solutions, kSolutionsModeNames,
              "'first': stop at the first converged attempt; 'all': keep restarting and return every distinct "
@@ -154,10 +154,10 @@ bool CommonSpecOptions::isValid(std::string* why) const {
 }
 
 SolverOptions withSpecOptions(const CommonSpecOptions& common, SolverOptions base) {
-  if (common.budget_us) base.time_budget_us = *common.budget_us;
-  if (common.max_iters) base.max_iterations = *common.max_iters;
-  if (common.stall_iters) base.stall_iterations = *common.stall_iters;
-  if (common.stall_improvement) base.stall_relative_improvement = *common.stall_improvement;
+  if (common.time_budget_us) base.time_budget_us = *common.time_budget_us;
+  if (common.max_iterations) base.max_iterations = *common.max_iterations;
+  if (common.stall_iterations) base.stall_iterations = *common.stall_iterations;
+  if (common.stall_relative_improvement) base.stall_relative_improvement = *common.stall_relative_improvement;
   return base;
 }
 

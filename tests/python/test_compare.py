@@ -130,7 +130,7 @@ def test_incomplete_run_is_bad_input(tmp_path):
 
 
 def test_console_shows_significant_cells_in_120_columns_and_all_with_all(tmp_path):
-    long_spec = "dls:lambda=0.05:max_step=0.5:restarts=20:budget_us=5000:max_iters=300"
+    long_spec = "dls:lambda=0.05:max_step=0.5:restarts=20:time_budget_us=5000:max_iterations=300"
     base = dict(BASE, **{long_spec: (0.6, 3.0, (20, 80))})
     better = dict(BETTER, **{long_spec: (0.6, 3.0, (20, 80))})
     a = results.load(synth.make_run(tmp_path / "a", seed=1, problems=80, solvers=base))

@@ -12,7 +12,7 @@ import pytest
 from pyb_helpers import ARMS, SKELETONS, arm, ik, pose_errors
 
 TOL = 1e-5
-AUTO_NO_BUDGET = "auto:budget_us=0"
+AUTO_NO_BUDGET = "auto:time_budget_us=0"
 
 
 def check_rows(model, chain, result, targets, rows):
@@ -226,4 +226,4 @@ def test_the_simd_kernel_takes_the_arms_and_agrees_with_single_solves(name):
     assert np.max(np.abs(simd.q[same] - scalar.q[same])) < 1e-6
     assert np.any(simd.q != scalar.q)  # the kernel ran: its rounding differs somewhere
     # Not taken by the kernel (ccd): every row through Solver.solve.
-    assert ik.solve_batch(model, "ccd:max_iters=5", targets[:8], threads=1).batched == 0
+    assert ik.solve_batch(model, "ccd:max_iterations=5", targets[:8], threads=1).batched == 0

@@ -20,8 +20,8 @@ from pyb_helpers import ARMS, arm, ik, pose_errors
 
 TOL = 1e-5
 SPECS = [
-    "dls-adaptive:restarts=200:mode=error:err_gain=0.03:limits=freeze:max_step=1:max_iters=20",
-    "auto:budget_us=0",
+    "dls-adaptive:restarts=200:mode=error:err_gain=0.03:limits=freeze:max_step=1:max_iterations=20",
+    "auto:time_budget_us=0",
     "dls",
     "dls-adaptive:mode=error:limits=freeze:restarts=5",
 ]

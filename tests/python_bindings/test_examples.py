@@ -21,9 +21,9 @@ def test_arm_table_row(tmp_path):
     pytest.importorskip("matplotlib")
     cli = os.environ.get("IKBENCH_CLI")
     extra = ["--harness", cli] if cli and os.path.exists(cli) else []
-    out = run([EXAMPLES / "arm_table_row.py", "--robot", "iiwa14", "--spec", "auto:budget_us=0", "--samples", "200",
+    out = run([EXAMPLES / "arm_table_row.py", "--robot", "iiwa14", "--spec", "auto:time_budget_us=0", "--samples", "200",
                "--out", tmp_path / "times.png", *extra], tmp_path)
-    assert re.search(r"python  auto:budget_us=0: success 100.00% \(200 / 200\)", out), out
+    assert re.search(r"python  auto:time_budget_us=0: success 100.00% \(200 / 200\)", out), out
     assert "successes re-checked by FK: 200 / 200" in out
     if extra:
         # No time budget: the harness solves the same problems identically.

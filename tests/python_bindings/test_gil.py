@@ -122,7 +122,7 @@ def test_a_solver_shared_by_threads_gives_the_sequential_answers():
     model = ik.Model.from_urdf(ROBOTS / "panda.urdf")
     targets = ik.reachable_targets(model, 40, seed=3)
     goals = [ik.Goal.pose("panda_hand_tcp", t[:3], t[3:]) for t in targets]
-    solver = ik.Solver("auto:budget_us=0")
+    solver = ik.Solver("auto:time_budget_us=0")
     expected = [solver.solve(model, g, seed=i).q for i, g in enumerate(goals)]
     results = {}
 

@@ -14,8 +14,8 @@ from pyb_helpers import ARMS, arm, ik, pose_errors, quat_to_matrix, rotation_ang
 TOL = 1e-5
 # The arm preset without its time budget: iterations and restarts bound every
 # solve, so the outcome does not depend on the machine's speed.
-AUTO_NO_BUDGET = "auto:budget_us=0"
-DLS_RECIPE = "dls-adaptive:restarts=200:mode=error:err_gain=0.03:limits=freeze:max_step=1:max_iters=20"
+AUTO_NO_BUDGET = "auto:time_budget_us=0"
+DLS_RECIPE = "dls-adaptive:restarts=200:mode=error:err_gain=0.03:limits=freeze:max_step=1:max_iterations=20"
 
 
 def check_solution(model, chain, q, target, tol=TOL):
@@ -85,7 +85,7 @@ def test_summary_fields_and_the_default_start():
 def test_the_seed_decides_the_restarts():
     model, _, tip = arm("panda")
     targets = ik.reachable_targets(model, 10, seed=4)
-    solver = ik.Solver("dls:restarts=50:max_iters=15")
+    solver = ik.Solver("dls:restarts=50:max_iterations=15")
     differ = 0
     for t in targets:
         goal = ik.Goal.pose(tip, t[:3], t[3:])
@@ -132,7 +132,7 @@ def test_trace_records_every_iteration_with_its_configuration():
 def test_several_solutions_each_reach_the_target():
     model, chain, tip = arm("ur5")
     t = ik.reachable_targets(model, 1, seed=5)[0]
-    s = ik.Solver("auto:solutions=all:restarts=60:budget_us=0").solve(model, ik.Goal.pose(tip, t[:3], t[3:]), seed=3)
+    s = ik.Solver("auto:solutions=all:restarts=60:time_budget_us=0").solve(model, ik.Goal.pose(tip, t[:3], t[3:]), seed=3)
     assert s.converged and len(s.solutions) >= 2
     np.testing.assert_array_equal(s.solutions[0], s.q)
     for sol in s.solutions:
@@ -181,20 +181,20 @@ def test_solver_description():
     s = ik.Solver("auto")
     assert s.name == "dls-adaptive" and s.preset == "auto" and s.spec == "auto"
     assert s.parameters["mode"] == "error" and s.parameters["err_gain"] == "0.05"
-    assert s.common["restarts"] == 5000 and s.common["budget_us"] == 5000.0 and s.common["max_iters"] == 12
-    assert s.common["stall_iters"] == 4 and s.common["stall_improvement"] == 0.35
+    assert s.common["restarts"] == 5000 and s.common["time_budget_us"] == 5000.0 and s.common["max_iterations"] == 12
+    assert s.common["stall_iterations"] == 4 and s.common["stall_relative_improvement"] == 0.35
     plain = ik.Solver("dls:lambda=0.2")
     assert plain.parameters["lambda"] == "0.2" and plain.preset == ""
-    assert plain.common["budget_us"] is None and plain.common["solutions"] == "first"
-    assert plain.common["stall_iters"] is None and plain.common["stall_improvement"] is None
+    assert plain.common["time_budget_us"] is None and plain.common["solutions"] == "first"
+    assert plain.common["stall_iterations"] is None and plain.common["stall_relative_improvement"] is None
 
 
 def test_registry_listing():
     reg = ik.solvers()
     names = [b["name"] for b in reg["solvers"]]
     assert names == sorted(names) and {"dls", "ccd", "fabrik", "kdl-lma", "ceres-lm"} <= set(names)
-    assert [p["name"] for p in reg["common_parameters"]] == ["restarts", "budget_us", "max_iters", "stall_iters",
-                                                         "stall_improvement", "solutions", "library", "start"]
+    assert [p["name"] for p in reg["common_parameters"]] == ["restarts", "time_budget_us", "max_iterations", "stall_iterations",
+                                                         "stall_relative_improvement", "solutions", "library", "start"]
     assert any(p["name"] == "auto" for p in reg["presets"])
     for b in reg["solvers"]:
         assert ik.Solver(b["name"]).name == b["name"]

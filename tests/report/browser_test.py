@@ -42,7 +42,7 @@ CHROME_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", 
                "--disable-background-networking", "--disable-component-update", "--disable-sync",
                # WebGL (plotly's scatter3d) on the software rasteriser without the deprecation warning
                "--enable-unsafe-swiftshader", "--window-size=1400,1000"]
-ALL_SPEC = "auto:solutions=all:restarts=10:budget_us=0"   # several solutions per solve, and restarts
+ALL_SPEC = "auto:solutions=all:restarts=10:time_budget_us=0"   # several solutions per solve, and restarts
 SOLVERS = "dls,sdls,lm,ccd,fabrik,kdl-lma," + ALL_SPEC
 TRACE_PROBLEMS = 3
 EFFECTOR_TOL = 1e-6      # m: drawn effector vs target on a converged solve

@@ -92,7 +92,7 @@ def test_headline_and_robot_tables_are_the_figures_rows(exported):
 def test_names_are_escaped():
     assert latex.escape("a_b%c&d#e{f}$g~h^i\\j") == \
         r"a\_b\%c\&d\#e\{f\}\$g\textasciitilde{}h\textasciicircum{}i\textbackslash{}j"
-    name = "auto:solutions=all:budget_us=0#1&{x}%"
+    name = "auto:solutions=all:time_budget_us=0#1&{x}%"
     data = {"run": {"name": "r_1"}, "families": [{"name": "fam_1", "dof": 2, "goal": "pose"}], "robots": [],
             "headline": [{"family": "fam_1", "verdict": "winner", "ran": 1, "succeeded": 1, "leaders": [
                 {"solver": name, "rank": 1, "tied_leader": True, "available": True, "success_rate": 0.985,
@@ -105,7 +105,7 @@ def test_names_are_escaped():
                         "rows": [["fam_1", name, 10, True, 1, True, 0.985, 0.971, 0.993, 4, 12.0, 11.0, 13.5, 12.5,
                                   12.0, 13.0, 20.0]]}}
     texts = {t["name"]: latex.render(t, "r_1") for t in latex.tables(data)}
-    esc = r"auto:solutions=all:budget\_us=0\#1\&\{x\}\%"
+    esc = r"auto:solutions=all:time\_budget\_us=0\#1\&\{x\}\%"
     assert set(texts) == {"headline", "family-fam_1"}
     for t in texts.values():
         assert esc in t and name not in t

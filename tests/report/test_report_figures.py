@@ -62,7 +62,7 @@ def test_success_bars_with_wilson_intervals(built):
 
 
 def test_solver_section_lists_the_spec_parameters_and_its_figures(tmp_path):
-    params = {"dls": {"lambda": 0.05, "max_step": 0.5, "restarts": 0}, "ccd": {"max_iters": None, "restarts": 0},
+    params = {"dls": {"lambda": 0.05, "max_step": 0.5, "restarts": 0}, "ccd": {"max_iterations": None, "restarts": 0},
               "two-bone": {}}
     d = synth.make_run(tmp_path / "run", problems=6, run_json_extra={
         "solvers": [{"spec": s, "name": s, "description": f"the {s} method", "parameters": p}

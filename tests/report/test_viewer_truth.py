@@ -18,7 +18,7 @@ import pytest
 from ikbench import report, results, verify
 
 REPO = Path(__file__).resolve().parent.parent.parent
-ALL_SPEC = "auto:solutions=all:restarts=10:budget_us=0"
+ALL_SPEC = "auto:solutions=all:restarts=10:time_budget_us=0"
 SOLVERS = f"{ALL_SPEC},dls,kdl-lma,analytic-6r"
 BORDER = 1e-9   # relative band around a tolerance where this FK and the C++ one may round apart
 

@@ -139,15 +139,15 @@ run_array() {
 # down by the other jobs of a shared machine) changes a solve's status, and
 # ikbench's results are deterministic only while no time budget binds. The
 # suite's time_budget_us goes, and so does every spec's own: `auto` restarts
-# within a 5 ms budget_us, which a traced solve on a loaded machine can reach.
-# budget_us=0 after a spec's other keys overrides a preset's value.
+# within a 5 ms time_budget_us, which a traced solve on a loaded machine can reach.
+# time_budget_us=0 after a spec's other keys overrides a preset's value.
 suite=$("$ikbench" list suites | sed -n 's/^ *\(\/.*\/quick\.json\)$/\1/p' | head -n 1)
 [ -f "$suite" ] || fail "ikbench list suites names no quick.json"
 /usr/bin/python3 - "$suite" "$tmp/quick.json" <<'PY'
 import json, sys
 suite = json.load(open(sys.argv[1]))
 suite.setdefault("options", {})["time_budget_us"] = 0
-suite["solvers"] = [spec + ":budget_us=0" for spec in suite["solvers"]]
+suite["solvers"] = [spec + ":time_budget_us=0" for spec in suite["solvers"]]
 json.dump(suite, open(sys.argv[2], "w"), indent=1)
 PY
 args=(--suite "$tmp/quick.json")

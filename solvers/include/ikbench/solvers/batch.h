@@ -6,8 +6,8 @@
 // goal's body, unit DOF weights, rows <= DOF), solved by the damped
 // least-squares step of `dls` or `dls-adaptive:mode=error` (the `auto`
 // preset) with the geometric Jacobian, either limit mode, any max_step, and
-// the common keys restarts, budget_us, max_iters, stall_iters and
-// stall_improvement. Every other problem or spec is handed to the scalar
+// the common keys restarts, time_budget_us, max_iterations, stall_iterations and
+// stall_relative_improvement. Every other problem or spec is handed to the scalar
 // Solver of the same spec, one problem at a time, and its answer is exactly
 // the scalar one (BatchResult::batched says which path
 // answered).
@@ -28,7 +28,7 @@
 // the spec and the options, never on its lane, the batch size or the thread
 // count (lanes never mix; restarts draw from the problem's own stream,
 // seeded exactly as Solver::solve seeds it). A binding time budget
-// (budget_us) is the exception, as for the scalar path. In a batch a
+// (time_budget_us) is the exception, as for the scalar path. In a batch a
 // problem's time is its share of the wall time while it occupies a lane:
 // each round of kernel steps is divided equally among the lanes busy in it.
 #pragma once

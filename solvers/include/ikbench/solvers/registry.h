@@ -5,7 +5,7 @@
 // source, the binding of its typed Options to spec keys (options_binding.h)
 // and a factory. A preset is a named spec (`auto`), listed beside the
 // backends; a spec may name a preset and override its keys
-// (`auto:budget_us=1000`).
+// (`auto:time_budget_us=1000`).
 #pragma once
 
 #include <functional>
@@ -94,8 +94,8 @@ class Registry {
   // All backends, sorted by name.
   std::vector<SolverInfo> list() const;
   std::vector<PresetInfo> presets() const;
-  // The keys every solver accepts (restarts, budget_us, max_iters, stall_iters,
-  // stall_improvement, solutions).
+  // The keys every solver accepts (restarts, time_budget_us, max_iterations, stall_iterations,
+  // stall_relative_improvement, solutions).
   static std::vector<ParamInfo> commonParams();
 
  private:

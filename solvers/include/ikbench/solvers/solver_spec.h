@@ -1,5 +1,5 @@
 // Solver specs: `name[:key=value]...`, e.g. "dls", "dls:lambda=0.05:max_step=0.5",
-// "dls-adaptive:restarts=50:budget_us=5000". Parameters are separated by
+// "dls-adaptive:restarts=50:time_budget_us=5000". Parameters are separated by
 // colons so that lists of specs can be separated by commas (`--solvers dls,ccd`).
 //
 // A spec is parsed and checked once, by Registry::parse, into a SolverSpec
@@ -10,7 +10,7 @@
 // values is a grid that expands into one spec per combination (expandSpecGrid):
 //   dls:lambda={0.01,0.02,0.05}:max_step={0.5,1}   6 specs
 //   dls:lambda={0.001..0.1:log:7}                  7 values, geometric
-//   dls:max_iters={10..50:lin:5}                   10, 20, 30, 40, 50
+//   dls:max_iterations={10..50:lin:5}                   10, 20, 30, 40, 50
 #pragma once
 
 #include <map>
@@ -51,17 +51,17 @@ struct CommonSpecOptions {
   static constexpr int kMaxRestarts = 1'000'000;
   // Wall-clock budget of the whole solve [us], restarts included; 0 = none;
   // not set = the run's SolverOptions::time_budget_us.
-  std::optional<double> budget_us;
+  std::optional<double> time_budget_us;
   // Iteration cap per attempt; not set = the run's SolverOptions::max_iterations.
-  std::optional<int> max_iters;
+  std::optional<int> max_iterations;
   // The stall rule of every attempt (SolverOptions::stall_iterations and
   // stall_relative_improvement): an attempt whose weighted residual norm has
-  // not dropped below (1 - stall_improvement) * its best within stall_iters
+  // not dropped below (1 - stall_relative_improvement) * its best within stall_iterations
   // iterations ends; not set = the run's setting. A short window with a large
   // improvement abandons attempts that are not converging, so that restarts
   // come sooner.
-  std::optional<int> stall_iters;
-  std::optional<double> stall_improvement;
+  std::optional<int> stall_iterations;
+  std::optional<double> stall_relative_improvement;
   SolutionsMode solutions = SolutionsMode::kFirst;
   // A seed library of this many entries (0 = none; ikbench/solvers/
   // seed_library.h): restarts start from its entries nearest the target,
@@ -73,11 +73,11 @@ struct CommonSpecOptions {
 
   bool isValid(std::string* why) const;
 };
-// The binding of the common keys (restarts, budget_us, max_iters, stall_iters,
-// stall_improvement, solutions, library, start).
+// The binding of the common keys (restarts, time_budget_us, max_iterations, stall_iterations,
+// stall_relative_improvement, solutions, library, start).
 const OptionsBinding<CommonSpecOptions>& commonSpecBinding();
-// `base` with the keys the spec gives (budget_us, max_iters, stall_iters,
-// stall_improvement) in place of the run's settings: the options a solve of
+// `base` with the keys the spec gives (time_budget_us, max_iterations, stall_iterations,
+// stall_relative_improvement) in place of the run's settings: the options a solve of
 // the spec runs under.
 SolverOptions withSpecOptions(const CommonSpecOptions& common, SolverOptions base);
 
@@ -91,7 +91,19 @@ struct SolverSpec {
   // The backend's own keys given in the spec (or by the preset), as written.
   std::map<std::string, std::string> given;
   CommonSpecOptions common;
+  // Deprecated key names the text used, each with its name now
+  // ("budget_us is now time_budget_us"); the harness prints them.
+  std::vector<std::string> deprecated;
 };
+
+// The common keys' former names: budget_us, max_iters, stall_iters and
+// stall_improvement read as time_budget_us, max_iterations, stall_iterations
+// and stall_relative_improvement, SolverOptions' names of the same knobs.
+inline constexpr std::pair<const char*, const char*> kDeprecatedSpecKeys[] = {
+    {"budget_us", "time_budget_us"},
+    {"max_iters", "max_iterations"},
+    {"stall_iters", "stall_iterations"},
+    {"stall_improvement", "stall_relative_improvement"}};
 
 // Splits "name:k=v:k2=v2" into name and key/value pairs (SpecError if
 // malformed: empty, no name, an item without '=', a key given twice).
