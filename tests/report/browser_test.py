@@ -13,7 +13,9 @@ on a solve of `solutions=all` (ur5-pose), the viewer's selector lists solutions 
 each from its q (solutions.csv), and on every frame what the status line claims (converged, not
 converged, in progress) agrees with the error of the drawn configuration; a skeleton's free root
 is drawn without a bone from the world origin; a table's CSV button makes a CSV of the table's
-figures; sorting the summary table by a column reorders it; the filter and the n/a switch work. A
+figures; sorting the summary table by a column reorders it; the filter and the n/a switch work;
+the headline of a synthetic run (tests/python/synth.py) in a 1280 px window shows two equal specs
+as a tie, names no winner where nothing succeeded, and needs no sideways scroll. A
 screenshot of the page and one of the viewer are saved in WORK_DIR (default: a directory beside
 this file's build, see tests/report/report_tests.cmake).
 
@@ -393,6 +395,55 @@ def converged_solve(run, family, embedded, traced_only=True):
     return None
 
 
+def check_headline(d, work):
+    """The headline of a run built to hold a tie and a family without a success (synthetic
+    results, tests/python/synth.py), in a window 1280 px wide: the tied specs are named as a tie,
+    the family where nothing succeeded names no winner, and the table needs no sideways scroll."""
+    sys.path.insert(0, str(REPO / "tests" / "python"))
+    import synth
+
+    def nothing_on_pose(rows):
+        for r in rows:
+            if r["family"] == "planar-pose" and r["status"] == "converged":
+                r["status"], r["converged"] = "max-iterations", "0"
+
+    solvers = {"dls": (1.0, 1.0, (5, 9)), "dls:lambda=0.2": (1.0, 1.0, (5, 9)), "jt": (0.6, 9.0, (40, 90))}
+    run_dir = synth.make_run(work / "headline-run", solvers=solvers, problems=40, unsupported=(),
+                             edit_rows=nothing_on_pose)
+    page_path = work / "headline.html"
+    from ikbench import cli as ikb_cli
+    rc = ikb_cli.main(["report", str(run_dir), "--out", str(page_path)])
+    if not check(rc == 0 and page_path.exists(), f"ikbench report of the synthetic headline run (exit {rc})"):
+        return
+    d.set_window_size(1280, 1000)
+    d.get(page_path.resolve().as_uri())
+    if not wait(d, lambda: d.find_element("tag name", "body").get_attribute("data-ikbench-ready") == "1",
+                "headline page ready"):
+        check(False, "the synthetic headline page got ready")
+        return
+    rows = d.execute_script("""
+      return Array.from(document.querySelectorAll('#headline-table tbody tr')).map(function (tr) {
+        var lead = tr.querySelector('td.leaders');
+        return {family: tr.getAttribute('data-family'), verdict: tr.getAttribute('data-verdict'), text: tr.innerText,
+                leaders: lead ? Array.from(lead.querySelectorAll('.leader')).map(function (s) { return s.innerText.trim(); })
+                              : []};
+      });""")
+    by = {r["family"]: r for r in rows}
+    pos, pose = by.get("planar-position"), by.get("planar-pose")
+    check(pos is not None and sorted(pos["leaders"]) == ["dls", "dls:lambda=0.2"] and "tie of 2" in pos["text"],
+          f"headline: two specs at 100 % with the same times are a tie, the slower jt is not a leader "
+          f"({pos and pos['leaders']}, {pos and pos['text'][:100]!r})")
+    check(pose is not None and pose["verdict"] == "no success" and "no winner" in pose["text"] and not pose["leaders"],
+          f"headline: a family where no spec succeeded names no winner ({pose and pose['text'][:120]!r})")
+    widths = d.execute_script("""
+      var t = document.getElementById('headline-table');
+      return [t.scrollWidth, t.parentElement.clientWidth, document.documentElement.scrollWidth, window.innerWidth];""")
+    check(widths[0] <= widths[1] + 1 and widths[2] <= widths[3] + 1,
+          f"headline: fits a 1280 px window without sideways scrolling (table {widths[0]} in {widths[1]}, "
+          f"page {widths[2]} in {widths[3]})")
+    d.set_window_size(1400, 1000)
+
+
 def main():
     cli = os.environ.get("IKBENCH_CLI")
     if not cli or not os.access(cli, os.X_OK):
@@ -510,6 +561,7 @@ def browse(d, run_dir, page_path, work):
           f"the filter 'ur5 kdl' keeps {[(r['family'], r['solver']) for r in shown]}")
 
     check_figures(d, data)
+    check_headline(d, work)
 
     log = d.get_log("browser")
     check(not severe(log), f"no errors in the browser console after the interactions "
