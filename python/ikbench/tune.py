@@ -365,8 +365,8 @@ def add_arguments(p):
     p.add_argument("--evaluate-on", required=True, metavar="SET",
                    help="evaluation set, same syntax; must not share a family (name and seed) with the tuning set")
     p.add_argument("--criterion", default=DEFAULT_CRITERION,
-                   help="how the point is chosen (default 'success,mean_time': highest success, then lowest mean "
-                        "time); e.g. 'success>=0.999,mean_time', 'max:success-0.001*mean_time' (docs/tuning.md)")
+                   help="how the point is chosen (default 'success,median_time': highest success, then lowest "
+                        "median time, which a few preempted solves do not move as they move the mean); e.g. 'success>=0.999,mean_time', 'max:success-0.001*mean_time' (docs/tuning.md)")
     p.add_argument("--reference", metavar="SPEC", help="a spec run beside the points on both sets (not a point): "
                    "gives the figures time_ratio and worst_time_ratio")
     p.add_argument("--threads", type=int, default=1, help="threads of each `ikbench run` (default 1; 0 = all cores)")

@@ -41,7 +41,7 @@ _NUM = r"[-+]?" + _UNUM
 _CONSTRAINT = re.compile(r"^(.+?)\s*(>=|<=|>|<)\s*(" + _NUM + r")$")
 _TERM = re.compile(r"\s*([-+]?)\s*(?:(" + _UNUM + r")\s*\*\s*)?([a-z_0-9]+)\s*")
 
-DEFAULT_CRITERION = "success,mean_time"
+DEFAULT_CRITERION = "success,median_time"
 
 
 @dataclass
@@ -130,7 +130,7 @@ def parse_criterion(text):
 
     Constraints keep the points that meet them; objectives rank the points kept, the first
     objective first, ties broken by the next and finally by the order of the grid. Without any
-    objective the default objectives `success,mean_time` apply."""
+    objective the default objectives `success,median_time` apply."""
     if text is None or not str(text).strip():
         raise TuneError("--criterion: empty (e.g. 'success,mean_time' or 'success>=0.999,mean_time')")
     crit = Criterion(text=str(text).strip())

@@ -52,10 +52,10 @@ def _corpus():
 
 # ---------------------------------------------------------------- the criterion
 
-def test_default_criterion_is_success_then_mean_time():
+def test_default_criterion_is_success_then_median_time():
     c = tune.parse_criterion(tune.DEFAULT_CRITERION)
     assert [(k.kind, k.terms, k.direction) for k in c.clauses] == [
-        ("objective", [(1.0, "success")], "max"), ("objective", [(1.0, "mean_time")], "min")]
+        ("objective", [(1.0, "success")], "max"), ("objective", [(1.0, "median_time")], "min")]
 
 
 def test_constraints_weighted_scores_and_default_objectives():
@@ -68,7 +68,7 @@ def test_constraints_weighted_scores_and_default_objectives():
     assert c.objectives[0].direction == "max"
     c = tune.parse_criterion("worst_success>0.9,p99_time<=4000")
     assert len(c.constraints) == 2
-    assert [k.text for k in c.objectives] == ["success", "mean_time"]  # the default objectives
+    assert [k.text for k in c.objectives] == ["success", "median_time"]  # the default objectives
 
 
 @pytest.mark.parametrize("text, says", [
