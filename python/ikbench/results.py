@@ -373,7 +373,9 @@ class _Table:
             raise ResultsError(f"{path}: empty file, expected a header line with columns {','.join(required)}")
         text = _decode(data, path)
         reader = csv.reader(io.StringIO(text, newline=""))
-        rows, lines = [], []
+        # Cells go straight into their columns: a list per row beside the columns would hold
+        # every cell's reference twice (a default run's solves.csv has 1.6 million cells).
+        cols, lines = None, []
         try:
             header = next(reader)
             header = [h.strip() for h in header]
@@ -385,20 +387,27 @@ class _Table:
             if dup:
                 raise ResultsError(f"{path}:1: column(s) {', '.join(repr(c) for c in dup)} appear more than once")
             n = len(header)
+            cols = [[] for _ in header]
+            appenders = [c.append for c in cols]
             for row in reader:
                 if not row or (len(row) == 1 and not row[0].strip()):
                     continue  # blank line
                 if len(row) != n:
                     raise ResultsError(f"{path}:{reader.line_num}: {len(row)} fields, but the header has {n}")
-                rows.append(row)
+                for add, cell in zip(appenders, row):
+                    add(cell)
                 lines.append(reader.line_num)
         except csv.Error as e:
             raise ResultsError(f"{path}:{reader.line_num}: malformed CSV: {e}") from None
         self.header = header
         self.lines = np.asarray(lines, dtype=np.int64)
-        cols = list(zip(*rows)) if rows else [() for _ in header]
-        self.columns = {h: np.asarray(c, dtype=object) for h, c in zip(header, cols)}
-        self.n = len(rows)
+        self.columns = {}
+        for h, c in zip(header, cols):
+            a = np.empty(len(c), dtype=object)
+            a[:] = c
+            self.columns[h] = a
+            c.clear()
+        self.n = len(lines)
 
     def fail(self, column, mask, expected):
         i = int(np.flatnonzero(mask)[0])
@@ -1001,6 +1010,7 @@ def load(path, *, allow_incomplete=False, require_run_json=True):
     solves = table.frame(known)
     for c in extra:  # columns of a later format version: kept as text
         solves[c] = table.columns[c]
+    table.columns.clear()  # the text of the typed columns is not needed again
     _check_statuses(table, solves)
     _check_unique(table, solves, ["family", "problem", "solver"], "solve")
     suite_name = meta.get("suite", {}).get("name") if isinstance(meta.get("suite"), dict) else meta.get("suite")
@@ -1038,6 +1048,8 @@ def load(path, *, allow_incomplete=False, require_run_json=True):
             check_manifest("solutions.csv", sdata)
             st = _Table(sp, sdata, SOLUTION_COLUMNS, "solutions.csv")
             run.solutions = st.frame(SOLUTION_COLUMNS)
+            st.columns.clear()
+            del sdata
             _check_keys(sp, st.lines, run.solutions, fam_problems, specs, "solutions.csv")
             _check_unique(st, run.solutions, ["family", "problem", "solver", "solution"], "solution")
             _check_configurations(sp, st.lines, run.solutions["family"], run.solutions["problem"],
