@@ -69,33 +69,21 @@ def compare_value(base, run, rel, min_delta=0.0, floor=0.0):
     return "changed"
 
 
-def _rel(base, run):
-    if base is None or run is None:
-        return ""
-    if base == run:
-        return ""
-    if base == 0 or not math.isfinite(base) or not math.isfinite(run):
-        return f"{base:g} -> {run:g}"
-    return f"{100 * (run - base) / base:+.1f}%"
-
-
-# Per metric: key, column title, formatter, threshold keys (rel, min_delta, floor).
+# Per metric (larger is worse): key and threshold keys (relative increase, least change, floor).
 METRICS = [
-    ("iterations_median", "iters med", lambda v: f"{v:g}", ("iterations_median_increase", "iterations_min_delta", None)),
-    ("iterations_p90", "iters p90", lambda v: f"{v:.4g}", ("iterations_p90_increase", "iterations_min_delta", None)),
-    ("position_error_median", "pos err med", lambda v: f"{v:.2e}", ("error_factor", None, "position_error_floor_m")),
-    ("orientation_error_median", "ori err med", lambda v: f"{v:.2e}", ("error_factor", None, "orientation_error_floor_rad")),
-    ("fk_evals_mean", "fk/solve", lambda v: f"{v:.1f}", ("evals_increase", "evals_min_delta", None)),
-    ("jacobian_evals_mean", "jac/solve", lambda v: f"{v:.1f}", ("evals_increase", "evals_min_delta", None)),
+    ("iterations_median", ("iterations_median_increase", "iterations_min_delta", None)),
+    ("iterations_p90", ("iterations_p90_increase", "iterations_min_delta", None)),
+    ("position_error_median", ("error_factor", None, "position_error_floor_m")),
+    ("orientation_error_median", ("error_factor", None, "orientation_error_floor_rad")),
+    ("fk_evals_mean", ("evals_increase", "evals_min_delta", None)),
+    ("jacobian_evals_mean", ("evals_increase", "evals_min_delta", None)),
 ]
-LABELS = {"success": "success rate", "iterations_median": "median iterations", "iterations_p90": "p90 iterations",
-          "position_error_median": "median position error [m]", "orientation_error_median": "median orientation error [rad]",
-          "fk_evals_mean": "FK evaluations per solve", "jacobian_evals_mean": "Jacobian evaluations per solve",
-          "time": "normalised median time"}
 
 
 def compare_cell(b, r, t, unit_b, unit_r, timed, solver_time):
-    """Returns {metric: (verdict, text, detail)} for one family x solver."""
+    """The verdicts of one family x solver: ({metric: MetricVerdict}, budget), where budget is
+    (baseline, run) time-limit ends when a difference within time_limit_allowance excused them,
+    else None. Numbers only: ikbench.gate_render words them."""
     out = {}
     # Success: a drop of more than success_drop_pp points that also loses at
     # least success_min_flips solves (b["n"] == r["n"] is checked before).
@@ -114,39 +102,21 @@ def compare_cell(b, r, t, unit_b, unit_r, timed, solver_time):
         verdict = "regression"
     elif sr > sb and d > t["success_drop_pp"] and sr - sb >= t["success_min_flips"]:
         verdict = "improvement"
-    text = f"{pr:.1f}%" + (f" ({d:+.1f}pp)" if sb != sr else "")
-    detail = (f"{pb:.1f}% -> {pr:.1f}% ({d:+.1f} pp, {abs(sr - sb)} of {n} solves "
-              f"{'lost' if sr < sb else 'gained'}; threshold {t['success_drop_pp']:g} pp and "
-              f"{t['success_min_flips']} solve(s))")
-    out["success"] = (verdict, text, detail)
-    out["_budget"] = (tl_b, tl_r) if excused else None
+    out["success"] = MetricVerdict(verdict, "success", pb, pr,
+                                   {"successes": (sb, sr), "n": n, "drop_pp": t["success_drop_pp"],
+                                    "min_flips": t["success_min_flips"]})
     if r["limit_violations"] > b["limit_violations"]:
-        out["limits"] = ("regression", f"{r['limit_violations']}",
-                         f"{b['limit_violations']} -> {r['limit_violations']} solves end outside the joint limits")
+        out["limits"] = MetricVerdict("regression", "limits", b["limit_violations"], r["limit_violations"])
 
-    for key, _, fmt, (rel_k, delta_k, floor_k) in METRICS:
+    for key, (rel_k, delta_k, floor_k) in METRICS:
         vb, vr = b[key], r[key]
         rel = t[rel_k] - 1.0 if rel_k == "error_factor" else t[rel_k]
         verdict = compare_value(vb, vr, rel, t[delta_k] if delta_k else 0.0, t[floor_k] if floor_k else 0.0)
-        if vr is None:
-            text = "-"
-        elif rel_k == "error_factor":
-            text = fmt(vr) + (f" (x{vr / vb:.3g})" if verdict != "same" and vb and math.isfinite(vb) and math.isfinite(vr) else "")
-        else:
-            text = fmt(vr) + (f" ({_rel(vb, vr)})" if verdict != "same" and _rel(vb, vr) else "")
-        if rel_k == "error_factor":
-            limit = f"factor {t[rel_k]:g} above a floor of {t[floor_k]:g}"
-            change = (f"x{vr / vb:.3g}" if vb and vr is not None and math.isfinite(vb) and math.isfinite(vr)
-                      else _rel(vb, vr))
-        else:
-            limit = f"{100 * t[rel_k]:+g}%" + (f" and at least {t[delta_k]:g}" if delta_k and t[delta_k] else "")
-            change = _rel(vb, vr)
-        detail = (f"{fmt(vb) if vb is not None else '-'} -> {fmt(vr) if vr is not None else '-'} "
-                  f"({change}; threshold {limit})")
+        facts = {"factor": t[rel_k], "floor": t[floor_k]} if rel_k == "error_factor" else \
+            {"increase": t[rel_k], "min_delta": t[delta_k] if delta_k else None}
         if excused and verdict == "regression":
-            verdict = "changed"
-            text += " (budget)"
-        out[key] = (verdict, text, detail)
+            verdict, facts["budget"] = "changed", True
+        out[key] = MetricVerdict(verdict, key, vb, vr, facts)
 
     # Time, normalised within each run (see time_unit); cells with few or very
     # short solves are not compared. A cell regresses when its own normalised
@@ -155,21 +125,19 @@ def compare_cell(b, r, t, unit_b, unit_r, timed, solver_time):
     # every family, while load on a shared machine hits cells one at a time.
     tb, tr = b["time_us_median"], r["time_us_median"]
     if unit_b is None or tb is None or tr is None:
-        out["time"] = ("n/a", "-", "")
+        out["time"] = MetricVerdict("n/a", "time")
     elif timed is None or solver_time is None:
-        out["time"] = ("n/a", f"{tr / unit_r:.1f} (~)", "")
+        out["time"] = MetricVerdict("n/a", "time", None, tr / unit_r, {"not_compared": True})
     else:
         nb, nr = timed
         ratio, k = solver_time
         cell_v = compare_value(nb, nr, t["time_increase"])
         solver_v = compare_value(1.0, ratio, t["time_increase_solver"])
         verdict = cell_v if cell_v in ("regression", "improvement") and solver_v == cell_v else "same"
-        text = f"{nr:.1f}" + (f" ({_rel(nb, nr)})" if verdict != "same" else "")
-        out["time"] = (verdict, text,
-                       f"{nb:.2f} -> {nr:.2f} time units ({_rel(nb, nr)}; this solver over its {k} timed "
-                       f"families: {100 * (ratio - 1):+.1f}%; thresholds {100 * t['time_increase']:+g}% per cell and "
-                       f"{100 * t['time_increase_solver']:+g}% per solver; medians {tb:.1f} -> {tr:.1f} us)")
-    return out
+        out["time"] = MetricVerdict(verdict, "time", nb, nr,
+                                    {"solver_ratio": ratio, "solver_families": k, "increase": t["time_increase"],
+                                     "increase_solver": t["time_increase_solver"], "medians_us": (tb, tr)})
+    return out, ((tl_b, tl_r) if excused else None)
 
 
 def check_comparable(base, run, allow_missing):
@@ -202,12 +170,24 @@ METRIC_KEYS = ["success"] + [m[0] for m in METRICS] + ["time"]
 
 @dataclass
 class MetricVerdict:
-    """One figure of one cell: its verdict ('same', 'changed', 'regression', 'improvement' or
-    'n/a'), the run's value as the table shows it (with its change when it changed) and the
-    sentence that lists it (baseline -> run, change, threshold)."""
+    """One figure of one cell as data: its verdict ('same', 'changed', 'regression',
+    'improvement' or 'n/a'), which figure (a METRIC_KEYS entry, or 'limits'), the baseline's and
+    the run's value (success in percent, time in time units) and `facts`, the numbers the verdict
+    was reached with (the thresholds, the solves behind a success rate, the solver's time ratio).
+    ikbench.gate_render words it."""
     verdict: str
-    text: str
-    detail: str
+    metric: str
+    base: object = None
+    run: object = None
+    facts: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Finding:
+    """A regression or an improvement: the cell and the figure (its MetricVerdict is the cell's)."""
+    family: str
+    solver: str
+    metric: str
 
 
 @dataclass
@@ -231,9 +211,9 @@ class CellVerdict:
 
 @dataclass
 class GateReport:
-    """The gate's result as data: every cell's verdict, the regressions and improvements as
-    sentences, notes (time unit, repeats, budgets), counts per status and the baseline cells
-    missing from the run. `passed` is the gate's verdict (exit status 0)."""
+    """The gate's result as data: every cell's verdict, the regressions and improvements (Findings,
+    each naming a cell's figure), notes (time unit, repeats, budgets), counts per status and the
+    baseline cells missing from the run. `passed` is the gate's verdict (exit status 0)."""
     cells: list
     regressions: list
     improvements: list
@@ -245,6 +225,11 @@ class GateReport:
     @property
     def passed(self):
         return not self.regressions
+
+    def verdict(self, finding):
+        """The MetricVerdict a Finding names."""
+        cell = next(c for c in self.cells if (c.family, c.solver) == (finding.family, finding.solver))
+        return cell.figures[finding.metric]
 
     def __getitem__(self, key):
         """Field access by name (report["regressions"]), for callers that index the report."""
@@ -324,25 +309,22 @@ def compare(base, run, config, no_time=False, allow_missing=False, allow_noisy=F
             cells.append(CellVerdict(family, solver, r["n"], "skipped"))
             counts["skipped"] += 1
             continue
-        res = compare_cell(b, r, t, ub, ur, timed.get(c), solver_time.get(solver))
-        budget = res.pop("_budget")
+        res, budget = compare_cell(b, r, t, ub, ur, timed.get(c), solver_time.get(solver))
         if budget:
             notes.append(f"{family} x {solver}: {budget[0]} solve(s) of the baseline and {budget[1]} of the run ended "
                          f"at the time budget (a difference within time_limit_allowance {t['time_limit_allowance']}): "
                          "put down to machine load, the figures they shift are not failed")
-        verdict = _status([v for v, _, _ in res.values()])
+        verdict = _status([v.verdict for v in res.values()])
         counts[verdict] += 1
-        for m, (v, _, detail) in res.items():
-            label = LABELS.get(m, "joint limits")
-            if v == "regression":
-                regressions.append(f"{family} x {solver}: {label} {detail}")
-            elif v == "improvement":
-                improvements.append(f"{family} x {solver}: {label} {detail}")
+        for m, v in res.items():
+            if v.verdict == "regression":
+                regressions.append(Finding(family, solver, m))
+            elif v.verdict == "improvement":
+                improvements.append(Finding(family, solver, m))
         if r["statuses"].get("time-limit", 0) and not budget:
             notes.append(f"{family} x {solver}: {r['statuses']['time-limit']} solve(s) ended at the time budget "
                          "(success and iterations of such solves depend on machine speed)")
-        cells.append(CellVerdict(family, solver, r["n"], verdict,
-                                 {k: MetricVerdict(*v) for k, v in res.items()}))
+        cells.append(CellVerdict(family, solver, r["n"], verdict, res))
     return GateReport(cells, regressions, improvements, notes, counts, missing, (ub, ur))
 
 

@@ -39,7 +39,11 @@ def test_gate_verdicts_are_data_for_a_constructed_regression():
     assert bad.status == "REGRESSION" and bad.figures["success"].verdict == "regression"
     assert {c.status for k, c in by_cell.items() if k != ("chain7", "dls")} == {"same"}
     assert rep.counts == Counter({"REGRESSION": 1, "same": 2})
-    assert len(rep.regressions) == 1 and rep.regressions[0].startswith("chain7 x dls: success rate 95.0% -> 85.0%")
+    # The findings name figures; their values are numbers, words are the renderer's.
+    assert rep.regressions == [gate.Finding("chain7", "dls", "success")]
+    v = rep.verdict(rep.regressions[0])
+    assert (v.base, v.run) == (95.0, 85.0) and v.facts["successes"] == (190, 170) and v.facts["n"] == 200
+    assert gate_render.finding_text(rep, rep.regressions[0]).startswith("chain7 x dls: success rate 95.0% -> 85.0%")
     assert rep.unit == (None, None) and "time not compared (--no-time)" in rep.notes
 
 
