@@ -6,7 +6,7 @@
 //   ikbench run --urdf FILE [--base LINK --tip LINK] [--samples N] [...]
 //   ikbench run --bvh FILE [...]
 //   ikbench run --chain DOF [--samples N] [...]
-//   ikbench list solvers|suites|scenarios [--format text|json|markdown]
+//   ikbench list solvers|suites|scenarios [--format text|json]
 //   ikbench throughput [--solver SPEC] [--dof N] [--solves N] [--threads 1,2] [--out DIR]
 //                      [--batch [--lanes N] [--isa auto|portable|avx2]]
 //   ikbench verify RUN_DIR
@@ -91,34 +91,6 @@ const char* kSpecSyntax =
 void listSolvers(const std::string& format) {
   if (format == "json") {
     fmt::print("{}\n", solversJson().dump(2));
-    return;
-  }
-  if (format == "markdown") {
-    // The parameter tables of docs/solvers.md (regenerated from this output).
-    auto cell = [](std::string text) {  // a '|' in a help text would end the table cell
-      for (size_t i = 0; (i = text.find('|', i)) != std::string::npos; i += 2) text.replace(i, 1, "\\|");
-      return text;
-    };
-    auto row = [&](const ParamInfo& p) {
-      return fmt::format("| `{}` | {} | `{}` | {} | {} | {} |\n", p.name, kParamTypeNames.name(p.type),
-                         p.default_value.empty() ? "(run's)" : p.default_value, p.rangeText(), p.unit, cell(p.help));
-    };
-    const char* head = "| key | type | default | range | unit | meaning |\n|---|---|---|---|---|---|\n";
-    for (const SolverInfo& info : Registry::global().list()) {
-      fmt::print("### `{}`\n\n{}\n\n", info.name, info.description);
-      if (info.params.empty()) {
-        fmt::print("No parameters of its own.\n\n");
-        continue;
-      }
-      fmt::print("{}", head);
-      for (const ParamInfo& p : info.params) fmt::print("{}", row(p));
-      fmt::print("\n");
-    }
-    fmt::print("### Keys every solver accepts\n\n{}", head);
-    for (const ParamInfo& p : Registry::commonParams()) fmt::print("{}", row(p));
-    fmt::print("\n### Presets\n\n| preset | spec | meaning |\n|---|---|---|\n");
-    for (const PresetInfo& p : Registry::global().presets())
-      fmt::print("| `{}` | `{}` | {} |\n", p.name, p.spec, p.description);
     return;
   }
   auto line = [](const ParamInfo& p) {
@@ -239,8 +211,10 @@ int realMain(int argc, char** argv) {
       ->required()
       ->check(CLI::IsMember({"solvers", "suites", "scenarios"}));
   list->add_option("--suite", list_suite, "with 'scenarios': only this suite");
-  list->add_option("--format", list_format, "with 'solvers': text (default), json or markdown")
-      ->check(CLI::IsMember({"text", "json", "markdown"}));
+  list->add_option("--format", list_format,
+                   "with 'solvers': text (default) or json (docs/solver-parameters.md is written from the json by "
+                   "scripts/solver_parameters.sh)")
+      ->check(CLI::IsMember({"text", "json"}));
   list->footer("Exit status: 0 done; 2 a bad command.");
 
   // ---- throughput ----

@@ -139,3 +139,20 @@ def test_tune_runs_the_harness_given_as_an_argument_through_the_runner(tmp_path,
     (called, kw), = calls
     assert called == args and called[:2] == [exe, "run"] and called[called.index("--seed") + 1] == "5"
     assert kw["log_path"] == tmp_path / "log"
+
+
+def test_solver_docs_render_the_listing_as_markdown_tables():
+    from ikbench import solver_docs
+    listing = {"solvers": [{"name": "dls", "description": "damped least squares",
+                            "parameters": [{"name": "lambda", "type": "real", "default": "0.05", "range": "[0, inf)",
+                                            "unit": "m", "help": "damping | factor"}]},
+                           {"name": "ccd", "description": "cyclic coordinate descent", "parameters": []}],
+               "common_parameters": [{"name": "restarts", "type": "integer", "default": "", "range": "[0, 1e6]",
+                                      "unit": "", "help": "random restarts"}],
+               "presets": [{"name": "auto", "spec": "dls-adaptive:restarts=5", "description": "the recipe"}]}
+    md = solver_docs.markdown(listing)
+    assert "### `dls`" in md and "No parameters of its own." in md
+    assert "damping \\| factor" in md                 # a '|' in a help text does not end the cell
+    assert "`(run's)`" in md                          # no default: the run's setting
+    assert "| `auto` " in md and "`dls-adaptive:restarts=5`" in md
+    assert md.count("### ") == 4                      # two backends, the common keys, the presets
