@@ -842,6 +842,35 @@ TEST(HarnessCli, ThroughputBuildsSeedLibrariesBeforeTiming) {
   EXPECT_EQ(nlohmann::json::parse(readFile(dir + "/throughput.json"))["seed_libraries"], 0);
 }
 
+TEST(HarnessCli, ThroughputPointsCarryTheirSlicesRatesAndANoisyRule) {
+  std::string out;
+  const std::string dir = tempDir("cli_throughput_slices");
+  ASSERT_EQ(runCli("throughput --solver dls --solves 2000 --problems 100 --threads 1 --batch --out " + dir, &out), 0)
+      << out;
+  const auto j = nlohmann::json::parse(readFile(dir + "/throughput.json"));
+  int scalar = 0;
+  for (const auto& p : j["points"]) {
+    ASSERT_TRUE(p.contains("noisy")) << p;
+    if (p["path"] == "batch") {
+      EXPECT_FALSE(p.contains("slice_rates")) << p;  // one call: no slices
+      continue;
+    }
+    ++scalar;
+    ASSERT_EQ(p["slice_rates"].size(), 5u) << p;
+    double lo = 1e300, hi = 0.0;
+    for (const auto& r : p["slice_rates"]) {
+      lo = std::min(lo, r.get<double>());
+      hi = std::max(hi, r.get<double>());
+    }
+    EXPECT_GT(lo, 0.0);
+    EXPECT_NEAR(p["spread"].get<double>(), hi / lo, 1e-9 * hi / lo);
+    // The rule: noisy under load or when the slices' rates spread beyond 1.25x.
+    const bool loaded = p["load"].is_object() && p["load"]["noisy"].get<bool>();
+    EXPECT_EQ(p["noisy"].get<bool>(), loaded || p["spread"].get<double>() > 1.25) << p;
+  }
+  EXPECT_EQ(scalar, 2);  // the spec's Solver::solve and its generic code (kernel=generic)
+}
+
 TEST(HarnessCli, ChainRunWritesResultsAndListsSolvers) {
   std::string out;
   const std::string dir = tempDir("cli_ok");

@@ -106,11 +106,22 @@ ThroughputResult measureThroughput(const ThroughputConfig& config) {
   auto measure = [&](int threads, long solves, const SolverSpec& which) {
     std::atomic<long> next{0}, converged{0};
     constexpr long kChunk = 64;
+    constexpr int kSlices = ThroughputPoint::kSlices;
+    // When the first chunk of each slice of the solves was handed out (ns
+    // since t0): the slices' rates tell a point whose speed changed.
+    std::atomic<std::int64_t> slice_start[kSlices + 1];
+    for (auto& s : slice_start) s.store(-1);
+    std::chrono::steady_clock::time_point t0;
     auto worker = [&] {
       auto solver = Registry::global().create(which);
       Eigen::VectorXd q;
       long ok = 0;
       for (long b; (b = next.fetch_add(kChunk)) < solves;) {
+        const int slice = static_cast<int>(b * kSlices / solves);
+        std::int64_t unset = -1;
+        if (slice_start[slice].load(std::memory_order_relaxed) < 0)
+          slice_start[slice].compare_exchange_strong(
+              unset, std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count());
         for (long i = b; i < std::min(solves, b + kChunk); ++i) {
           const Problem& p = problems[static_cast<size_t>(i) % problems.size()];
           q = p.q0;
@@ -122,7 +133,7 @@ ThroughputResult measureThroughput(const ThroughputConfig& config) {
     LoadRecorder load;
     BackgroundLoadSampler sampler(load);
     const double cpu0 = processCpuSeconds();
-    const auto t0 = std::chrono::steady_clock::now();
+    t0 = std::chrono::steady_clock::now();
     std::vector<std::thread> pool;
     try {
       for (int t = 0; t < threads; ++t) pool.emplace_back(worker);
@@ -140,7 +151,18 @@ ThroughputResult measureThroughput(const ThroughputConfig& config) {
     pt.cpu_s = processCpuSeconds() - cpu0;
     sampler.stop();  // outside the timed region
     pt.load = load.json();
-    pt.noisy = load.noisy();
+    slice_start[kSlices].store(static_cast<std::int64_t>(pt.wall_s * 1e9));
+    bool sliced = solves >= kSlices * kChunk;  // each slice at least one chunk
+    for (int k = 0; sliced && k < kSlices; ++k) {
+      const double dt = static_cast<double>(slice_start[k + 1].load() - slice_start[k].load()) * 1e-9;
+      sliced = slice_start[k].load() >= 0 && dt > 0;
+      if (sliced) pt.slice_rates.push_back(static_cast<double>(solves) / kSlices / dt);
+    }
+    if (!sliced) pt.slice_rates.clear();
+    if (!pt.slice_rates.empty())
+      pt.spread = *std::max_element(pt.slice_rates.begin(), pt.slice_rates.end()) /
+                  *std::min_element(pt.slice_rates.begin(), pt.slice_rates.end());
+    pt.noisy = load.noisy() || pt.spread > ThroughputPoint::kNoisySpread;
     pt.threads = threads;
     pt.solves = solves;
     pt.converged = converged;
@@ -256,17 +278,26 @@ ThroughputResult measureThroughput(const ThroughputConfig& config) {
                        built_late);
   // Points measured while other work competed for the cores are slower
   // than the machine is: say which.
-  size_t loaded = 0;
-  double worst = 0.0;
-  for (const ThroughputPoint& p : out.points)
-    if (p.noisy) {
+  size_t loaded = 0, spread = 0;
+  double worst = 0.0, widest = 0.0;
+  for (const ThroughputPoint& p : out.points) {
+    if (p.load.is_object() && p.load.value("noisy", false)) {
       ++loaded;
       worst = std::max(worst, p.load["samples"]["max"].get<double>());
     }
+    if (p.spread > ThroughputPoint::kNoisySpread) {
+      ++spread;
+      widest = std::max(widest, p.spread);
+    }
+  }
   if (loaded > 0)
     log << fmt::format("throughput: warning: {} of {} points measured under load (1-min load average up to {:.2f} "
                        "on {} usable cores; '!' in the table): their rates are lower than a quiet machine's\n",
                        loaded, out.points.size(), worst, usableCores());
+  if (spread > 0)
+    log << fmt::format("throughput: warning: {} of {} points changed speed while measured (the rates of their {} "
+                       "slices spread up to {:.2f}x; '!' in the table): measure again on a quieter machine\n",
+                       spread, out.points.size(), ThroughputPoint::kSlices, widest);
   out.end_time = isoTimeUtc();
   return out;
 }
@@ -303,7 +334,14 @@ nlohmann::json throughputJson(const ThroughputResult& r) {
     j["batch"] = {{"isa", r.isa}, {"lanes_per_thread", r.config.lanes}, {"batch_over_scalar", r.batch_over_scalar}};
     if (!r.batch_over_generic.empty()) j["batch"]["batch_over_generic"] = r.batch_over_generic;
   }
-  for (size_t i = 0; i < r.points.size(); ++i) pts[i]["load"] = r.points[i].load;
+  for (size_t i = 0; i < r.points.size(); ++i) {
+    pts[i]["load"] = r.points[i].load;
+    pts[i]["noisy"] = r.points[i].noisy;
+    if (!r.points[i].slice_rates.empty()) {
+      pts[i]["slice_rates"] = r.points[i].slice_rates;
+      pts[i]["spread"] = r.points[i].spread;
+    }
+  }
   j["points"] = pts;
   j["load_average_1min_at_start"] = r.load_average;
   j["seed_libraries"] = r.libraries;
@@ -359,7 +397,8 @@ std::string throughputTable(const ThroughputResult& r) {
     text += fmt::format("{} seed libraries built in {:.3f} s before the timed runs (not in the rates)\n", r.libraries,
                         r.library_build_s);
   text += "x first = converged solves/s over the path's first thread count; cores = process CPU time / wall time; "
-          "load = max 1-min load average during the point ('!' above the usable cores)\n";
+          "load = max 1-min load average during the point ('!': noisy, the load above the usable cores or the rates of "
+          "its slices more than 1.25x apart)\n";
   return text;
 }
 

@@ -44,7 +44,17 @@ struct ThroughputPoint {
   // The machine's load during this point's measurement (machine_load.h's
   // LoadRecorder::json(); null where /proc/loadavg cannot be read).
   nlohmann::json load;
-  bool noisy = false;  // the 1-min load average exceeded the usable cores during it
+  // The rates of the point's kSlices equal slices of solves, in the order they
+  // were handed out (scalar paths; empty for the batch path, one call), and
+  // their spread: the highest over the lowest.
+  static constexpr int kSlices = 5;
+  std::vector<double> slice_rates;
+  double spread = 0.0;
+  // Noisy: the 1-min load average exceeded the usable cores during the point,
+  // or its slices' rates spread beyond kNoisySpread (the machine's speed
+  // changed while it was measured: another process, frequency, migration).
+  static constexpr double kNoisySpread = 1.25;
+  bool noisy = false;
 };
 struct ThroughputResult {
   ThroughputConfig config;
