@@ -1167,6 +1167,31 @@ TEST(ResultsReaders, MergeNeverWritesOverOneOfItsShards) {
   EXPECT_NO_THROW(harness::verifyRun(base + "/merged", log));
 }
 
+TEST(ResultsReaders, AMergedRunIsNoisyWhenAnyShardWas) {
+  const std::string base = tempDir("merge_load");
+  std::vector<std::string> shards;
+  for (int k = 1; k <= 2; ++k) {
+    RunConfig c = quietConfig(fmt::format("{}/s{}", base, k), 1);
+    c.solvers = splitSpecList("dls");
+    c.shard = harness::Shard{k, 2};
+    harness::runSuite(harness::chainSuite(2, 3, 7), c);
+    shards.push_back(c.out_dir);
+  }
+  // Shard 2 says it ran on a loaded machine (run.json is not in its own manifest).
+  nlohmann::json run2 = nlohmann::json::parse(readFile(shards[1] + "/run.json"));
+  ASSERT_TRUE(run2["load"].is_object()) << run2["load"];
+  run2["load"]["samples"]["max"] = 97.0;
+  run2["load"]["noisy"] = true;
+  std::ofstream(shards[1] + "/run.json") << run2.dump(1);
+  harness::mergeShards(shards, base + "/merged", OutputMode::kFresh);
+  const nlohmann::json merged = nlohmann::json::parse(readFile(base + "/merged/run.json"));
+  EXPECT_EQ(merged["load"]["noisy"], true) << merged["load"];
+  EXPECT_EQ(merged["load"]["samples"]["max"], 97.0);
+  ASSERT_EQ(merged["merged_from"].size(), 2u);
+  EXPECT_EQ(merged["merged_from"][1]["load"]["noisy"], true);
+  EXPECT_TRUE(merged["merged_from"][0]["load"].is_object());
+}
+
 TEST(ResultsReaders, ForceAndResumeRemoveAKilledWritersTemporaryFiles) {
   const std::string dir = smallRun("stale_tmp");
   const std::string stale = dir + "/.traces.csv.tmp-99999";

@@ -111,11 +111,26 @@ MergeReport mergeShards(const std::vector<std::string>& shard_dirs, const std::s
   json from = json::array();
   double wall = 0.0, solve_time = 0.0, trace_wall = 0.0;
   long trace_rows = 0, mismatches = 0;
+  json merged_load;  // null until a shard has a load
   for (size_t i = 0; i < shards.size(); ++i) {
     const json& sr = shards[i].run;
     from.push_back({{"dir", shard_dirs[i]}, {"shard", at(sr, "shard")}, {"machine", at(sr, "machine")},
                     {"threads", at(sr, "threads")}, {"start_time", at(sr, "start_time")},
-                    {"end_time", at(sr, "end_time")}});
+                    {"end_time", at(sr, "end_time")}, {"load", at(sr, "load")}});
+    // The merged run's load is its most loaded shard's (the highest sampled
+    // load average), noisy when any shard was: its times mix all of them.
+    const json& load = at(sr, "load");
+    auto highest = [](const json& l) {
+      return l.is_object() && l.contains("samples") && l["samples"].is_object() && l["samples"].contains("max") &&
+                     l["samples"]["max"].is_number()
+                 ? l["samples"]["max"].get<double>()
+                 : -1.0;
+    };
+    if (load.is_object()) {
+      const bool noisy = load.value("noisy", false) || (merged_load.is_object() && merged_load.value("noisy", false));
+      if (!merged_load.is_object() || highest(load) > highest(merged_load)) merged_load = load;
+      merged_load["noisy"] = noisy;
+    }
     const json& tp = at(shards[i].run, "throughput");
     const json& tr = at(shards[i].run, "trace");
     auto num = [](const json& j, const char* key) {
@@ -128,6 +143,7 @@ MergeReport mergeShards(const std::vector<std::string>& shard_dirs, const std::s
     mismatches += static_cast<long>(num(tr, "mismatches"));
   }
   run["merged_from"] = from;
+  run["load"] = merged_load;
   run["progress"] = {{"solves", expected}, {"done", expected}, {"resumed", 0}};
   run["throughput"] = {{"solves", expected},
                        {"wall_s", wall},
