@@ -1145,8 +1145,8 @@ TEST(ResultsReaders, JsonDifferenceNamesTheField) {
   EXPECT_EQ(harness::jsonDifference(a, b, "suite"), "suite.seed: 1 vs (absent)");
 }
 
-TEST(ResultsReaders, MergeNeverWritesOverOneOfItsShards) {
-  const std::string base = tempDir("merge_into_shard");
+// Shards 1/2 and 2/2 of a small run (2-DOF chains, dls) as base/s1 and base/s2.
+std::vector<std::string> twoShards(const std::string& base) {
   std::vector<std::string> shards;
   for (int k = 1; k <= 2; ++k) {
     RunConfig c = quietConfig(fmt::format("{}/s{}", base, k), 1);
@@ -1155,6 +1155,12 @@ TEST(ResultsReaders, MergeNeverWritesOverOneOfItsShards) {
     harness::runSuite(harness::chainSuite(2, 3, 7), c);
     shards.push_back(c.out_dir);
   }
+  return shards;
+}
+
+TEST(ResultsReaders, MergeNeverWritesOverOneOfItsShards) {
+  const std::string base = tempDir("merge_into_shard");
+  const std::vector<std::string> shards = twoShards(base);
   const std::string before = harness::manifestEntry(shards[0] + "/models.json").dump();
   fs::create_directory_symlink(shards[0], base + "/link");
   for (const std::string& out : {shards[0], base + "/link"})
@@ -1169,14 +1175,7 @@ TEST(ResultsReaders, MergeNeverWritesOverOneOfItsShards) {
 
 TEST(ResultsReaders, AMergedRunIsNoisyWhenAnyShardWas) {
   const std::string base = tempDir("merge_load");
-  std::vector<std::string> shards;
-  for (int k = 1; k <= 2; ++k) {
-    RunConfig c = quietConfig(fmt::format("{}/s{}", base, k), 1);
-    c.solvers = splitSpecList("dls");
-    c.shard = harness::Shard{k, 2};
-    harness::runSuite(harness::chainSuite(2, 3, 7), c);
-    shards.push_back(c.out_dir);
-  }
+  const std::vector<std::string> shards = twoShards(base);
   // Shard 2 says it ran on a loaded machine (run.json is not in its own manifest).
   nlohmann::json run2 = nlohmann::json::parse(readFile(shards[1] + "/run.json"));
   ASSERT_TRUE(run2["load"].is_object()) << run2["load"];
