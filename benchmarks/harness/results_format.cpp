@@ -362,14 +362,6 @@ const std::vector<std::string> kManifestFiles = {"models.json", "problems.jsonl"
 
 namespace {
 
-const char* fileKind(mode_t m) {
-  if (S_ISDIR(m)) return "a directory";
-  if (S_ISFIFO(m)) return "a FIFO";
-  if (S_ISCHR(m)) return "a character device";
-  if (S_ISBLK(m)) return "a block device";
-  if (S_ISSOCK(m)) return "a socket";
-  return "not a regular file";
-}
 
 // Reads all of fd in blocks, handing each block to `take`; closes fd.
 template <typename F>
@@ -390,6 +382,15 @@ void readBlocks(int fd, const std::string& path, F&& take) {
 }
 
 }  // namespace
+
+const char* fileKind(mode_t m) {
+  if (S_ISDIR(m)) return "a directory";
+  if (S_ISFIFO(m)) return "a FIFO";
+  if (S_ISCHR(m)) return "a character device";
+  if (S_ISBLK(m)) return "a block device";
+  if (S_ISSOCK(m)) return "a socket";
+  return "not a regular file";
+}
 
 int openRegularFile(const std::string& path) {
   struct stat st {};

@@ -10,6 +10,7 @@
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <sys/types.h>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -101,6 +102,8 @@ inline constexpr int kMaxResultsJsonNesting = 64;
 // directory is refused without blocking on it. Returns the descriptor;
 // ResultsError naming the path and what it is.
 int openRegularFile(const std::string& path);
+// What a file of this st_mode is, for messages: "a FIFO", "a directory", ...
+const char* fileKind(mode_t mode);
 // The whole of a regular file of at most `max_bytes` bytes (ResultsError
 // naming the path and the limit otherwise).
 std::string readRegularFile(const std::string& path, std::size_t max_bytes);

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -110,27 +111,17 @@ fs::path resolveOutput(const std::string& path) {
   }
 }
 
-const char* kindOf(const fs::file_status& st) {
-  switch (st.type()) {
-    case fs::file_type::directory: return "a directory";
-    case fs::file_type::fifo: return "a FIFO";
-    case fs::file_type::character: return "a character device";
-    case fs::file_type::block: return "a block device";
-    case fs::file_type::socket: return "a socket";
-    default: return "not a regular file";
-  }
-}
 
 }  // namespace
 
 void checkOutputFile(const std::string& path) {
   const fs::path target = resolveOutput(path);
   std::error_code ec;
-  const fs::file_status st = fs::status(target, ec);
-  if (!ec && fs::exists(st) && !fs::is_regular_file(st))
+  struct stat st {};
+  if (::stat(target.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
     throw HarnessError(fmt::format("cannot write '{}'{}: it is {}; an output is a regular file or a new name",
                                    path, target == fs::path(path) ? "" : fmt::format(" (a link to '{}')", target.string()),
-                                   kindOf(st)));
+                                   fileKind(st.st_mode)));
   const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
   if (!fs::is_directory(dir, ec))
     throw HarnessError(fmt::format("cannot write '{}': '{}' is not a directory", path, dir.string()));
