@@ -63,7 +63,7 @@ def cmd_add(args):
             r = rec["run"]
             what = (f"{len(rec['cells'])} cells, {len(rec['points'])} points" +
                     (f", {len({g['file'] for g in rec['gbench']})} Google Benchmark files" if rec["gbench"] else "") +
-                    (", throughput.json" if any(x["kind"] == "throughput" for x in rec["documents"]) else ""))
+                    "".join(f", {x['file']}" for x in rec["documents"] if x["kind"] == "throughput"))
             rev = (r["git_commit"] or "no revision")[:10] + ("+dirty" if r["dirty"] else "")
             if added:
                 print(f"history: added run {rid} ({rev}, suite {r['suite']}, {rec['machine']['label']}; {what}) "

@@ -21,6 +21,7 @@ from ..results import ResultsError, load
 from .store import CELL_FIGURES
 
 RECORD_FORMAT = "ikbench-history-record/1"
+DEFAULT_THROUGHPUT_PROBLEMS = 2000  # ikbench throughput --problems' default
 MAX_SIDE_FILE_BYTES = 64 << 20   # a Google Benchmark JSON or throughput.json of the run directory
 
 # figure -> (ci_low column, ci_high column) of figures.summarize, for the figures that carry one
@@ -156,10 +157,14 @@ def _is_gbench(doc):
     return isinstance(doc, dict) and isinstance(doc.get("context"), dict) and isinstance(doc.get("benchmarks"), list)
 
 
+# Fields of a Google Benchmark entry that are not user counters.
+_GBENCH_NOT_COUNTERS = {"family_index", "per_family_instance_index", "error_occurred"}
+
+
 def gbench_rows(file, doc):
     """(rows, points) of a Google Benchmark JSON document: one row per entry, and per benchmark
-    (run_name) the median over its repetitions of real and CPU time in ns, the repetitions' range
-    as its interval."""
+    (run_name) the median over its repetitions of real and CPU time in ns and of each user counter
+    (figure `counter:NAME`), the repetitions' range as its interval."""
     rows, per = [], {}
     known = {"name", "run_name", "run_type", "aggregate_name", "repetitions", "repetition_index", "threads",
              "iterations", "real_time", "cpu_time", "time_unit"}
@@ -178,13 +183,16 @@ def gbench_rows(file, doc):
             scale = _NS_PER.get(b.get("time_unit", "ns"))
             if scale is None or row["real_time"] is None:
                 continue
+            counters = {f"counter:{k}": float(v) for k, v in row["extra"].items()
+                        if k not in _GBENCH_NOT_COUNTERS and isinstance(v, (int, float)) and not isinstance(v, bool)}
             per.setdefault(b.get("run_name") or b["name"], []).append(
-                (row["real_time"] * scale, (row["cpu_time"] or math.nan) * scale))
+                dict(counters, real_time_ns=row["real_time"] * scale, cpu_time_ns=(row["cpu_time"] or math.nan) * scale))
     points = []
     family = "gbench:" + Path(file).stem
     for name, reps in per.items():
-        for i, fig in enumerate(("real_time_ns", "cpu_time_ns")):
-            v = np.array([r[i] for r in reps], dtype=float)
+        figs = ["real_time_ns", "cpu_time_ns"] + sorted({k for r in reps for k in r if k.startswith("counter:")})
+        for fig in figs:
+            v = np.array([r.get(fig, math.nan) for r in reps], dtype=float)
             v = v[np.isfinite(v)]
             if len(v) == 0:
                 continue
@@ -200,11 +208,14 @@ def throughput_points(file, doc):
     if not isinstance(pts, list):
         raise ResultsError(f"{file}: expected an object with a 'points' list (ikbench throughput --out)")
     solver = doc.get("solver") if isinstance(doc.get("solver"), str) else "?"
+    problems = doc.get("distinct_problems")
+    # Another problem set than the default is another series.
+    suffix = f"/problems:{problems}" if isinstance(problems, int) and problems != DEFAULT_THROUGHPUT_PROBLEMS else ""
     out = []
     for i, p in enumerate(pts):
         if not isinstance(p, dict):
             raise ResultsError(f"{file}: points[{i}]: expected an object")
-        label = f"{solver}/{p.get('path', 'scalar')}/threads:{p.get('threads')}"
+        label = f"{solver}/{p.get('path', 'scalar')}/threads:{p.get('threads')}{suffix}"
         for fig in ("solves_per_s", "converged_per_s"):
             v = p.get(fig)
             if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v):
@@ -214,8 +225,13 @@ def throughput_points(file, doc):
     return out
 
 
+def is_throughput_file(name):
+    """throughput.json, or throughput-NAME.json where a run keeps several (one per spec)."""
+    return name == "throughput.json" or (name.startswith("throughput-") and name.endswith(".json"))
+
+
 def side_files(run_dir):
-    """Google Benchmark JSON files and throughput.json at the top of a run directory, sorted."""
+    """Google Benchmark JSON files and throughput[-NAME].json at the top of a run directory, sorted."""
     out = []
     for p in sorted(Path(run_dir).glob("*.json")):
         if p.name in ("run.json", "models.json") or not p.is_file() or p.is_symlink():
@@ -285,7 +301,7 @@ def from_run_dir(run_dir, *, repo=None):
             record["gbench"] += rows
             record["points"] += pts
             record["documents"].append({"file": p.name, "kind": "gbench", "body": text})
-        elif p.name == "throughput.json":
+        elif is_throughput_file(p.name):
             record["points"] += throughput_points(p.name, doc)
             record["documents"].append({"file": p.name, "kind": "throughput", "body": text})
     return record
