@@ -1,7 +1,7 @@
 """Generated tables of measured figures: written between markers, and --check fails when stale."""
 import json
 
-from conftest import write_throughput, synthetic_run
+from conftest import sha, synthetic_run, write_gbench, write_throughput
 from ikbench.cli import main
 from ikbench.history import doctables
 
@@ -30,3 +30,69 @@ def test_write_then_check(tmp_path, capsys):
             p["value"] *= 2
     export.write_text(json.dumps(data))
     assert doctables.main([str(export), "--check", str(doc)]) == 1
+
+
+def _store_of(tmp_path, runs):
+    """An in-memory store of `runs` (directories) through an export, as the docs' generator reads it."""
+    db = str(tmp_path / "h.sqlite")
+    for d in runs:
+        assert main(["history", "add", str(d), "--db", db]) == 0
+    export = tmp_path / "history.json"
+    assert main(["history", "export", "--format", "json", "--slim", "--out", str(export), "--db", db]) == 0
+    return export
+
+
+def test_latest_table_reads_the_newest_commit_of_its_runs(tmp_path):
+    """A Latest table: the newest commit whose runs hold its points, a Google Benchmark counter,
+    several throughput files of one run, a ratio, and the commit, machine and load it names."""
+    old, new = synthetic_run(tmp_path / "a", 1), synthetic_run(tmp_path / "b", 2)
+    write_gbench(old, 1.0)
+    write_gbench(new, 2.0)
+    doc = json.loads((new / "bench_kinematics.json").read_text())
+    for b in doc["benchmarks"]:
+        b["lane_steps"] = 8.5
+    (new / "bench_kinematics.json").write_text(json.dumps(doc))
+    for name, spec, rate in (("throughput-a.json", "dls", 100.0), ("throughput-b.json", "auto", 400.0)):
+        (new / name).write_text(json.dumps({"solver": spec, "distinct_problems": 2000 if spec == "dls" else 10, "points": [
+            {"path": "batch", "threads": 2, "solves": 10, "solves_per_s": rate, "converged_per_s": rate}]}))
+    export = _store_of(tmp_path, [old, new])
+    t = doctables.Latest(
+        "T.", [("FK [ns]", lambda get: doctables.fmt(get(source="gbench", family="gbench:bench_kinematics",
+                                                         solver="ForwardKinematics/dof:7", figure="real_time_ns"))),
+               ("lane-steps", lambda get: doctables.fmt(get(source="gbench", family="gbench:bench_kinematics",
+                                                            solver="ForwardKinematics/dof:7",
+                                                            figure="counter:lane_steps"), interval=False)),
+               ("auto / dls", lambda get: doctables.ratio(
+                   get(source="throughput", family="throughput", solver="auto/batch/threads:2/problems:10",
+                       figure="converged_per_s"),
+                   get(source="throughput", family="throughput", solver="dls/batch/threads:2",
+                       figure="converged_per_s")))],
+        rows=[("row", {})], suite="synthetic", row_label="x")
+    from ikbench.history.exchange import import_json
+    from ikbench.history.store import open_store
+    with open_store(":memory:") as store:
+        import_json(store, json.loads(export.read_text()))
+        text = t.render(store)
+    row = [ln for ln in text.splitlines() if ln.startswith("| row")][0]
+    assert row == "| row | 200 [196, 208] | 8.5 | 4.00x |", row      # commit 2's times (x2), not commit 1's
+    assert "Measured at commit `" + sha(2)[:10] + "`" in text and "load average 0.5-0.6 on 2 cores" in text
+
+
+def test_every_document_is_checked(tmp_path, capsys):
+    """--check without a DOC takes every README.md and docs/*.md holding a table; one stale table fails."""
+    d = synthetic_run(tmp_path / "r", 1)
+    export = _store_of(tmp_path, [d])
+    repo = tmp_path / "repo"
+    (repo / "docs").mkdir(parents=True)
+    (repo / "README.md").write_text("# R\n\n<!-- history-table:coverage -->\n<!-- /history-table -->\n")
+    (repo / "docs" / "a.md").write_text("# A\n\n<!-- history-table:coverage -->\n<!-- /history-table -->\n")
+    (repo / "docs" / "b.md").write_text("# B\n\nno table\n")
+    assert doctables.main([str(export), "--check", "--repo", str(repo)]) == 1
+    assert doctables.main([str(export), "--write", "--repo", str(repo)]) == 0
+    assert "1 runs of 1 commits" in (repo / "docs" / "a.md").read_text()
+    assert doctables.main([str(export), "--check", "--repo", str(repo)]) == 0
+    (repo / "docs" / "a.md").write_text((repo / "docs" / "a.md").read_text().replace("1 runs", "2 runs"))
+    capsys.readouterr()
+    assert doctables.main([str(export), "--check", "--repo", str(repo)]) == 1
+    err = capsys.readouterr().err
+    assert "a.md" in err and "README.md" not in err

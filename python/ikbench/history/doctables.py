@@ -4,11 +4,14 @@
     /usr/bin/python3 -m ikbench.history.doctables results/history/history.json             # print the tables
     /usr/bin/python3 -m ikbench.history.doctables results/history/history.json --write docs/history.md
     /usr/bin/python3 -m ikbench.history.doctables results/history/history.json --check docs/history.md
+    /usr/bin/python3 -m ikbench.history.doctables results/history/history.json --check   # every document
 
 A document holds each table between `<!-- history-table:NAME -->` and `<!-- /history-table -->`;
 --write replaces what is between the markers, --check exits 1 (naming the document and the table)
-when it differs from what the history gives now. The figures come from the store's queries, with
-their intervals and the commit and machine they were measured on; nothing is typed by hand.
+when it differs from what the history gives now; without a DOC they take every README.md and
+docs/*.md that holds a table. The figures come from the store's queries, with their intervals and
+the commit, machine and load they were measured on; nothing is typed by hand. The measurements
+behind the tables are scripts/docs_measure.sh's runs, added to the store.
 """
 
 import argparse
@@ -22,67 +25,422 @@ from . import queries
 from .exchange import import_json
 from .store import open_store
 
-# name -> (title line, [(label, source, family, solver, figure)])
-TABLES = {
-    "quick": ("Per commit, in commit order, on each machine identity: the `quick` suite's `ur5-pose` family with "
-              "`auto` (success [Wilson 95 %], median time [bootstrap 95 %]), the 7-DOF revolute forward "
-              "kinematics of `bench_kinematics` (median of 3 repetitions [their range]) and `ikbench throughput` "
-              "of `dls` on 2 threads.",
-              [("`auto` success on ur5-pose", "cell", "ur5-pose", "auto", "success_rate"),
-               ("`auto` median [us] on ur5-pose", "cell", "ur5-pose", "auto", "time_us_median"),
-               ("FK 7 hinges [ns]", "gbench", "gbench:bench_kinematics", "ForwardKinematics/dof:7/joint:revolute",
-                "real_time_ns"),
-               ("`dls` solves/s, 2 threads", "throughput", "throughput", "dls/scalar/threads:2", "solves_per_s")]),
-}
 BEGIN = re.compile(r"<!-- history-table:([a-z0-9_-]+) -->\n")
 END = "<!-- /history-table -->"
 
+REGENERATE = ("`scripts/docs_measure.sh OUT`, `ikbench history add OUT/jacobian-family OUT/trac-* OUT/arms/*`, "
+              "then the export and `python3 -m ikbench.history.doctables results/history/history.json --write DOC` "
+              "(docs/history.md, \"The project's own history\")")
+
+
+def _finite(x):
+    return x is not None and isinstance(x, (int, float)) and math.isfinite(x)
+
+
+def _g(x):
+    """A figure to three significant digits, thousands separated from 1000 up."""
+    return f"{x:,.0f}" if abs(x) >= 1000 else f"{x:.3g}"
+
 
 def _fmt(v, lo, hi, figure):
-    if v is None or not math.isfinite(v):
+    if not _finite(v):
         return ""
     if figure == "success_rate":
         text = f"{100 * v:.1f} %"
-        return text + (f" [{100 * lo:.1f}, {100 * hi:.1f}]" if lo is not None and math.isfinite(lo) else "")
-    def g(x):
-        return f"{x:,.0f}" if abs(x) >= 1000 else f"{x:.3g}"
-    return g(v) + (f" [{g(lo)}, {g(hi)}]" if lo is not None and math.isfinite(lo) and hi is not None else "")
+        return text + (f" [{100 * lo:.1f}, {100 * hi:.1f}]" if _finite(lo) and _finite(hi) else "")
+    return _g(v) + (f" [{_g(lo)}, {_g(hi)}]" if _finite(lo) and _finite(hi) else "")
 
 
-def table(store, name):
-    title, cols = TABLES[name]
-    by_commit = {}
-    order = []
-    for label, source, family, solver, figure in cols:
-        pts = queries.points(store, source=source, family=family, solver=solver, figure=figure)
-        for key, g in queries.group_series(pts):
-            pc = queries.per_commit(g)
-            for r in pc.itertuples():
-                k = (r.machine, r.commit)
-                if k not in by_commit:
-                    by_commit[k] = {"date": (r.commit_date or r.start_time or "")[:10], "subject": r.subject or "",
-                                    "order": (r.commit_date or r.start_time or "")}
-                    order.append(k)
-                by_commit[k][label] = _fmt(r.value, r.ci_low, r.ci_high, figure)
-    order.sort(key=lambda k: (k[0], by_commit[k]["order"]))
-    lines = [title, "", "| machine | commit | date | subject | " + " | ".join(c[0] for c in cols) + " |",
-             "|---|---|---|---|" + "---:|" * len(cols)]
-    for k in order:
-        row = by_commit[k]
-        subj = row["subject"].replace("|", "\\|")
-        subj = subj if len(subj) <= 50 else subj[:49] + "…"
-        lines.append(f"| {k[0]} | {k[1]} | {row['date']} | {subj} | " +
-                     " | ".join(row.get(c[0], "") for c in cols) + " |")
-    ms = queries.machines(store)
-    lines += ["", "Machines: " + "; ".join(f"`{k}` = {lab}" for k, lab in zip(ms["key"], ms["label"])) + ".",
-              f"Generated by `python3 -m ikbench.history.doctables results/history/history.json --write DOC`."]
-    return "\n".join(lines) + "\n"
+def fmt(point, scale=1.0, interval=True):
+    """A stored point as table text: value [interval], success rates in percent; '' when absent."""
+    if point is None:
+        return ""
+    lo, hi = (point["ci_low"], point["ci_high"]) if interval else (None, None)
+    if point["figure"] == "success_rate":
+        return _fmt(point["value"], lo, hi, "success_rate")
+    return _fmt(*(x * scale if _finite(x) else x for x in (point["value"], lo, hi)), point["figure"])
+
+
+def ratio(a, b):
+    """a / b of two stored points' values, as '0.123' or '1.23x'; '' when either is absent."""
+    if a is None or b is None or not _finite(a["value"]) or not _finite(b["value"]) or b["value"] == 0:
+        return ""
+    r = a["value"] / b["value"]
+    return f"{r:.3f}" if r < 1 else f"{r:.2f}x"
+
+
+class PerCommit:
+    """One row per commit, in commit order, on each machine identity: columns of
+    (label, source, family, solver, figure)."""
+
+    def __init__(self, title, cols):
+        self.title, self.cols = title, cols
+
+    def render(self, store):
+        by_commit, order = {}, []
+        for label, source, family, solver, figure in self.cols:
+            pts = queries.points(store, source=source, family=family, solver=solver, figure=figure)
+            for key, g in queries.group_series(pts):
+                for r in queries.per_commit(g).itertuples():
+                    k = (r.machine, r.commit)
+                    if k not in by_commit:
+                        by_commit[k] = {"date": (r.commit_date or r.start_time or "")[:10], "subject": r.subject or "",
+                                        "order": (r.commit_date or r.start_time or "")}
+                        order.append(k)
+                    by_commit[k][label] = _fmt(r.value, r.ci_low, r.ci_high, figure)
+        order.sort(key=lambda k: (k[0], by_commit[k]["order"]))
+        lines = [self.title, "", "| machine | commit | date | subject | " + " | ".join(c[0] for c in self.cols) + " |",
+                 "|---|---|---|---|" + "---:|" * len(self.cols)]
+        for k in order:
+            row = by_commit[k]
+            subj = row["subject"].replace("|", "\\|")
+            subj = subj if len(subj) <= 50 else subj[:49] + "…"
+            lines.append(f"| {k[0]} | {k[1]} | {row['date']} | {subj} | " +
+                         " | ".join(row.get(c[0], "") for c in self.cols) + " |")
+        ms = queries.machines(store)
+        lines += ["", "Machines: " + "; ".join(f"`{k}` = {lab}" for k, lab in zip(ms["key"], ms["label"])) + ".",
+                  "Generated by `python3 -m ikbench.history.doctables results/history/history.json --write DOC`."]
+        return "\n".join(lines) + "\n"
+
+
+class Latest:
+    """One measurement: the newest commit (and its machine identity) whose runs hold the table's
+    points. Runs are selected by `suite`, or by `specs` (the run's solver specs are exactly these),
+    and `source`.
+
+    rows: [(label, base)], base a dict of filters (source, family, solver, figure) or a tuple whose
+    first item is one; rows=None: every family of those runs, or with `family` and `match` every
+    Google Benchmark case of that file whose name matches. cols: [(label, function(get) -> text)],
+    where get(**filters) returns the stored point (value, ci_low, ci_high, n, successes) that the
+    row's and the given filters name, or None, and get.row is the row's base; cols=None with `cell`:
+    one column per family, cell(get, row solver, family)."""
+
+    def __init__(self, title, cols, *, rows=None, suite=None, specs=None, source=None, family=None, match=None,
+                 cell=None, row_label=None, note=""):
+        self.title, self.cols, self.rows, self.suite, self.source = title, cols, rows, suite, source
+        self.specs = frozenset(specs) if specs else None
+        self.family, self.match, self.cell = family, re.compile(match) if match else None, cell
+        self.row_label, self.note = row_label or "", note
+
+    def _runs(self, store):
+        """Ids of the runs this table reads (None: every run)."""
+        if self.specs is None:
+            return None
+        by_run = {}
+        for r in store.query("SELECT run_id, spec FROM specs"):
+            by_run.setdefault(r["run_id"], set()).add(r["spec"])
+        return {rid for rid, specs in by_run.items() if specs == self.specs}
+
+    def _selection(self, store):
+        pts = queries.points(store, suite=self.suite, source=self.source, family=self.family)
+        ids = self._runs(store)
+        if ids is not None:
+            pts = pts[pts["run_id"].isin(ids)]
+        if self.match is not None:
+            pts = pts[pts["solver"].map(lambda n: bool(self.match.search(n)))]
+        if pts.empty:
+            return pts
+        last = pts.iloc[-1]
+        return pts[(pts["git_commit"] == last["git_commit"]) & (pts["machine"] == last["machine"]) &
+                   (pts["dirty"] == last["dirty"])]
+
+    def render(self, store):
+        sel = self._selection(store)
+        if sel.empty:
+            return f"{self.title}\n\nNo stored run holds these figures yet; measure them with {REGENERATE}.\n"
+        index = {}
+        for key, g in queries.group_series(sel):
+            pc = queries.per_commit(g).iloc[-1].to_dict()
+            index[(pc["source"], pc["family"], pc["solver"], pc["figure"])] = pc
+        families = sorted(sel.loc[sel["source"] == "cell", "family"].unique())
+        rows = self.rows
+        if rows is None and self.family:
+            rows = [(f"`{n}`", {"source": "gbench", "family": self.family, "solver": n})
+                    for n in sorted(sel["solver"].unique())]
+        elif rows is None:
+            rows = [(f"`{f}`", {"family": f}) for f in families]
+        cols = self.cols
+        if cols is None:
+            cols = [(f"`{f}`", lambda get, f=f: self.cell(get, get.row.get("solver"), f)) for f in families]
+
+        def getter(base):
+            filters = base if isinstance(base, dict) else base[0] if isinstance(base, tuple) and \
+                isinstance(base[0], dict) else {}
+
+            def get(**kw):
+                k = dict(filters, **kw)
+                return index.get((k.get("source", "cell"), k.get("family"), k.get("solver"), k.get("figure")))
+            get.row = base
+            return get
+
+        lines = [self.title, "", f"| {self.row_label} | " + " | ".join(c[0] for c in cols) + " |",
+                 "|---|" + "---:|" * len(cols)]
+        for label, base in rows:
+            cells = [fn(getter(base)) for _, fn in cols]
+            if any(cells):
+                lines.append(f"| {label} | " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+        lines += ["", _provenance(store, sel) + (" " + self.note if self.note else ""),
+                  f"Regenerate: {REGENERATE}."]
+        return "\n".join(lines) + "\n"
+
+
+class Coverage:
+    """What the stored history holds: its commits in commit order, per machine identity, with the
+    suites run on each, and the commits recorded as skipped."""
+
+    def render(self, store):
+        rs = queries.runs(store)
+        if rs.empty:
+            return "The stored history holds no run.\n"
+        lines = [f"The stored history holds {len(rs)} runs of {rs['git_commit'].nunique()} commits on "
+                 f"{rs['machine'].nunique()} machine identit{'y' if rs['machine'].nunique() == 1 else 'ies'}:", "",
+                 "| machine | commit | date | subject | runs (suite x threads) |", "|---|---|---|---|---|"]
+        for (machine, commit), g in rs.groupby(["machine", "git_commit"], sort=False):
+            first = g.iloc[0]
+            subj = (first["subject"] or "").replace("|", "\\|")
+            subj = subj if len(subj) <= 60 else subj[:59] + "…"
+            what = ", ".join(f"{n} x {suite} ({t} thread{'s' if t != 1 else ''})" for (suite, t), n in
+                             g.groupby(["suite", "threads"], sort=True).size().items())
+            lines.append(f"| {machine} | {queries.commit_label(commit, bool(first['dirty']))} | "
+                         f"{(first['commit_date'] or first['start_time'] or '')[:10]} | {subj} | {what} |")
+        skipped = store.query("SELECT git_commit, reason FROM skipped ORDER BY id")
+        if skipped:
+            lines += ["", "Recorded without a run: " + "; ".join(f"`{r['git_commit'][:10]}` ({r['reason']})"
+                                                                 for r in skipped) + "."]
+        ms = queries.machines(store)
+        lines += ["", "Machines: " + "; ".join(f"`{k}` = {lab}" for k, lab in zip(ms["key"], ms["label"])) + ".",
+                  "Generated by `python3 -m ikbench.history.doctables results/history/history.json --write DOC`."]
+        return "\n".join(lines) + "\n"
+
+
+def _load_text(loads):
+    """'load average 1.2-3.4 on 2 cores' from the runs' load objects."""
+    vals, cores = [], set()
+    for ld in loads:
+        if isinstance(ld, str):
+            try:
+                ld = json.loads(ld)
+            except ValueError:
+                continue
+        if not isinstance(ld, dict):
+            continue
+        for k in ("start", "end"):
+            if _finite(ld.get(k)):
+                vals.append(float(ld[k]))
+        samples = ld.get("samples")
+        if isinstance(samples, dict):
+            vals += [float(samples[k]) for k in ("min", "max") if _finite(samples.get(k))]
+        if isinstance(ld.get("cores"), int):
+            cores.add(ld["cores"])
+    if not vals:
+        return "load not recorded"
+    text = f"load average {min(vals):.1f}-{max(vals):.1f}"
+    return text + (f" on {max(cores)} cores" if cores else "")
+
+
+def _provenance(store, sel):
+    """Which commit, machine and load the points of a table were measured on."""
+    ids = sorted(int(i) for i in sel["run_id"].unique())
+    rs = store.query(f"SELECT id, git_commit, dirty, commit_date, noisy, load FROM runs WHERE id IN "
+                     f"({', '.join('?' * len(ids))})", ids)
+    noisy = sum(1 for r in rs if r["noisy"])
+    first = sel.iloc[-1]
+    commit = queries.commit_label(first["git_commit"], bool(first["dirty"]))
+    date = (first["commit_date"] or first["start_time"] or "")[:10]
+    text = (f"Measured at commit `{commit}` ({date}) on `{first['machine']}` ({first['machine_label']}), "
+            f"{len(rs)} run{'s' if len(rs) != 1 else ''}, {_load_text(r['load'] for r in rs)}")
+    if noisy:
+        text += (f"; {noisy} of them noisy (the machine was shared: absolute times are that moment's, "
+                 "ratios within one run are what carries)")
+    return text + "."
+
+
+# The runs behind the tables (scripts/docs_measure.sh).
+DOCS_SUITE = "jacobian-family"
+TRAC_SPECS = ["auto", "dls:time_budget_us=5000", "dls:restarts=100:time_budget_us=5000",
+              "lm:restarts=100:time_budget_us=5000", "sdls:restarts=100:time_budget_us=5000",
+              "ceres-lm:time_budget_us=5000", "ceres-lm:autodiff=1:time_budget_us=5000", "kdl-lma:time_budget_us=5000",
+              "kdl-lma:restarts=100:time_budget_us=5000", "kdl-nr-jl:time_budget_us=5000", "analytic-6r", "analytic-7r"]
+ARM_SPECS = ["auto", "kdl-lma:time_budget_us=5000"]
+JACOBIAN_SPECS = ["jt", "gd-momentum", "pinv", "gn", "dls", "dls-adaptive", "dls-marquardt", "lm", "sdls"]
+LIBRARY = "auto:library=131072:start=library"
+
+
+def _gb(file, name, figure="real_time_ns"):
+    return {"source": "gbench", "family": f"gbench:{file}", "solver": name, "figure": figure}
+
+
+def _tp(spec, path, threads, problems=None):
+    return {"source": "throughput", "family": "throughput", "figure": "converged_per_s",
+            "solver": f"{spec}/{path}/threads:{threads}" + (f"/problems:{problems}" if problems else "")}
+
+
+def _gbench_cols():
+    return [("real time [ns]", lambda get: fmt(get(figure="real_time_ns"))),
+            ("CPU time [ns]", lambda get: fmt(get(figure="cpu_time_ns")))]
+
+
+def _cell(get, spec, family, *, median=True):
+    """'99.4 % [98.3, 99.8] · 7.5 / 8.9 µs · 9 it' of one (family, spec) cell."""
+    k = {"solver": spec, "family": family}
+    succ = get(figure="success_rate", **k)
+    if succ is None:
+        return ""
+    parts = [fmt(succ)]
+    mean, med, it = (get(figure=f, **k) for f in ("time_us_mean", "time_us_median", "iterations_median"))
+    if mean is not None:
+        parts.append((fmt(med, interval=False) + " / " if median and med is not None else "") +
+                     fmt(mean, interval=False) + " µs")
+    if it is not None:
+        parts.append(fmt(it, interval=False) + " it")
+    return " · ".join(parts)
+
+
+def _throughput_rows():
+    return [("`auto`", ("auto", None)), ("`dls`", ("dls", None)),
+            (f"`{LIBRARY}`, 2000 problems cycled", (LIBRARY, None)),
+            (f"`{LIBRARY}`, a million distinct problems", (LIBRARY, 1000000))]
+
+
+def _throughput_cols():
+    cols = []
+    for path, name in (("scalar", "`Solver::solve`"), ("batch", "batch"), ("generic", "generic code")):
+        for t in (1, 2):
+            cols.append((f"{name}, {t} thread{'s' if t > 1 else ''}",
+                         lambda get, path=path, t=t: fmt(get(**_tp(get.row[0], path, t, get.row[1])))))
+    for t in (1, 2):
+        cols.append((f"batch / generic, {t} thread{'s' if t > 1 else ''}",
+                     lambda get, t=t: ratio(get(**_tp(get.row[0], "batch", t, get.row[1])),
+                                            get(**_tp(get.row[0], "generic", t, get.row[1])))))
+    cols.append(("batch / `Solver::solve`, 2 threads",
+                 lambda get: ratio(get(**_tp(get.row[0], "batch", 2, get.row[1])),
+                                   get(**_tp(get.row[0], "scalar", 2, get.row[1])))))
+    return cols
+
+
+KERNEL_ROWS = [
+    ("FK, 7 random-axis hinges, generic code", _gb("bench_kinematics", "ForwardKinematics/dof:7/joint:revolute")),
+    ("FK + errors + pose Jacobian, generic code",
+     _gb("bench_kinematics", "FkErrorsJacobian/dof:7/joint:revolute/goal:pose")),
+    ("the same, the kernel's one-problem step",
+     _gb("bench_kinematics", "KernelFkErrorsJacobian/dof:7/step:packed/goal:pose")),
+    ("the same, the kernel's lane step on one problem",
+     _gb("bench_kinematics", "KernelFkErrorsJacobian/dof:7/step:lanes/goal:pose")),
+    ("7-DOF pose `dls` iteration, `Solver::solve` (one-problem step)",
+     _gb("bench_solvers", "PerIteration/dls/dof:7/goal:pose")),
+    ("the same, lane step (`dls:kernel=lanes`)", _gb("bench_solvers", "PerIteration/dls:kernel=lanes/dof:7/goal:pose")),
+    ("the same, generic code (`dls:kernel=generic`)",
+     _gb("bench_solvers", "PerIteration/dls:kernel=generic/dof:7/goal:pose")),
+    ("7-DOF position `dls` iteration, `Solver::solve`", _gb("bench_solvers", "PerIteration/dls/dof:7/goal:position")),
+    ("`auto`'s iteration, one problem (`ScalarPerIteration/auto`)", _gb("bench_batch", "ScalarPerIteration/auto")),
+    ("`auto`'s iteration, generic code", _gb("bench_batch", "ScalarGenericPerIteration/auto")),
+    ("`auto`, per lane-step in a batch (AVX2)", _gb("bench_batch", "BatchPerIteration/auto/lanes:16/isa:0")),
+    ("`auto`, per lane-step in a batch (portable SSE2)", _gb("bench_batch", "BatchPerIteration/auto/lanes:16/isa:1")),
+    ("`dls`, per lane-step in a batch (AVX2)", _gb("bench_batch", "BatchPerIteration/dls/lanes:16/isa:0")),
+]
+
+BATCH_ROWS = [
+    ("`Solver::solve`, generic code (`ScalarGeneric/auto`)", _gb("bench_batch", "ScalarGeneric/auto")),
+    ("`Solver::solve`, the kernel (`Scalar/auto`)", _gb("bench_batch", "Scalar/auto")),
+    ("batch, AVX2, 16 lanes (`Batch/auto/lanes:16/isa:0`)", _gb("bench_batch", "Batch/auto/lanes:16/isa:0")),
+    (f"batch with a seed library (`Batch/{LIBRARY}/lanes:16/isa:0`)",
+     _gb("bench_batch", f"Batch/{LIBRARY}/lanes:16/isa:0")),
+]
+
+
+def _per_solve(get):
+    """A Batch/Scalar case's time per solve in µs (the case's time covers its 2000 solves)."""
+    p = get(figure="real_time_ns")
+    return fmt(p, scale=1e-3 / 2000) if p is not None else ""
+
+
+TABLES = {
+    "coverage": Coverage(),
+    "quick": PerCommit(
+        "Per commit, in commit order, on each machine identity: the `quick` suite's `ur5-pose` family with "
+        "`auto` (success [Wilson 95 %], median time [bootstrap 95 %]), the 7-DOF revolute forward "
+        "kinematics of `bench_kinematics` (median of 3 repetitions [their range]) and `ikbench throughput` "
+        "of `dls` on 2 threads.",
+        [("`auto` success on ur5-pose", "cell", "ur5-pose", "auto", "success_rate"),
+         ("`auto` median [us] on ur5-pose", "cell", "ur5-pose", "auto", "time_us_median"),
+         ("FK 7 hinges [ns]", "gbench", "gbench:bench_kinematics", "ForwardKinematics/dof:7/joint:revolute",
+          "real_time_ns"),
+         ("`dls` solves/s, 2 threads", "throughput", "throughput", "dls/scalar/threads:2", "solves_per_s")]),
+    "speed": Latest(
+        "The speed targets, each measured in one run (medians of 5 Google Benchmark repetitions [their range]; "
+        "`ikbench throughput`: converged 7-DOF pose solves per second).",
+        [("measured", lambda get: get.row[1](get)), ("target", lambda get: get.row[2])],
+        rows=[("FK + errors + pose Jacobian of 7 hinges [ns]",
+               (_gb("bench_kinematics", "KernelFkErrorsJacobian/dof:7/step:packed/goal:pose"),
+                lambda get: fmt(get()), "≤ 200")),
+              ("7-DOF pose DLS iteration [ns]",
+               (_gb("bench_solvers", "PerIteration/dls/dof:7/goal:pose"), lambda get: fmt(get()), "≤ 300")),
+              (f"converged solves/s, 2 threads, `{LIBRARY}` batch",
+               (_tp(LIBRARY, "batch", 2), lambda get: fmt(get()), "≥ 1 000 000")),
+              ("the same, a million distinct targets",
+               (_tp(LIBRARY, "batch", 2, 1000000), lambda get: fmt(get()), "≥ 1 000 000")),
+              ("batch / generic code, `auto`, 2 threads",
+               ({}, lambda get: ratio(get(**_tp("auto", "batch", 2)), get(**_tp("auto", "generic", 2))), "≥ 3x"))],
+        suite=DOCS_SUITE, row_label="figure"),
+    "kernels": Latest(
+        "One problem's evaluation and iteration, and a lane-step in a batch (Google Benchmark, median of 5 "
+        "repetitions [their range]).", _gbench_cols(), rows=KERNEL_ROWS, suite=DOCS_SUITE, row_label="case"),
+    "batch-gbench": Latest(
+        "`auto` on the throughput problems (2000 reachable 7-DOF pose targets on 20 random chains), one "
+        "thread, Google Benchmark (median of 5 repetitions).",
+        [("µs per solve", _per_solve),
+         ("lane-steps per solve", lambda get: fmt(get(figure="counter:lane_steps"), interval=False)),
+         ("CPU time per case [ms]", lambda get: fmt(get(figure="cpu_time_ns"), scale=1e-6, interval=False))],
+        rows=BATCH_ROWS, suite=DOCS_SUITE, row_label="case"),
+    "peak": Latest(
+        "The core's measured multiply-add issue (`bench_batch` `Peak`: twelve independent multiply-add chains) "
+        "and the seed library's search (`LibraryNearest`: the nearest k of N entries, cycled over 2000 "
+        "targets).",
+        _gbench_cols(), family="gbench:bench_batch", match=r"^(Peak|LibraryNearest)/", suite=DOCS_SUITE,
+        row_label="case"),
+    "throughput": Latest(
+        "`ikbench throughput --batch --threads 1,2`: converged 7-DOF pose solves per second on 2000 reachable "
+        "targets (20 random chains, limits ±2.5 rad; `--problems 1000000`: a million distinct ones), each "
+        "thread count doing the same solves; `Solver::solve` runs the compiled kernel one problem at a "
+        "time, the generic code is the spec with `kernel=generic`.",
+        _throughput_cols(), rows=_throughput_rows(), suite=DOCS_SUITE, row_label="spec"),
+    "arms": Latest(
+        "`auto` against KDL LMA on every arm chain (`scripts/arm_table.py table --samples 10000`: the TRAC-IK "
+        "protocol, one thread, both specs interleaved in one run per arm): success [Wilson 95 %], mean time "
+        "[bootstrap 95 %] and the ratio of the means.",
+        [("`auto` success", lambda get: fmt(get(solver="auto", figure="success_rate"))),
+         ("`auto` mean [µs]", lambda get: fmt(get(solver="auto", figure="time_us_mean"))),
+         ("KDL LMA success", lambda get: fmt(get(solver=ARM_SPECS[1], figure="success_rate"))),
+         ("KDL LMA mean [µs]", lambda get: fmt(get(solver=ARM_SPECS[1], figure="time_us_mean"))),
+         ("`auto` / KDL LMA", lambda get: ratio(get(solver="auto", figure="time_us_mean"),
+                                                get(solver=ARM_SPECS[1], figure="time_us_mean")))],
+        specs=ARM_SPECS, row_label="arm (family)"),
+    "trac-ik": Latest(
+        "Every backend that takes a 6-D pose goal on the four shipped arms, the TRAC-IK protocol (10 000 "
+        "targets per arm, one thread, all specs of an arm interleaved in one run). Each cell: success "
+        "[Wilson 95 %] · median / mean time · median iterations; empty = the backend does not apply.",
+        None, rows=[(f"`{sp}`", {"solver": sp}) for sp in TRAC_SPECS], cell=_cell, specs=TRAC_SPECS,
+        row_label="spec"),
+    "jacobian-family": Latest(
+        "The Jacobian-family backends (`:restarts=2`) on `scenarios/data/suites/jacobian-family.json`. Each "
+        "cell: success [Wilson 95 %] · mean time · median iterations.",
+        None, rows=[(f"`{sp}`", {"solver": f"{sp}:restarts=2"}) for sp in JACOBIAN_SPECS],
+        cell=lambda get, spec, family: _cell(get, spec, family, median=False), suite=DOCS_SUITE, row_label="spec"),
+    "analytic": Latest(
+        "The closed forms, `bench_analytic` (64 fixed targets per arm; median of 5 repetitions [their range]): "
+        "whole `Solver::solve` (`SolveRobot`), the closed form alone (`PureSolve`) and the parts of "
+        "`Solver::solve`'s checks (`Overhead`).",
+        [("real time per call [µs]", lambda get: fmt(get(figure="real_time_ns"), scale=1e-3)),
+         ("solutions per solve", lambda get: fmt(get(figure="counter:solutions"), interval=False))],
+        family="gbench:bench_analytic", match=r"^(SolveRobot|PureSolve|Overhead)/", suite=DOCS_SUITE,
+        row_label="case"),
+}
 
 
 def tables(export_path):
     with open_store(":memory:") as store:
         import_json(store, json.loads(Path(export_path).read_text(encoding="utf-8")), source=str(export_path))
-        return {name: table(store, name) for name in TABLES}
+        return {name: t.render(store) for name, t in TABLES.items()}
 
 
 def replace(doc_text, generated):
@@ -103,30 +461,47 @@ def replace(doc_text, generated):
     return "".join(out), changed
 
 
+def documents(repo):
+    """README.md and docs/*.md of a source tree that hold a generated table."""
+    repo = Path(repo)
+    docs = [repo / "README.md"] + sorted((repo / "docs").glob("*.md"))
+    return [d for d in docs if d.is_file() and BEGIN.search(d.read_text(encoding="utf-8"))]
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(prog="python3 -m ikbench.history.doctables", description=__doc__.split("\n\n")[0])
     ap.add_argument("export", help="results/history/history.json")
     g = ap.add_mutually_exclusive_group()
-    g.add_argument("--write", metavar="DOC", help="replace the tables between the markers of DOC")
-    g.add_argument("--check", metavar="DOC", help="exit 1 when a table of DOC is not what the history gives")
+    g.add_argument("--write", metavar="DOC", nargs="*", help="replace the tables between the markers of each DOC "
+                   "(none: every document of --repo that holds one)")
+    g.add_argument("--check", metavar="DOC", nargs="*", help="exit 1 when a table of a DOC is not what the history "
+                   "gives (none: every document of --repo that holds one)")
+    ap.add_argument("--repo", default=str(Path(__file__).resolve().parents[3]),
+                    help="source tree whose README.md and docs/*.md --write/--check take without DOC (default: "
+                         "the one holding this module)")
     args = ap.parse_args(argv)
     generated = tables(args.export)
-    if not args.write and not args.check:
+    if args.write is None and args.check is None:
         for name, text in generated.items():
             print(f"<!-- history-table:{name} -->\n{text}{END}\n")
         return 0
-    doc = Path(args.write or args.check)
-    text, changed = replace(doc.read_text(encoding="utf-8"), generated)
-    if args.check:
-        if changed:
-            print(f"{doc}: tables {', '.join(changed)} are not current: regenerate them with\n"
-                  f"  PYTHONPATH=python /usr/bin/python3 -m ikbench.history.doctables {args.export} --write {doc}",
-                  file=sys.stderr)
-            return 1
-        return 0
-    doc.write_text(text, encoding="utf-8")
-    print(f"{doc}: {len(changed)} tables rewritten")
-    return 0
+    docs = [Path(d) for d in (args.write if args.write is not None else args.check)] or documents(args.repo)
+    if not docs:
+        print(f"{args.repo}: no document holds a generated table", file=sys.stderr)
+        return 1
+    stale = []
+    for doc in docs:
+        text, changed = replace(doc.read_text(encoding="utf-8"), generated)
+        if args.check is not None:
+            if changed:
+                stale.append(doc)
+                print(f"{doc}: tables {', '.join(changed)} are not current: regenerate them with\n"
+                      f"  PYTHONPATH=python /usr/bin/python3 -m ikbench.history.doctables {args.export} --write {doc}",
+                      file=sys.stderr)
+            continue
+        doc.write_text(text, encoding="utf-8")
+        print(f"{doc}: {len(changed)} tables rewritten")
+    return 1 if stale else 0
 
 
 if __name__ == "__main__":

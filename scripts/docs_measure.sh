@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# The measurements behind the generated tables of README.md, docs/performance.md,
+# docs/measurements.md and docs/analytic-ik.md (docs/history.md, "The project's own history").
+#
+#   scripts/docs_measure.sh OUT [BIN]     BIN: the release build's benchmarks/ (default build/release/benchmarks)
+#
+# Writes run directories under OUT, each a finished `ikbench run` that `ikbench history add` records
+# with the Google Benchmark JSON and throughput-*.json files beside its run.json:
+#   OUT/jacobian-family   the nine Jacobian-family backends on the jacobian-family suite, with the
+#                         per-iteration and batch Google Benchmark cases and `ikbench throughput`
+#   OUT/trac-ARM          the TRAC-IK protocol on each shipped arm (10 000 targets, one thread)
+#   OUT/arms/KEY          scripts/arm_table.py: `auto` against KDL LMA on every arm of the corpus
+#                         (the corpus arms need ../shared/data or IKBENCH_CORPUS_DIR)
+# Every file records the machine's load while it ran; on a shared machine the absolute times are
+# the machine's of that moment, the ratios within one file are what carries.
+# Then:  ikbench history add OUT/jacobian-family OUT/trac-* OUT/arms/* --db DB
+set -euo pipefail
+[ $# -ge 1 ] || { echo "usage: scripts/docs_measure.sh OUT [BIN]" >&2; exit 2; }
+out=$1
+bin=${2:-build/release/benchmarks}
+for b in ikbench bench_kinematics bench_solvers bench_batch bench_analytic; do
+  [ -x "$bin/$b" ] || { echo "docs_measure: $bin/$b: not built (cmake --build --preset release --target $b)" >&2; exit 2; }
+done
+mkdir -p "$out"
+gb() {  # gb NAME FILTER: 5 repetitions of the matching cases into OUT/jacobian-family/NAME.json
+  "$bin/$1" --benchmark_filter="$2" --benchmark_min_time=0.2 --benchmark_repetitions=5 \
+    --benchmark_out="$out/jacobian-family/$1.json" --benchmark_out_format=json >/dev/null
+}
+tp() {  # tp NAME ARGS...: ikbench throughput into OUT/jacobian-family/throughput-NAME.json
+  local name=$1
+  shift
+  local dir="$out/tp-$name"
+  rm -rf "$dir"
+  "$bin/ikbench" throughput --batch --threads 1,2 --out "$dir" "$@" >/dev/null
+  mv "$dir/throughput.json" "$out/jacobian-family/throughput-$name.json"
+  rm -rf "$dir"
+}
+
+jf='jt:restarts=2,gd-momentum:restarts=2,pinv:restarts=2,gn:restarts=2,dls:restarts=2,dls-adaptive:restarts=2,dls-marquardt:restarts=2,lm:restarts=2,sdls:restarts=2'
+"$bin/ikbench" run --suite jacobian-family --threads 2 --no-trace --progress none --no-summary --force \
+  --out "$out/jacobian-family" --solvers "$jf"
+gb bench_kinematics '^ForwardKinematics/dof:7/joint:revolute$|FkErrorsJacobian/dof:7/'
+gb bench_solvers 'PerIteration/dls(:kernel=[a-z]+)?/dof:7/'
+gb bench_batch 'PerIteration/(auto|dls)(/lanes:16/isa:[01])?$|^Peak|^LibraryNearest|^Batch/auto(:library=131072:start=library)?/lanes:16/isa:0$|^Scalar(Generic)?/auto$'
+gb bench_analytic '^(SolveRobot|PureSolve|Overhead)/'
+tp auto --solver auto --solves 300000
+tp dls --solver dls --solves 300000
+tp auto-library --solver auto:library=131072:start=library --solves 1000000
+tp auto-library-distinct --solver auto:library=131072:start=library --solves 1000000 --problems 1000000
+
+trac='auto,dls:time_budget_us=5000,dls:restarts=100:time_budget_us=5000,lm:restarts=100:time_budget_us=5000,sdls:restarts=100:time_budget_us=5000,ceres-lm:time_budget_us=5000,ceres-lm:autodiff=1:time_budget_us=5000,kdl-lma:time_budget_us=5000,kdl-lma:restarts=100:time_budget_us=5000,kdl-nr-jl:time_budget_us=5000,analytic-6r,analytic-7r'
+for arm in ur5 panda iiwa14 irb2400; do
+  "$bin/ikbench" run --urdf "scenarios/data/robots/$arm.urdf" --samples 10000 --threads 1 --no-trace --seed 1 \
+    --progress none --no-summary --force --out "$out/trac-$arm" --solvers "$trac"
+done
+
+/usr/bin/python3 scripts/arm_table.py table --samples 10000 --sched normal --out "$out/arms" \
+  --ikbench "$bin/ikbench" >/dev/null
