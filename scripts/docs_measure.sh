@@ -21,6 +21,8 @@ bin=${2:-build/release/benchmarks}
 for b in ikbench bench_kinematics bench_solvers bench_batch bench_analytic; do
   [ -x "$bin/$b" ] || { echo "docs_measure: $bin/$b: not built (cmake --build --preset release --target $b)" >&2; exit 2; }
 done
+# The corpus of real arms beside the source tree, as the benchmarks and scripts/arm_table.py find it.
+export IKBENCH_CORPUS_DIR="${IKBENCH_CORPUS_DIR:-$(cd "$(dirname "$0")/.." && pwd)/../shared/data}"
 mkdir -p "$out"
 gb() {  # gb NAME FILTER: 5 repetitions of the matching cases into OUT/jacobian-family/NAME.json
   "$bin/$1" --benchmark_filter="$2" --benchmark_min_time=0.2 --benchmark_repetitions=5 \

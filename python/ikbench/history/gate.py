@@ -63,8 +63,12 @@ def history_dataset(gate, db, run, last=5, segment=False):
         ids = {r["id"] for r in rows if r["key"] != own_key and r["threads"] == run.threads}
         ordered = [int(i) for i in queries.runs(store)["run_id"] if int(i) in ids]
         if not ordered:
+            dirty = store.query("SELECT COUNT(*) AS n FROM runs r JOIN machines m ON m.id = r.machine_id "
+                                "WHERE m.key = ? AND r.suite = ? AND r.dirty = 1", (ident["key"], run.suite))[0]["n"]
             raise gate.BadInput(f"{store.name}: no history of machine {ident['key']} ({ident['label']}) for suite "
-                                f"'{run.suite}' at {run.threads} threads: add runs of this machine with ikbench history "
+                                f"'{run.suite}' at {run.threads} threads" +
+                                (f" ({dirty} runs of a modified work tree, which are never a reference)" if dirty
+                                 else "") + ": add runs of committed code on this machine with ikbench history "
                                 "add, or compare with a committed baseline (regress.py compare)")
         window = ordered[-(SEGMENT_WINDOW if segment else last):]
         per_run = {rid: _cells_of(store, rid) for rid in window}
