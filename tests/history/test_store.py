@@ -236,3 +236,22 @@ def test_harness_run_history_and_forwarding(db, tmp_path):
     p = subprocess.run([cli, "run", "--suite", "quick", "--shard", "1/2", "--out", str(tmp_path / "s"), "--history",
                         db], capture_output=True, text=True)
     assert p.returncode == 2 and "--history" in p.stderr
+
+
+def test_export_writes_side_files_compressed(tmp_path):
+    """export --side-files: each run's Google Benchmark JSON and throughput files, gzip-compressed,
+    under <commit>/<suite>/, byte for byte the files the run held."""
+    import gzip
+
+    d = synthetic_run(tmp_path / "r", 3)
+    write_gbench(d)
+    write_throughput(d)
+    db = str(tmp_path / "h.sqlite")
+    assert main(["history", "add", str(d), "--db", db]) == 0
+    out = tmp_path / "side"
+    assert main(["history", "export", "--format", "json", "--slim", "--out", str(tmp_path / "e.json"),
+                 "--side-files", str(out), "--db", db]) == 0
+    files = sorted(p.relative_to(out).as_posix() for p in out.rglob("*.gz"))
+    assert files == [f"{sha(3)[:12]}/synthetic/bench_kinematics.json.gz", f"{sha(3)[:12]}/synthetic/throughput.json.gz"]
+    for f in ("bench_kinematics.json", "throughput.json"):
+        assert gzip.decompress((out / sha(3)[:12] / "synthetic" / (f + ".gz")).read_bytes()) == (d / f).read_bytes()

@@ -206,6 +206,9 @@ def cmd_export(args):
                               separators=(",", ":")) + "\n"
         else:
             text = exchange.export_csv(store, machine=args.machine)
+        if args.side_files:
+            written = exchange.write_side_files(store, args.side_files)
+            print(f"side files: {len(written)} under {args.side_files}", file=sys.stderr)
     if args.out:
         _write(args.out, text)
         print(f"written: {args.out}", file=sys.stderr)
@@ -327,6 +330,8 @@ def build_parser(prog="ikbench history"):
     e.add_argument("--machine", help="csv: only this machine identity")
     e.add_argument("--slim", action="store_true", help="json: without the runs' side files and raw Google Benchmark "
                    "entries (their series points stay)")
+    e.add_argument("--side-files", metavar="DIR", help="also write every run's Google Benchmark JSON and throughput "
+                   "files, gzip-compressed, as DIR/<commit>/<suite>/<file>.gz")
     db(e)
     e.set_defaults(func=cmd_export)
 

@@ -13,6 +13,7 @@ import csv
 import io
 import json
 import math
+import re
 
 from .record import RECORD_FORMAT
 from .store import SCHEMA_VERSION, HistoryError
@@ -100,6 +101,30 @@ def import_json(store, doc, source="import"):
                               subject=s.get("subject"), machine=machines.get(s.get("machine")), detail=s.get("detail"),
                               recorded=s.get("recorded"))
     return added, present
+
+
+def write_side_files(store, directory):
+    """Every run's side documents (Google Benchmark JSON, throughput files) as
+    DIR/<commit, 12 digits[-dirty]>/<suite>/<file>.gz (byte-reproducible: no name or time in the gzip
+    header); the paths written. Runs of one commit and suite share a directory: a later run's file
+    of the same name replaces an earlier one's, as the newest measurement."""
+    import gzip
+    from pathlib import Path
+
+    from ..safe_io import atomic_write_bytes, output_directory
+
+    written = []
+    for r in queries.runs(store).itertuples():
+        docs = store.query("SELECT file, body FROM documents WHERE run_id = ? ORDER BY file", (int(r.run_id),))
+        if not docs:
+            continue
+        commit = (r.git_commit or "unknown")[:12] + ("-dirty" if r.dirty else "")
+        d = Path(directory) / commit / re.sub(r"[^A-Za-z0-9._-]", "_", str(r.suite or "run"))
+        output_directory(d)
+        for doc in docs:
+            name = Path(doc["file"]).name + ".gz"
+            written.append(atomic_write_bytes(d / name, gzip.compress(doc["body"].encode("utf-8"), 9, mtime=0)))
+    return written
 
 
 CSV_COLUMNS = ["run_id", "git_commit", "dirty", "commit_date", "start_time", "machine", "machine_label", "suite",
