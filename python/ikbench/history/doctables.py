@@ -106,6 +106,11 @@ class PerCommit:
         return "\n".join(lines + _machines_footer(store)) + "\n"
 
 
+def _natural(text):
+    """Sort key: digits by their value ('entries:4096' before 'entries:65536')."""
+    return [(0, int(t), "") if t.isdigit() else (1, 0, t) for t in re.split(r"(\d+)", text)]
+
+
 class Latest:
     """One measurement: the newest commit (and its machine identity) whose runs hold the table's
     points. Runs are selected by `suite`, or by `specs` (the run's solver specs are exactly these),
@@ -159,7 +164,7 @@ class Latest:
         rows = self.rows
         if rows is None and self.family:
             rows = [(f"`{n}`", {"source": "gbench", "family": self.family, "solver": n})
-                    for n in sorted(sel["solver"].unique())]
+                    for n in sorted(sel["solver"].unique(), key=_natural)]
         elif rows is None:
             rows = [(f"`{f}`", {"family": f}) for f in families]
         cols = self.cols
@@ -266,8 +271,8 @@ JACOBIAN_SPECS = ["jt", "gd-momentum", "pinv", "gn", "dls", "dls-adaptive", "dls
 LIBRARY = "auto:library=131072:start=library"
 
 
-def _gb(file, name, figure="real_time_ns"):
-    return {"source": "gbench", "family": f"gbench:{file}", "solver": name, "figure": figure}
+def _gb(file, name):
+    return {"source": "gbench", "family": f"gbench:{file}", "solver": name}
 
 
 def _tp(spec, path, threads, problems=None):
@@ -275,9 +280,22 @@ def _tp(spec, path, threads, problems=None):
             "solver": f"{spec}/{path}/threads:{threads}" + (f"/problems:{problems}" if problems else "")}
 
 
-def _gbench_cols():
-    return [("real time [ns]", lambda get: fmt(get(figure="real_time_ns"))),
-            ("CPU time [ns]", lambda get: fmt(get(figure="cpu_time_ns")))]
+def cpu_per_unit(get, scale=1e9):
+    """A Google Benchmark case's CPU time per unit of work: per iteration of the solver where the
+    case counts them (`time_per_iteration`, s), else per call; in ns by default."""
+    per_it = get(figure="counter:time_per_iteration")
+    if per_it is not None:
+        return fmt(per_it, scale=scale)
+    return fmt(get(figure="cpu_time_ns"), scale=scale * 1e-9)
+
+
+def real_over_cpu(get):
+    """Wall time over CPU time of a case: 1 when the process had a core to itself."""
+    return ratio(get(figure="real_time_ns"), get(figure="cpu_time_ns")).rstrip("x")
+
+
+def _gbench_cols(unit="ns", scale=1e9):
+    return [(f"CPU time [{unit}]", lambda get: cpu_per_unit(get, scale)), ("real / CPU", real_over_cpu)]
 
 
 def _cell(get, spec, family, *, median=True):
@@ -319,8 +337,8 @@ def _throughput_cols():
 
 
 KERNEL_ROWS = [
-    ("FK, 7 random-axis hinges, generic code", _gb("bench_kinematics", "ForwardKinematics/dof:7/joint:revolute")),
-    ("FK + errors + pose Jacobian, generic code",
+    ("FK, 7 random-axis hinges, generic code (per call)", _gb("bench_kinematics", "ForwardKinematics/dof:7/joint:revolute")),
+    ("FK + errors + pose Jacobian, generic code (per call)",
      _gb("bench_kinematics", "FkErrorsJacobian/dof:7/joint:revolute/goal:pose")),
     ("the same, the kernel's one-problem step",
      _gb("bench_kinematics", "KernelFkErrorsJacobian/dof:7/step:packed/goal:pose")),
@@ -333,6 +351,7 @@ KERNEL_ROWS = [
      _gb("bench_solvers", "PerIteration/dls:kernel=generic/dof:7/goal:pose")),
     ("7-DOF position `dls` iteration, `Solver::solve`", _gb("bench_solvers", "PerIteration/dls/dof:7/goal:position")),
     ("`auto`'s iteration, one problem (`ScalarPerIteration/auto`)", _gb("bench_batch", "ScalarPerIteration/auto")),
+    ("`auto`'s iteration, lane step on one problem", _gb("bench_batch", "ScalarLanesPerIteration/auto")),
     ("`auto`'s iteration, generic code", _gb("bench_batch", "ScalarGenericPerIteration/auto")),
     ("`auto`, per lane-step in a batch (AVX2)", _gb("bench_batch", "BatchPerIteration/auto/lanes:16/isa:0")),
     ("`auto`, per lane-step in a batch (portable SSE2)", _gb("bench_batch", "BatchPerIteration/auto/lanes:16/isa:1")),
@@ -348,10 +367,8 @@ BATCH_ROWS = [
 ]
 
 
-def _per_solve(get):
-    """A Batch/Scalar case's time per solve in µs (the case's time covers its 2000 solves)."""
-    p = get(figure="real_time_ns")
-    return fmt(p, scale=1e-3 / 2000) if p is not None else ""
+def _counter(name, scale=1.0, interval=False):
+    return lambda get: fmt(get(figure=f"counter:{name}"), scale=scale, interval=interval)
 
 
 TABLES = {
@@ -367,14 +384,13 @@ TABLES = {
           "real_time_ns"),
          ("`dls` solves/s, 2 threads", "throughput", "throughput", "dls/scalar/threads:2", "solves_per_s")]),
     "speed": Latest(
-        "The speed targets, each measured in one run (medians of 5 Google Benchmark repetitions [their range]; "
-        "`ikbench throughput`: converged 7-DOF pose solves per second).",
+        "The speed targets, each measured in one run (Google Benchmark: CPU time, median of 5 repetitions "
+        "[their range]; `ikbench throughput`: converged 7-DOF pose solves per second of wall time).",
         [("measured", lambda get: get.row[1](get)), ("target", lambda get: get.row[2])],
-        rows=[("FK + errors + pose Jacobian of 7 hinges [ns]",
-               (_gb("bench_kinematics", "KernelFkErrorsJacobian/dof:7/step:packed/goal:pose"),
-                lambda get: fmt(get()), "≤ 200")),
-              ("7-DOF pose DLS iteration [ns]",
-               (_gb("bench_solvers", "PerIteration/dls/dof:7/goal:pose"), lambda get: fmt(get()), "≤ 300")),
+        rows=[("FK + errors + pose Jacobian of 7 hinges, CPU time [ns]",
+               (_gb("bench_kinematics", "KernelFkErrorsJacobian/dof:7/step:packed/goal:pose"), cpu_per_unit, "≤ 200")),
+              ("7-DOF pose DLS iteration, CPU time [ns]",
+               (_gb("bench_solvers", "PerIteration/dls/dof:7/goal:pose"), cpu_per_unit, "≤ 300")),
               (f"converged solves/s, 2 threads, `{LIBRARY}` batch",
                (_tp(LIBRARY, "batch", 2), lambda get: fmt(get()), "≥ 1 000 000")),
               ("the same, a million distinct targets",
@@ -384,19 +400,26 @@ TABLES = {
         suite=DOCS_SUITE, row_label="figure"),
     "kernels": Latest(
         "One problem's evaluation and iteration, and a lane-step in a batch (Google Benchmark, median of 5 "
-        "repetitions [their range]).", _gbench_cols(), rows=KERNEL_ROWS, suite=DOCS_SUITE, row_label="case"),
+        "repetitions [their range]; CPU time per call, or per solver iteration where the case counts them; "
+        "real / CPU above 1: the process waited for a core).", _gbench_cols(), rows=KERNEL_ROWS, suite=DOCS_SUITE, row_label="case"),
     "batch-gbench": Latest(
-        "`auto` on the throughput problems (2000 reachable 7-DOF pose targets on 20 random chains), one "
-        "thread, Google Benchmark (median of 5 repetitions).",
-        [("µs per solve", _per_solve),
-         ("lane-steps per solve", lambda get: fmt(get(figure="counter:lane_steps"), interval=False)),
-         ("CPU time per case [ms]", lambda get: fmt(get(figure="cpu_time_ns"), scale=1e-6, interval=False))],
+        "`auto` on the throughput problems (2000 reachable 7-DOF pose targets on 20 random chains, solved once "
+        "per benchmark iteration), one thread, Google Benchmark (median of 5 repetitions).",
+        [("CPU time per solve [µs]", _counter("per_solve", 1e6)),
+         ("converged solves per CPU second", _counter("converged_per_s")),
+         ("lane-steps per solve", _counter("lane_steps")),
+         ("lanes filled", _counter("lanes_filled")),
+         ("real / CPU", real_over_cpu)],
         rows=BATCH_ROWS, suite=DOCS_SUITE, row_label="case"),
     "peak": Latest(
         "The core's measured multiply-add issue (`bench_batch` `Peak`: twelve independent multiply-add chains) "
         "and the seed library's search (`LibraryNearest`: the nearest k of N entries, cycled over 2000 "
         "targets).",
-        _gbench_cols(), family="gbench:bench_batch", match=r"^(Peak|LibraryNearest)/", suite=DOCS_SUITE,
+        [("lane multiply-adds per CPU second [G]", _counter("lane_fma_per_s", 1e-9)),
+         ("CPU time per search [µs]", lambda get: "" if get(figure="counter:lane_fma_per_s") is not None else
+          fmt(get(figure="cpu_time_ns"), scale=1e-3)),
+         ("real / CPU", real_over_cpu)],
+        family="gbench:bench_batch", match=r"^(Peak|LibraryNearest)/", suite=DOCS_SUITE,
         row_label="case"),
     "throughput": Latest(
         "`ikbench throughput --batch --threads 1,2`: converged 7-DOF pose solves per second on 2000 reachable "
@@ -427,11 +450,11 @@ TABLES = {
         None, rows=[(f"`{sp}`", {"solver": f"{sp}:restarts=2"}) for sp in JACOBIAN_SPECS],
         cell=lambda get, spec, family: _cell(get, spec, family, median=False), suite=DOCS_SUITE, row_label="spec"),
     "analytic": Latest(
-        "The closed forms, `bench_analytic` (64 fixed targets per arm; median of 5 repetitions [their range]): "
+        "The closed forms, `bench_analytic` (64 fixed targets per arm; CPU time per call, median of 5 "
+        "repetitions [their range]): "
         "whole `Solver::solve` (`SolveRobot`), the closed form alone (`PureSolve`) and the parts of "
         "`Solver::solve`'s checks (`Overhead`).",
-        [("real time per call [µs]", lambda get: fmt(get(figure="real_time_ns"), scale=1e-3)),
-         ("solutions per solve", lambda get: fmt(get(figure="counter:solutions"), interval=False))],
+        _gbench_cols("µs", 1e6) + [("solutions per solve", _counter("solutions"))],
         family="gbench:bench_analytic", match=r"^(SolveRobot|PureSolve|Overhead)/", suite=DOCS_SUITE,
         row_label="case"),
 }
