@@ -203,7 +203,8 @@ def gbench_rows(file, doc):
 
 
 def throughput_points(file, doc):
-    """Points of a throughput.json: per measured point (path, threads) solves/s and converged/s."""
+    """Points of a throughput.json: per measured point (path, threads) solves/s, converged/s and
+    the cores the process kept busy (below the thread count: it waited for a core)."""
     pts = doc.get("points") if isinstance(doc, dict) else None
     if not isinstance(pts, list):
         raise ResultsError(f"{file}: expected an object with a 'points' list (ikbench throughput --out)")
@@ -216,7 +217,7 @@ def throughput_points(file, doc):
         if not isinstance(p, dict):
             raise ResultsError(f"{file}: points[{i}]: expected an object")
         label = f"{solver}/{p.get('path', 'scalar')}/threads:{p.get('threads')}{suffix}"
-        for fig in ("solves_per_s", "converged_per_s"):
+        for fig in ("solves_per_s", "converged_per_s", "cores_busy"):
             v = p.get(fig)
             if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v):
                 out.append({"source": "throughput", "family": "throughput", "solver": label, "figure": fig,
