@@ -255,3 +255,39 @@ def test_export_writes_side_files_compressed(tmp_path):
     assert files == [f"{sha(3)[:12]}/synthetic/bench_kinematics.json.gz", f"{sha(3)[:12]}/synthetic/throughput.json.gz"]
     for f in ("bench_kinematics.json", "throughput.json"):
         assert gzip.decompress((out / sha(3)[:12] / "synthetic" / (f + ".gz")).read_bytes()) == (d / f).read_bytes()
+
+
+def test_a_directory_of_throughput_files_is_a_run(tmp_path, capsys):
+    """ikbench throughput --out without a run.json: a record of suite `throughput`, its identity
+    and load from the file, no cells; files of two builds in one directory, or Google Benchmark JSON
+    alone (it names no commit), are refused with the directory named."""
+    d = tmp_path / "tp"
+    d.mkdir()
+    doc = {"solver": "auto", "git_revision": sha(4) + "-dirty", "seed": 1, "distinct_problems": 2000,
+           "start_time": "2026-01-01T00:04:00Z", "end_time": "2026-01-01T00:05:00Z",
+           "machine": {"cpu": "Synthetic CPU 1", "vendor": "X", "family": 1, "model": 2, "hardware_threads": 2},
+           "build": {"compiler": "GNU 12", "flags": "-O3", "build_type": "Release"},
+           "points": [{"path": "batch", "threads": t, "solves": 100, "solves_per_s": 10.0 * t,
+                       "converged_per_s": 9.0 * t, "cores_busy": 0.9 * t,
+                       "load": {"start": 1.5, "end": 2.5, "cores": 2, "noisy": t == 2}} for t in (1, 2)]}
+    (d / "throughput.json").write_text(json.dumps(doc))
+    db = str(tmp_path / "h.sqlite")
+    assert main(["history", "add", str(d), "--db", db]) == 0
+    with open_store(db) as s:
+        r = s.query("SELECT suite, threads, dirty, git_commit, noisy FROM runs")[0]
+        assert (r["suite"], r["threads"], bool(r["dirty"]), r["git_commit"], bool(r["noisy"])) == \
+            ("throughput", 2, True, sha(4), True)
+        pts = {(p["solver"], p["figure"]): p["value"] for p in s.query("SELECT solver, figure, value FROM points")}
+        assert pts[("auto/batch/threads:2", "converged_per_s")] == 18.0
+        assert pts[("auto/batch/threads:2", "cores_busy")] == 1.8
+        assert s.query("SELECT COUNT(*) AS n FROM cells")[0]["n"] == 0
+    (d / "throughput-b.json").write_text(json.dumps(dict(doc, git_revision=sha(5))))
+    capsys.readouterr()
+    assert main(["history", "add", str(d), "--db", db]) == 2
+    err = capsys.readouterr().err
+    assert str(d) in err and "git_revision" in err
+    g = tmp_path / "gb"
+    g.mkdir()
+    write_gbench(g)
+    assert main(["history", "add", str(g), "--db", db]) == 2
+    assert "throughput.json" in capsys.readouterr().err

@@ -251,6 +251,85 @@ def _read_side(p):
         raise ResultsError(f"{p}: not JSON: {e}") from None
 
 
+def _side_records(run_dir, record):
+    """Adds the Google Benchmark and throughput files of a directory to a record."""
+    for p in side_files(run_dir):
+        text, doc = _read_side(p)
+        if _is_gbench(doc):
+            rows, pts = gbench_rows(p.name, doc)
+            record["gbench"] += rows
+            record["points"] += pts
+            record["documents"].append({"file": p.name, "kind": "gbench", "body": text})
+        elif is_throughput_file(p.name):
+            record["points"] += throughput_points(p.name, doc)
+            record["documents"].append({"file": p.name, "kind": "throughput", "body": text})
+    return record
+
+
+def _throughput_load(docs):
+    """One load object for a directory's throughput files, as run.json's `load` reads: the first
+    point's start, the last point's end, the largest sample, noisy when any point was."""
+    loads = [pt["load"] for d in docs for pt in d.get("points", []) if isinstance(pt, dict)
+             and isinstance(pt.get("load"), dict)]
+    if not loads:
+        return None
+    nums = [v for ld in loads for k in ("start", "end") for v in [ld.get(k)] if _num(v) is not None]
+    out = {"start": _num(loads[0].get("start")), "end": _num(loads[-1].get("end")),
+           "noisy": any(ld.get("noisy") is True for ld in loads)}
+    if nums:
+        out["samples"] = {"count": len(nums), "min": min(nums), "max": max(nums)}
+    cores = [ld.get("cores") for ld in loads if isinstance(ld.get("cores"), int)]
+    if cores:
+        out["cores"] = max(cores)
+    return out
+
+
+def from_side_files(run_dir, *, repo=None):
+    """The record of a directory that holds `ikbench throughput --out` files (throughput.json or
+    throughput-NAME.json, and Google Benchmark JSON of the same build beside them) but no run.json:
+    its identity (git revision, machine, build, times, load) is the throughput files', its suite
+    `throughput`, and it has no cells. Files of different revisions or machines are refused."""
+    run_dir = Path(run_dir)
+    docs = []
+    for p in side_files(run_dir):
+        if is_throughput_file(p.name):
+            _, doc = _read_side(p)
+            if not isinstance(doc, dict) or not isinstance(doc.get("points"), list):
+                raise ResultsError(f"{p}: expected an object with a 'points' list (ikbench throughput --out)")
+            docs.append((p, doc))
+    for key in ("git_revision", "machine", "build"):
+        values = {json.dumps(d.get(key), sort_keys=True) for _, d in docs}
+        if len(values) > 1:
+            raise ResultsError(f"{run_dir}: its throughput files differ in '{key}' ({', '.join(p.name for p, _ in docs)}): "
+                               "one directory is one build on one machine")
+    first = docs[0][1]
+    rev = first.get("git_revision") if isinstance(first.get("git_revision"), str) else None
+    dirty = bool(rev and rev.endswith("-dirty"))
+    commit = rev[:-len("-dirty")] if dirty else rev
+    date, subject = commit_info(commit, repo)
+    meta = {"machine": first.get("machine"), "build": first.get("build")}
+    canon = json.dumps([d for _, d in docs], sort_keys=True)
+    load = _throughput_load([d for _, d in docs])
+    starts = sorted(d["start_time"] for _, d in docs if isinstance(d.get("start_time"), str))
+    ends = sorted(d["end_time"] for _, d in docs if isinstance(d.get("end_time"), str))
+    threads = [pt.get("threads") for _, d in docs for pt in d["points"] if isinstance(pt, dict)
+               and isinstance(pt.get("threads"), int)]
+    record = {
+        "format": RECORD_FORMAT,
+        "machine": machine_identity(meta),
+        "run": {"key": hashlib.sha256(canon.encode()).hexdigest()[:24], "source": str(run_dir.resolve()),
+                "git_revision": rev, "git_commit": commit, "dirty": dirty, "commit_date": date, "subject": subject,
+                "suite": "throughput", "suite_seed": str(first["seed"]) if isinstance(first.get("seed"), int) else None,
+                "threads": max(threads) if threads else None, "format_version": None,
+                "start_time": starts[0] if starts else None, "end_time": ends[-1] if ends else None,
+                "noisy": load["noisy"] if load else None, "load": load, "throughput": None,
+                "build": meta["build"] if isinstance(meta["build"], dict) else None, "command_line": None,
+                "run_json": None},
+        "specs": [], "families": [], "cells": [], "points": [], "gbench": [], "documents": [],
+    }
+    return _side_records(run_dir, record)
+
+
 def from_run_dir(run_dir, *, repo=None):
     """The record of a finished run directory. An incomplete run is refused (ResultsError), as
     every reader of the results does."""
@@ -263,7 +342,10 @@ def from_run_dir(run_dir, *, repo=None):
         except (ValueError, UnicodeDecodeError):
             meta = None
     if not isinstance(meta, dict):
-        raise ResultsError(f"{run_dir}: not a results directory of ikbench run (no readable run.json)")
+        if not rj.exists() and any(is_throughput_file(p.name) for p in side_files(run_dir)):
+            return from_side_files(run_dir, repo=repo)
+        raise ResultsError(f"{run_dir}: not a results directory of ikbench run (no readable run.json) nor a "
+                           "directory of ikbench throughput --out (throughput.json)")
     if meta.get("complete") is not True:
         raise ResultsError(f"{run_dir}: the run is incomplete (run.json \"complete\": false): complete it with the "
                            "same ikbench run command and --resume --out DIR, then add it")
@@ -295,14 +377,4 @@ def from_run_dir(run_dir, *, repo=None):
         "gbench": [], "documents": [],
     }
     record["cells"], record["points"] = cell_rows(run)
-    for p in side_files(run_dir):
-        text, doc = _read_side(p)
-        if _is_gbench(doc):
-            rows, pts = gbench_rows(p.name, doc)
-            record["gbench"] += rows
-            record["points"] += pts
-            record["documents"].append({"file": p.name, "kind": "gbench", "body": text})
-        elif is_throughput_file(p.name):
-            record["points"] += throughput_points(p.name, doc)
-            record["documents"].append({"file": p.name, "kind": "throughput", "body": text})
-    return record
+    return _side_records(run_dir, record)
