@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 
 #include "ikbench/kinematics/config.h"
@@ -258,6 +259,17 @@ TEST(BatchSolver, StartAtTheTargetConvergesWithoutIterating) {
   }
 }
 
+// A reachable pose problem on a 5-DOF random chain (limits +-2.5).
+Problem shortChainProblem() {
+  ChainSpec short_chain;
+  short_chain.joints = 5;
+  short_chain.limit = 2.5;
+  GoalSetSpec gs;
+  gs.count = 1;
+  gs.kind = GoalKind::kPose;
+  return reachableGoals(randomChain(short_chain, 9), gs, 10, "short")[0];
+}
+
 // What the kernel does not take goes to the scalar Solver, whose answer is
 // then exactly the scalar one; invalid problems get invalid-input.
 TEST(BatchSolver, UnsupportedProblemsAndSpecsFallBackToTheScalarPath) {
@@ -277,10 +289,7 @@ TEST(BatchSolver, UnsupportedProblemsAndSpecsFallBackToTheScalarPath) {
   Problem ori = problems[1];
   ori.goals[0].kind = GoalKind::kOrientation;
   problems.push_back(ori);
-  ChainSpec short_chain;
-  short_chain.joints = 5;
-  short_chain.limit = 2.5;
-  problems.push_back(reachableGoals(randomChain(short_chain, 9), gs, 10, "short")[0]);
+  problems.push_back(shortChainProblem());
   Problem bad = problems[2];
   bad.q0[0] = std::nan("");
   problems.push_back(bad);
@@ -324,6 +333,102 @@ TEST(BatchSolver, UnsupportedProblemsAndSpecsFallBackToTheScalarPath) {
   wrong.seeds = {1, 2};
   EXPECT_THROW(solveBatch(problems, "dls", wrong), std::invalid_argument);
   EXPECT_THROW(solveBatch(problems, "no-such-solver", BatchOptions()), SpecError);
+}
+
+// The arrays overload writes, row by row, the values of the BatchResult
+// overload: the kernel's rows and the scalar path's (two goals, an invalid
+// start), a shorter model's row padded by the stride, with and without a
+// seed library.
+TEST(BatchSolver, ArraysHoldTheResultsValues) {
+  std::vector<Problem> problems = chainProblems(2, 10);
+  Problem two = problems[0];
+  two.goals.push_back(two.goals[0]);
+  problems.push_back(two);
+  Problem bad = problems[3];
+  bad.q0[0] = std::nan("");
+  problems.push_back(bad);
+  problems.push_back(shortChainProblem());
+  const size_t n = problems.size();
+  for (const std::string spec : {std::string(kAutoNoBudget), std::string(kAutoNoBudget) + ":library=512:start=library"}) {
+    BatchOptions bo;
+    bo.threads = 2;
+    const std::vector<BatchResult> r = solveBatch(problems, spec, bo);
+    const int stride = 9;
+    std::vector<double> q(n * stride, -7.0), pe(n), oe(n), t(n);
+    std::vector<std::uint8_t> status(n), within(n), batched(n);
+    std::vector<std::int32_t> iterations(n), restarts(n);
+    std::vector<std::int64_t> fk(n), jac(n);
+    BatchArrays a;
+    a.q = q.data();
+    a.q_stride = stride;
+    a.status = status.data();
+    a.iterations = iterations.data();
+    a.restarts = restarts.data();
+    a.position_error = pe.data();
+    a.orientation_error = oe.data();
+    a.time_us = t.data();
+    a.fk_evals = fk.data();
+    a.jacobian_evals = jac.data();
+    a.within_limits = within.data();
+    a.batched = batched.data();
+    solveBatch(problems, Registry::global().parse(spec), bo, a);
+    for (size_t i = 0; i < n; ++i) {
+      const Summary& s = r[i].summary;
+      EXPECT_EQ(status[i], static_cast<std::uint8_t>(s.status)) << spec << " " << i;
+      EXPECT_EQ(kStatusNames.entries[status[i]].first, s.status) << i;
+      EXPECT_EQ(iterations[i], s.iterations) << i;
+      EXPECT_EQ(restarts[i], s.restarts) << i;
+      EXPECT_EQ(pe[i], s.position_error) << i;
+      EXPECT_EQ(oe[i], s.orientation_error) << i;
+      EXPECT_EQ(fk[i], s.fk_evals) << i;
+      EXPECT_EQ(jac[i], s.jacobian_evals) << i;
+      EXPECT_EQ(within[i] != 0, s.within_limits) << i;
+      EXPECT_EQ(batched[i] != 0, r[i].batched) << i;
+      EXPECT_GE(t[i], 0.0) << i;
+      const long nq = r[i].q.size();
+      // Bitwise (the invalid start's NaN included).
+      EXPECT_EQ(std::memcmp(q.data() + i * stride, r[i].q.data(), sizeof(double) * nq), 0) << spec << " " << i;
+      for (long k = nq; k < stride; ++k) EXPECT_EQ(q[i * stride + k], -7.0) << "padding of row " << i;
+    }
+    EXPECT_EQ(kStatusNames.entries[status[n - 2]].first, Status::kInvalidInput);
+    EXPECT_EQ(batched[n - 3], 0);
+    // Only the fields asked for are written.
+    std::vector<std::uint8_t> only(n, 255);
+    BatchArrays just;
+    just.status = only.data();
+    solveBatch(problems, Registry::global().parse(spec), bo, just);
+    EXPECT_TRUE(only == status);
+    // A row too short for a model's configuration.
+    BatchArrays narrow = a;
+    narrow.q_stride = 6;
+    EXPECT_THROW(solveBatch(problems, Registry::global().parse(spec), bo, narrow), std::invalid_argument);
+  }
+}
+
+// The batch's default library: a spec with restarts and no library key
+// gets one from kBatchLibraryMinProblems problems of a model on, never
+// otherwise.
+TEST(BatchSolver, DefaultLibraryRule) {
+  const Registry& reg = Registry::global();
+  const long many = kBatchLibraryMinProblems;
+  const SolverSpec with = batchSpec(reg.parse("auto"), many);
+  EXPECT_EQ(with.common.library, kBatchLibraryEntries);
+  EXPECT_EQ(with.common.start, StartMode::kLibrary);
+  EXPECT_EQ(with.text, "auto:library=131072:start=library");
+  EXPECT_EQ(batchSpec(reg.parse("auto"), many - 1).text, "auto");
+  // Opted out, already given, no restarts, not for the kernel.
+  for (const char* spec : {"auto:library=0", "auto:start=given", "auto:library=4096", "dls", "ccd:restarts=10",
+                           "dls:restarts=5:jacobian=exact"})
+    EXPECT_EQ(batchSpec(reg.parse(spec), many).text, spec) << spec;
+  EXPECT_EQ(batchSpec(reg.parse("dls:restarts=5"), many).text, "dls:restarts=5:library=131072:start=library");
+  // Problems per model and goal: runs of one model, counted over the batch.
+  std::vector<Problem> problems = chainProblems(2, 3);
+  problems.push_back(problems[0]);
+  Problem other_point = problems[1];
+  other_point.goals[0].point.x() += 0.1;
+  problems.push_back(other_point);
+  EXPECT_EQ(problemsPerModel(problems), 4);
+  EXPECT_EQ(problemsPerModel({}), 0);
 }
 
 // The model + targets overload builds the same problems.

@@ -17,6 +17,7 @@
 #include <fstream>
 #include <chrono>
 #include <iostream>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
@@ -99,10 +100,27 @@ ThroughputResult measureThroughput(const ThroughputConfig& config) {
   // (dls, dls-adaptive) is also measured on the generic model code
   // (kernel=generic): Solver::solve runs the kernel one problem at a time,
   // so the generic code is the other peer of the batch path.
+  // The batch path's default library (batchSpec: a spec with restarts
+  // and no library key gets one when the batch holds enough problems of a
+  // model for it to pay), taken by every path of the run so that they solve
+  // the same problems the same way.
+  std::vector<Problem> cycled;
+  if (config.batch) {
+    cycled.reserve(static_cast<size_t>(config.solves));
+    for (long i = 0; i < config.solves; ++i) cycled.push_back(problems[static_cast<size_t>(i) % problems.size()]);
+    const long per_model = problemsPerModel(cycled);
+    const std::string given = spec.text;
+    spec = batchSpec(spec, per_model);
+    if (spec.text != given)
+      log << fmt::format("throughput: the batch holds {} problems of a model (>= {}): '{}' runs as '{}' (the "
+                         "batch's default library; library=0 opts out)\n",
+                         per_model, kBatchLibraryMinProblems, config.solver, spec.text);
+  }
+  out.solver = spec.text;
   std::optional<SolverSpec> generic;
   if (config.batch)
     for (const auto& [key, value] : spec.parameters)
-      if (key == "kernel" && value == "auto") generic = Registry::global().parse(config.solver + ":kernel=generic");
+      if (key == "kernel" && value == "auto") generic = Registry::global().parse(spec.text + ":kernel=generic");
   auto measure = [&](int threads, long solves, const SolverSpec& which) {
     std::atomic<long> next{0}, converged{0};
     constexpr long kChunk = 64;
@@ -178,12 +196,7 @@ ThroughputResult measureThroughput(const ThroughputConfig& config) {
   else if (config.isa == "avx2") isa = BatchIsa::kAvx2;
   else if (config.isa != "auto")
     throw HarnessError(fmt::format("throughput: --isa must be auto, portable or avx2, got '{}'", config.isa));
-  std::vector<Problem> cycled;
-  if (config.batch) {
-    cycled.reserve(static_cast<size_t>(config.solves));
-    for (long i = 0; i < config.solves; ++i) cycled.push_back(problems[static_cast<size_t>(i) % problems.size()]);
-    out.isa = batchIsaName(isa);
-  }
+  if (config.batch) out.isa = batchIsaName(isa);
   auto measureBatch = [&](int threads, const std::vector<Problem>& work) {
     BatchOptions bo;
     bo.solve = options;
@@ -195,7 +208,18 @@ ThroughputResult measureThroughput(const ThroughputConfig& config) {
     BackgroundLoadSampler sampler(load);
     const double cpu0 = processCpuSeconds();
     const auto t0 = std::chrono::steady_clock::now();
-    const std::vector<BatchResult> results = solveBatch(work, spec, bo, &stats);
+    // The answers and their statuses, as a caller keeping them would ask
+    // for them (solve_batch's arrays; the memory is touched first by the
+    // solves, as a fresh numpy.empty's would be).
+    const size_t n = work.size();
+    const int nq = config.dof;
+    auto q = std::make_unique_for_overwrite<double[]>(n * static_cast<size_t>(nq));
+    auto status = std::make_unique_for_overwrite<std::uint8_t[]>(n);
+    BatchArrays arrays;
+    arrays.q = q.get();
+    arrays.q_stride = nq;
+    arrays.status = status.get();
+    solveBatch(work, spec, bo, arrays, &stats);
     ThroughputPoint pt;
     pt.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     pt.cpu_s = processCpuSeconds() - cpu0;
@@ -205,11 +229,12 @@ ThroughputResult measureThroughput(const ThroughputConfig& config) {
     pt.path = "batch";
     pt.threads = threads;
     pt.solves = static_cast<long>(work.size());
-    for (const BatchResult& r : results) pt.converged += r.summary.converged();
+    for (size_t i = 0; i < n; ++i) pt.converged += status[i] == static_cast<std::uint8_t>(Status::kConverged);
     pt.solves_per_s = static_cast<double>(pt.solves) / pt.wall_s;
     pt.converged_per_s = static_cast<double>(pt.converged) / pt.wall_s;
     pt.lane_fill = stats.fill();
     pt.batched = stats.batched;
+    pt.busy_lane_steps = stats.busy_lane_steps;
     return pt;
   };
   // One progress line per measured point (the table comes at the end).
@@ -305,6 +330,9 @@ ThroughputResult measureThroughput(const ThroughputConfig& config) {
 nlohmann::json throughputJson(const ThroughputResult& r) {
   nlohmann::json j;
   j["solver"] = r.config.solver;
+  // The spec every path ran: the given one, or with the batch's default
+  // library (batchSpec).
+  j["effective_solver"] = r.solver.empty() ? r.config.solver : r.solver;
   j["problem"] = fmt::format("{}-DOF random chains (limits +-2.5 rad), reachable pose goals, nominal start",
                              r.config.dof);
   j["distinct_problems"] = r.config.problems;
@@ -330,6 +358,8 @@ nlohmann::json throughputJson(const ThroughputResult& r) {
       if (r.points[i].path == "batch") {
         pts[i]["lane_fill"] = r.points[i].lane_fill;
         pts[i]["batched"] = r.points[i].batched;
+        pts[i]["lane_steps_per_solve"] =
+            static_cast<double>(r.points[i].busy_lane_steps) / static_cast<double>(std::max(1L, r.points[i].solves));
       }
     j["batch"] = {{"isa", r.isa}, {"lanes_per_thread", r.config.lanes}, {"batch_over_scalar", r.batch_over_scalar}};
     if (!r.batch_over_generic.empty()) j["batch"]["batch_over_generic"] = r.batch_over_generic;
@@ -365,7 +395,8 @@ std::string throughputTable(const ThroughputResult& r) {
     return out;
   };
   std::string text = fmt::format("{}: {}-DOF reachable pose problems ({} distinct, cycled), seed {}\n",
-                                 r.config.solver, r.config.dof, r.config.problems, r.config.seed);
+                                 r.solver.empty() ? r.config.solver : r.solver, r.config.dof, r.config.problems,
+                                 r.config.seed);
   text += fmt::format("{:<8} {:>7} {:>13} {:>13} {:>9} {:>8} {:>6} {:>6}\n", "path", "threads", "converged/s",
                       "solves/s", "converged", "x first", "cores", "load");
   for (const ThroughputPoint& p : r.points) {

@@ -41,6 +41,7 @@ struct ThroughputPoint {
   std::string path = "scalar";   // "scalar" (Solver::solve), "batch" or "generic" (kernel=generic)
   double lane_fill = 0.0;        // batch: fraction of lane-iterations that held a problem
   long batched = 0;              // batch: problems through the SIMD kernel
+  long busy_lane_steps = 0;      // batch: kernel iterations of a problem (BatchStats::busy_lane_steps)
   // The machine's load during this point's measurement (machine_load.h's
   // LoadRecorder::json(); null where /proc/loadavg cannot be read).
   nlohmann::json load;
@@ -58,6 +59,9 @@ struct ThroughputPoint {
 };
 struct ThroughputResult {
   ThroughputConfig config;
+  // The spec every path ran: config.solver, or with the batch's default
+  // library (ikbench::batchSpec) when --batch holds enough problems of a model.
+  std::string solver;
   std::vector<ThroughputPoint> points;
   double speedup = 0.0;  // last point's converged solves/s over the first's (same path)
   // batch: converged solves/s of the batch path over the scalar path, per

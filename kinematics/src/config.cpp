@@ -259,6 +259,9 @@ bool isValidConfiguration(const Model& model, const Eigen::VectorXd& q, std::str
   if (q.size() != model.nq())
     return fail(fmt::format("configuration has {} entries, model '{}' expects nq = {}", q.size(), model.name(),
                             model.nq()));
+  // Without ball or free joints there is no quaternion to check: finite is
+  // valid (the loop below names the entry that is not).
+  if (model.hasOnlyScalarJoints() && q.allFinite()) return true;
   for (int j = 0; j < model.numJoints(); ++j) {
     const int iq = model.idxQ(j), nq = model.jointNq(j);
     for (int k = 0; k < nq; ++k)

@@ -9,6 +9,8 @@
 #include <thread>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "ikbench/solvers/batch.h"
 #include "ikbench/solvers/registry.h"
 
@@ -87,29 +89,38 @@ bool simdTakes(const BatchInput& in) {
 
 // Rows through ikbench::solveBatch in chunks, so that keep_going() is polled
 // between them; each row's result depends only on its target, start and
-// seed, so chunking changes nothing.
+// seed, so chunking changes nothing. The chunk's problems are rewritten in
+// place (their buffers reused) and the answers go straight into the output
+// rows.
 long solveSimd(const BatchInput& in, const BatchOutput& out, const std::function<bool()>& keep_going) {
   const int nq = in.model->nq();
   const long chunk = 4096L * std::max(1, in.threads);
+  std::vector<Problem> problems(static_cast<size_t>(std::min(chunk, in.n)));
+  for (size_t k = 0; k < problems.size(); ++k) {
+    problems[k].model = in.model;
+    problems[k].goals = {in.goal};
+    problems[k].q0.resize(nq);
+  }
+  BatchOptions opts;
+  opts.solve = in.options;
+  opts.threads = in.threads;
   long solved = 0;
   for (long b = 0; b < in.n; b += chunk) {
     if (keep_going && b > 0 && !keep_going()) break;
     const long e = std::min(in.n, b + chunk);
-    std::vector<Pose3d> targets;
-    std::vector<Eigen::VectorXd> starts;
-    targets.reserve(static_cast<size_t>(e - b));
-    for (long i = b; i < e; ++i) targets.push_back(targetPose(in, i));
-    if (in.q0_per_row) {
-      for (long i = b; i < e; ++i) starts.emplace_back(Eigen::Map<const Eigen::VectorXd>(in.q0 + i * nq, nq));
-    } else {
-      starts.emplace_back(Eigen::Map<const Eigen::VectorXd>(in.q0, nq));
+    problems.resize(static_cast<size_t>(e - b));
+    for (long i = b; i < e; ++i) {
+      Problem& p = problems[static_cast<size_t>(i - b)];
+      const Pose3d t = targetPose(in, i);
+      p.goals[0].target_position = t.p;
+      p.goals[0].target_orientation = t.R;
+      p.q0 = Eigen::Map<const Eigen::VectorXd>(in.q0_per_row ? in.q0 + i * nq : in.q0, nq);
+      p.name = fmt::format("solve_batch row {}", i);
     }
-    BatchOptions opts;
-    opts.solve = in.options;
     opts.seeds.assign(in.seeds + b, in.seeds + e);
-    opts.threads = in.threads;
-    const std::vector<BatchResult> results = ikbench::solveBatch(in.model, in.goal, targets, starts, in.spec.text, opts);
-    for (long i = b; i < e; ++i) writeRow(out, i, nq, results[static_cast<size_t>(i - b)].q, results[static_cast<size_t>(i - b)].summary);
+    ikbench::solveBatch(problems, in.spec, opts, out.from(static_cast<size_t>(b)));
+    const auto converged = static_cast<std::uint8_t>(Status::kConverged);
+    for (long i = b; i < e; ++i) out.converged[i] = out.status[i] == converged ? 1 : 0;
     solved = e;
   }
   return solved;

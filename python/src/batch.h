@@ -23,6 +23,7 @@
 
 #include "ikbench/core/solver_options.h"
 #include "ikbench/kinematics/goal.h"
+#include "ikbench/solvers/batch.h"
 #include "ikbench/solvers/solver_spec.h"
 #include "ikbench/solvers/summary.h"
 
@@ -52,18 +53,11 @@ struct BatchInput {
   bool simd = true;
 };
 
-struct BatchOutput {
-  double* q = nullptr;  // n x nq
+// Row i of every array belongs to problem i: ikbench::BatchArrays (q with
+// q_stride = nq, status as the Status's index in kStatusNames, ...) and
+// whether it converged.
+struct BatchOutput : BatchArrays {
   std::uint8_t* converged = nullptr;
-  std::uint8_t* status = nullptr;  // Status as its index in kStatusNames
-  std::int32_t* iterations = nullptr;
-  std::int32_t* restarts = nullptr;
-  double* position_error = nullptr;
-  double* orientation_error = nullptr;
-  double* time_us = nullptr;
-  std::int64_t* fk_evals = nullptr;
-  std::int64_t* jacobian_evals = nullptr;
-  std::uint8_t* within_limits = nullptr;
 };
 
 // Solves every row on in.threads threads, the calling thread being one of

@@ -12,6 +12,7 @@
 #include "bindings.h"
 #include "ikbench/kinematics/config.h"
 #include "ikbench/kinematics/rng.h"
+#include "ikbench/solvers/batch.h"
 #include "ikbench/solvers/registry.h"
 
 namespace ikbench::python {
@@ -136,6 +137,11 @@ PyBatchResult solveBatchPy(const std::shared_ptr<PyModel>& model, const py::obje
     }
   }
 
+  // The batch's default library (ikbench::batchSpec): a spec with restarts
+  // and no library key gets one when the batch is large enough for it to
+  // pay, unless the caller gave the starts.
+  if (q0_obj.is_none()) in.spec = batchSpec(in.spec, static_cast<long>(n));
+
   in.options = solverOptionsArg(kwargs, "solve_batch");
   if (in.options.record_trace)
     throw py::value_error("solve_batch(): record_trace is not available for batches; use Solver.solve for traces");
@@ -185,6 +191,7 @@ PyBatchResult solveBatchPy(const std::shared_ptr<PyModel>& model, const py::obje
   py::array_t<std::int64_t> fk(n), jac(n);
   BatchOutput out;
   out.q = q_out.mutable_data();
+  out.q_stride = nq;
   out.converged = reinterpret_cast<std::uint8_t*>(converged.mutable_data());
   out.within_limits = reinterpret_cast<std::uint8_t*>(within.mutable_data());
   out.status = status.mutable_data();
@@ -337,7 +344,11 @@ solvers/batch.h) are solved four to a vector register, the others one
 Solver.solve each (BatchResult.batched counts the former). Solver.solve runs
 the same kernel one problem at a time for such problems, so simd=True and
 simd=False give bitwise the same answers, and simd=False gives exactly the
-answers of Solver.solve in every case. C-contiguous float64 targets and q0
+answers of Solver.solve in every case. Without q0, a spec with restarts
+that names no library (`auto`) runs with a seed library
+(library=131072:start=library, the spec in BatchResult.spec) when the batch
+has at least 32768 targets, where building the library costs less than it
+saves (docs/performance.md); library=0 in the spec opts out. C-contiguous float64 targets and q0
 are read in place (no copy). Ctrl-C stops the batch between solves (between
 chunks of 4096 rows per thread on the SIMD path; KeyboardInterrupt). Returns
 an ikbench.BatchResult.)doc");

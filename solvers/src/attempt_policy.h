@@ -119,26 +119,30 @@ class AttemptSequence {
   bool answered_ = false;
 };
 
-// The status and message of a solve's answer (Solver::verdict, and the batch
-// lanes' summary): from the errors of its configuration by forward
-// kinematics and the end of the attempt that gave it.
+// The status of a solve's answer (Solver::verdict, and the batch lanes'
+// summary): from the errors of its configuration by forward kinematics and
+// the end of the attempt that gave it.
+inline Status verdictStatus(bool errors_finite, bool within_tolerance, Status attempt_status) {
+  if (!errors_finite) return Status::kNumericalFailure;
+  if (within_tolerance) return Status::kConverged;
+  return attempt_status == Status::kConverged ? Status::kFalseConvergence : attempt_status;
+}
+
+// The status and its message.
 inline void answerVerdict(bool errors_finite, bool within_tolerance, double position_error, double orientation_error,
                           Status attempt_status, const std::string& attempt_message, Status* status,
                           std::string* message) {
+  *status = verdictStatus(errors_finite, within_tolerance, attempt_status);
   if (!errors_finite) {
-    *status = Status::kNumericalFailure;
     *message = attempt_message.empty() ? "non-finite forward kinematics at the result" : attempt_message;
   } else if (within_tolerance) {
-    *status = Status::kConverged;
     // A backend may qualify its answer (e.g. a singular pose: a continuum).
     *message = attempt_status == Status::kConverged ? attempt_message : std::string();
   } else if (attempt_status == Status::kConverged) {
-    *status = Status::kFalseConvergence;
     *message = fmt::format("backend reported convergence, but FK gives position error {:.3g} m, orientation "
                            "error {:.3g} rad",
                            position_error, orientation_error);
   } else {
-    *status = attempt_status;
     *message = attempt_message;
   }
 }

@@ -28,6 +28,7 @@
 #include <fmt/format.h>
 
 #include "attempt_policy.h"
+#include "ikbench/core/numeric.h"
 #include "batch_layout.h"
 #include "ikbench/kinematics/rng.h"
 #include "ikbench/solvers/batch.h"
@@ -98,6 +99,11 @@ struct PlanKey {
   bool operator<(const PlanKey& o) const { return tie() < o.tie(); }
   bool operator==(const PlanKey& o) const { return tie() == o.tie(); }
 };
+// The key of a problem with one goal.
+inline PlanKey planKey(const Problem& problem) {
+  const Goal& g = problem.goals.front();
+  return {problem.model.get(), g.body, g.point.x(), g.point.y(), g.point.z(), g.kind, g.weight, g.orientation_scale};
+}
 
 // What the kernel runs for one plan: the spec's part, the chain's, and the
 // stopping rules of the (effective) solve options.
@@ -130,6 +136,16 @@ AttemptEnd readAttemptEnd(const LaneGroup& G, int l, int n, std::int32_t reason,
 // and the answer's configuration, end and errors.
 struct AttemptTally {
   explicit AttemptTally(AttemptSequence p) : policy(std::move(p)) {}
+  // The tally of a new solve (the best configuration is written before it
+  // is read: attempt 0 is always taken first).
+  void restart(AttemptSequence p) {
+    policy = std::move(p);
+    iterations = fk_evals = jacobian_evals = 0;
+    best_reason = batch::kMaxIterations;
+    best_reason_iteration = 0;
+    best_pe = best_oe = 0.0;
+    best_finite = false;
+  }
   AttemptSequence policy;
   long iterations = 0, fk_evals = 0, jacobian_evals = 0;
   std::int32_t best_reason = batch::kMaxIterations;
@@ -161,18 +177,50 @@ struct AttemptTally {
   }
 };
 
-// The status and message SolveContext / the backend give for an end reason.
+// The status SolveContext / the backend give for an end reason, and with
+// its message.
+Status reasonStatus(std::int32_t reason);
 std::string reasonMessage(const std::string& backend, const SolverOptions& solve, std::int32_t reason, long iteration,
                           Status* status);
-// The Summary of a finished solve from its tally (writes the answer into the
-// path DOF of *q, which holds the rest of the configuration).
+// The Summary of a finished solve from its tally (all but time_us).
 Summary tallySummary(const AttemptTally& t, const ChainPlan& plan, const std::string& backend,
-                     const SolverOptions& solve, Eigen::VectorXd* q);
+                     const SolverOptions& solve);
+// The answer of a finished solve as the model's configuration (nq values at
+// q): the tally's on the path, the start's elsewhere.
+void writeAnswer(double* q, const Eigen::VectorXd& start, const AttemptTally& t, const ChainPlan& plan);
+// The status of a finished solve from its tally (tallySummary's, without
+// the message).
+Status tallyStatus(const AttemptTally& t, const SolverOptions& solve);
+// Whether the answer of a finished solve is within the limits.
+bool tallyWithinLimits(const AttemptTally& t, const ChainPlan& plan);
 void fillTarget(LaneGroup& G, int l, const ChainPlan& plan, const Goal& goal);
 void clearGroups(LaneGroup* groups, size_t count);
 void startAttempt(LaneGroup& G, int l);
+// A solve's restart stream (Solver::solve's Rng(Rng::mix(seed,
+// kRestartStreamSalt))), seeded on its first draw: a solve that starts from
+// a seed library rarely draws at all.
+class RestartStream {
+ public:
+  explicit RestartStream(std::uint64_t seed = 0) : seed_(seed) {}
+  void reset(std::uint64_t seed) {
+    seed_ = seed;
+    seeded_ = false;
+  }
+  Rng& rng() {
+    if (!seeded_) {
+      rng_ = Rng(Rng::mix(seed_, kRestartStreamSalt));
+      seeded_ = true;
+    }
+    return rng_;
+  }
+
+ private:
+  std::uint64_t seed_ = 0;
+  bool seeded_ = false;
+  Rng rng_{0};
+};
 void startAttemptAt(LaneGroup& G, int l, const ChainPlan& plan, long attempt, AttemptSequence& policy,
-                    const Eigen::VectorXd& start, Rng& rng);
+                    const Eigen::VectorXd& start, RestartStream& restarts);
 void packedToLanes(LaneGroup& G, int n, int rows);
 
 // ---- many problems (lane_scheduler.cpp) ----
@@ -190,7 +238,10 @@ struct Shared {
   std::vector<std::atomic<size_t>> cursor;  // per plan: next problem to take
   std::vector<int> fallback;                // problems for the scalar path
   std::atomic<size_t> fallback_cursor{0};
+  // Where the answers go: one BatchResult per problem, or the rows of
+  // arrays.
   std::vector<BatchResult>* results = nullptr;
+  const BatchArrays* arrays = nullptr;
   explicit Shared(size_t plans) : cursor(plans) {}
 };
 
@@ -199,6 +250,12 @@ struct Shared {
 void runLanes(Shared& shared, int lanes, BatchStats& stats);
 // Solves the problems the kernel does not take with the scalar Solver.
 void runScalar(Shared& s, std::unique_ptr<Solver>& solver);
+// Row i of the arrays from a Summary and its answer.
+void writeRow(const BatchArrays& out, size_t i, const Eigen::VectorXd& q, const Summary& sum, bool batched);
+// Row i of the arrays from a finished solve's tally (tallySummary's values);
+// start is the problem's start (the DOF off the path keep its values).
+void writeRow(const BatchArrays& out, size_t i, const Eigen::VectorXd& start, const AttemptTally& t,
+              const ChainPlan& plan, const SolverOptions& solve, double time_us);
 
 // ---- threads ----
 

@@ -125,9 +125,10 @@ inline V vatan2Positive(V s, V c) {
 
 // Goal errors and the weighted residual from the effector point x and the
 // goal body's rotation R (row-major) of each lane: writes g.r, g.pe, g.oe,
-// g.wn.
+// g.wn. Inlined into the step (GCC would call it, with the frame and the
+// point passed through memory).
 template <bool kPose>
-inline void errorsAndResidual(const KernelParams& P, LaneGroup& g, const V (&x)[3], const V (&R)[9]) {
+__attribute__((always_inline)) inline void errorsAndResidual(const KernelParams& P, LaneGroup& g, const V (&x)[3], const V (&R)[9]) {
   // Position error and rows (goal weights of 1 skip their products).
   const bool unit = P.w_pos == 1.0 && P.w_ori == 1.0;
   const V wp = splat(P.w_pos);

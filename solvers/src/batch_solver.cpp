@@ -93,8 +93,21 @@ std::vector<BatchResult> solveBatch(const std::vector<Problem>& problems, std::s
   return solveBatch(problems, Registry::global().parse(spec), options, stats);
 }
 
-std::vector<BatchResult> solveBatch(const std::vector<Problem>& problems, const SolverSpec& spec,
-                                    const BatchOptions& options, BatchStats* stats) {
+namespace {
+
+// BatchArrays::status holds a Status's index in kStatusNames, which is the
+// enumerator's value.
+constexpr bool statusIndexIsValue() {
+  for (size_t k = 0; k < kStatusNames.entries.size(); ++k)
+    if (static_cast<size_t>(kStatusNames.entries[k].first) != k) return false;
+  return true;
+}
+static_assert(statusIndexIsValue());
+
+// solveBatch into one BatchResult per problem (*results) or into the rows of
+// *arrays.
+void solveBatchInto(const std::vector<Problem>& problems, const SolverSpec& spec, const BatchOptions& options,
+                    std::vector<BatchResult>* results_out, const BatchArrays* arrays, BatchStats* stats) {
   if (!options.seeds.empty() && options.seeds.size() != problems.size())
     throw std::invalid_argument(
         fmt::format("solveBatch: {} seeds for {} problems (give one per problem, or none)", options.seeds.size(),
@@ -105,15 +118,22 @@ std::vector<BatchResult> solveBatch(const std::vector<Problem>& problems, const 
   if (options.threads < 1 || options.threads > 1024)
     throw std::invalid_argument(fmt::format("solveBatch: threads = {} must be in [1, 1024]", options.threads));
 
+  if (arrays != nullptr && arrays->q != nullptr)
+    for (const Problem& pr : problems)
+      if (pr.model && pr.model->nq() > arrays->q_stride)
+        throw std::invalid_argument(fmt::format(
+            "solveBatch: a model of the batch has nq = {}, more than the arrays' q_stride = {}", pr.model->nq(),
+            arrays->q_stride));
   // Constructed below, beside the scan of the problems: a large batch's
   // results are large enough that their first-touch page faults are worth
   // overlapping with that scan.
-  std::vector<BatchResult> results;
+  std::vector<BatchResult>& results = *results_out;
   Shared s(0);
   s.problems = problems.data();
   s.options = &options;
   s.spec = &spec;
-  s.results = &results;
+  s.results = arrays == nullptr ? &results : nullptr;
+  s.arrays = arrays;
   s.spec_plan = planSpec(spec);
   const KernelIsa isa = selectKernel(options.isa);
   s.step = isa.step;
@@ -135,8 +155,7 @@ std::vector<BatchResult> solveBatch(const std::vector<Problem>& problems, const 
   auto keyOf = [&](size_t i) -> std::optional<PlanKey> {
     const Problem& pr = problems[i];
     if (!spec_ok || pr.goals.size() != 1 || !pr.isValid(nullptr)) return std::nullopt;
-    const Goal& g = pr.goals.front();
-    return PlanKey{pr.model.get(), g.body, g.point.x(), g.point.y(), g.point.z(), g.kind, g.weight, g.orientation_scale};
+    return planKey(pr);
   };
   constexpr size_t kSerialCheck = 1 << 14;
   const int sharers = problems.size() < kSerialCheck ? 1 : threads;
@@ -152,7 +171,9 @@ std::vector<BatchResult> solveBatch(const std::vector<Problem>& problems, const 
   };
   // The calling thread waits for the scan anyway: it constructs the results
   // meanwhile.
-  onThreads(sharers, scan, [&] { results.resize(problems.size()); });
+  onThreads(sharers, scan, [&] {
+    if (arrays == nullptr) results.resize(problems.size());
+  });
   // Plans in the order of their first problem.
   std::map<PlanKey, int> plan_of;
   std::vector<std::vector<int>> plan_problems;
@@ -202,7 +223,71 @@ std::vector<BatchResult> solveBatch(const std::vector<Problem>& problems, const 
       stats->kernel_steps += b.kernel_steps;
     }
   }
+}
+
+}  // namespace
+
+std::vector<BatchResult> solveBatch(const std::vector<Problem>& problems, const SolverSpec& spec,
+                                    const BatchOptions& options, BatchStats* stats) {
+  std::vector<BatchResult> results;
+  solveBatchInto(problems, spec, options, &results, nullptr, stats);
   return results;
+}
+
+void solveBatch(const std::vector<Problem>& problems, const SolverSpec& spec, const BatchOptions& options,
+                const BatchArrays& out, BatchStats* stats) {
+  std::vector<BatchResult> unused;
+  solveBatchInto(problems, spec, options, &unused, &out, stats);
+}
+
+BatchArrays BatchArrays::from(std::size_t row) const {
+  BatchArrays a = *this;
+  auto at = [row](auto*& column) {
+    if (column != nullptr) column += row;
+  };
+  if (a.q != nullptr) a.q += row * static_cast<std::size_t>(q_stride);
+  at(a.status);
+  at(a.iterations);
+  at(a.restarts);
+  at(a.position_error);
+  at(a.orientation_error);
+  at(a.time_us);
+  at(a.fk_evals);
+  at(a.jacobian_evals);
+  at(a.within_limits);
+  at(a.batched);
+  return a;
+}
+
+long problemsPerModel(const std::vector<Problem>& problems) {
+  // Counted by runs of one key (a batch lists a model's problems together,
+  // or cycles through a few models).
+  std::map<PlanKey, long> count;
+  long most = 0;
+  for (size_t i = 0; i < problems.size();) {
+    const Problem& pr = problems[i];
+    if (pr.goals.size() != 1 || !pr.model) {
+      ++i;
+      continue;
+    }
+    const PlanKey key = planKey(pr);
+    size_t end = i + 1;
+    while (end < problems.size() && problems[end].goals.size() == 1 && planKey(problems[end]) == key) ++end;
+    most = std::max(most, count[key] += static_cast<long>(end - i));
+    i = end;
+  }
+  return most;
+}
+
+SolverSpec batchSpec(const SolverSpec& spec, long problems_per_model) {
+  if (problems_per_model < kBatchLibraryMinProblems) return spec;
+  if (spec.common.restarts <= 0 || spec.common.library > 0 || !planSpec(spec).why.empty()) return spec;
+  // Only a spec silent about the library: library=0 or start=given opt out.
+  std::string name;
+  std::map<std::string, std::string> keys;
+  parseSpecText(spec.text, &name, &keys);
+  if (keys.count("library") != 0 || keys.count("start") != 0) return spec;
+  return Registry::global().parse(fmt::format("{}:library={}:start=library", spec.text, kBatchLibraryEntries));
 }
 
 std::vector<BatchResult> solveBatch(const std::shared_ptr<const Model>& model, const Goal& goal,

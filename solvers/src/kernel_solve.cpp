@@ -72,8 +72,7 @@ bool KernelSolve::solve(const Problem& problem, const Eigen::VectorXd& start, co
   Impl& m = *impl_;
   if (problem.goals.size() != 1) return false;
   const Goal& goal = problem.goals.front();
-  const PlanKey key{problem.model.get(), goal.body,   goal.point.x(), goal.point.y(), goal.point.z(),
-                    goal.kind,           goal.weight, goal.orientation_scale};
+  const PlanKey key = planKey(problem);
   if (!m.have_key || key < m.key || m.key < key) {
     m.plan = planChain(problem);
     m.plan_ok = m.plan.why.empty();
@@ -100,7 +99,7 @@ bool KernelSolve::solve(const Problem& problem, const Eigen::VectorXd& start, co
   auto elapsed = [&] { return std::chrono::duration<double, std::micro>(Clock::now() - t0).count(); };
 
   for (int l = 0; l < kWidth; ++l) fillTarget(G, l, plan, goal);
-  Rng rng(Rng::mix(options.seed, kRestartStreamSalt));
+  RestartStream rng(options.seed);
   const CommonSpecOptions& common = m.spec_plan.common;
   AttemptTally tally(AttemptSequence(common.restarts, library, &goal, common.start, common.solutions));
   long lane_attempt[kWidth];  // the attempt each lane runs, -1: idle

@@ -22,14 +22,18 @@ AttemptEnd readAttemptEnd(const LaneGroup& G, int l, int n, std::int32_t reason,
   for (int k = 0; k < n; ++k) q_finite &= std::isfinite(G.q[k][l]);
   const double last = q_finite ? G.wn[l] : std::numeric_limits<double>::infinity();
   const bool use_best = !(last <= G.lowest_norm[l]);
-  for (int k = 0; k < n; ++k) e.q[k] = use_best ? G.best_q[k][l] : G.q[k][l];
+  // An answer that is not finite leaves the attempt unscored, with its best
+  // iterate as its configuration.
+  const double(*from)[kWidth] = use_best || !q_finite ? G.best_q : G.q;
+  for (int k = 0; k < n; ++k) e.q[k] = from[k][l];
+  e.q_finite = q_finite;  // the last iterate's, when it is the answer
+  if (use_best) {
+    e.q_finite = true;
+    for (int k = 0; k < n; ++k) e.q_finite &= std::isfinite(e.q[k]);
+  }
   e.pe = use_best ? G.best_pe[l] : G.pe[l];
   e.oe = use_best ? G.best_oe[l] : G.oe[l];
   const double wn = use_best ? G.lowest_norm[l] : G.wn[l];
-  e.q_finite = true;
-  for (int k = 0; k < n; ++k) e.q_finite &= std::isfinite(e.q[k]);
-  if (!e.q_finite)
-    for (int k = 0; k < n; ++k) e.q[k] = G.best_q[k][l];
   e.finite = std::isfinite(e.pe) && std::isfinite(e.oe) && std::isfinite(wn);
   e.score = e.finite ? std::max(e.pe / solve.position_tolerance, e.oe / solve.orientation_tolerance)
                      : std::numeric_limits<double>::infinity();
@@ -37,55 +41,74 @@ AttemptEnd readAttemptEnd(const LaneGroup& G, int l, int n, std::int32_t reason,
 }
 
 
-// The status and message SolveContext / the backend give for an end reason.
-std::string reasonMessage(const std::string& backend, const SolverOptions& solve, std::int32_t reason, long iteration,
-                          Status* status) {
+// The status SolveContext / the backend give for an end reason.
+Status reasonStatus(std::int32_t reason) {
   switch (reason) {
-    case batch::kConverged: *status = Status::kConverged; return {};
-    case batch::kMaxIterations: *status = Status::kMaxIterations; return {};
-    case batch::kTimeLimit: *status = Status::kTimeLimit; return {};
+    case batch::kConverged: return Status::kConverged;
+    case batch::kTimeLimit: return Status::kTimeLimit;
     case batch::kStallNoImprovement:
-      *status = Status::kStalled;
-      return fmt::format("no relative improvement of {} in {} iterations", solve.stall_relative_improvement,
-                         solve.stall_iterations);
-    case batch::kStallVanishingStep:
-      *status = Status::kStalled;
-      return fmt::format("step vanished (|dq| < {:g})", kVanishingStep);
+    case batch::kStallVanishingStep: return Status::kStalled;
     case batch::kNonFiniteError:
-      *status = Status::kNumericalFailure;
-      return fmt::format("non-finite error or step at iteration {}", iteration);
     case batch::kNonFiniteStart:
-      *status = Status::kNumericalFailure;
-      return "non-finite error at the start configuration";
     case batch::kNotPositiveDefinite:
-      *status = Status::kNumericalFailure;
-      return fmt::format("{}: J J^T + lambda^2 I is not positive definite (lambda = 0 at a singularity?)", backend);
-    case batch::kNonFiniteStep: *status = Status::kNumericalFailure; return fmt::format("{}: non-finite step", backend);
-    case batch::kNonFiniteConfig:
-      *status = Status::kNumericalFailure;
-      return fmt::format("{}: non-finite configuration after the step", backend);
-    default: *status = Status::kMaxIterations; return {};
+    case batch::kNonFiniteStep:
+    case batch::kNonFiniteConfig: return Status::kNumericalFailure;
+    default: return Status::kMaxIterations;
   }
 }
 
+// The status and message SolveContext / the backend give for an end reason.
+std::string reasonMessage(const std::string& backend, const SolverOptions& solve, std::int32_t reason, long iteration,
+                          Status* status) {
+  *status = reasonStatus(reason);
+  switch (reason) {
+    case batch::kStallNoImprovement:
+      return fmt::format("no relative improvement of {} in {} iterations", solve.stall_relative_improvement,
+                         solve.stall_iterations);
+    case batch::kStallVanishingStep: return fmt::format("step vanished (|dq| < {:g})", kVanishingStep);
+    case batch::kNonFiniteError: return fmt::format("non-finite error or step at iteration {}", iteration);
+    case batch::kNonFiniteStart: return "non-finite error at the start configuration";
+    case batch::kNotPositiveDefinite:
+      return fmt::format("{}: J J^T + lambda^2 I is not positive definite (lambda = 0 at a singularity?)", backend);
+    case batch::kNonFiniteStep: return fmt::format("{}: non-finite step", backend);
+    case batch::kNonFiniteConfig: return fmt::format("{}: non-finite configuration after the step", backend);
+    default: return {};
+  }
+}
+
+void writeAnswer(double* q, const Eigen::VectorXd& start, const AttemptTally& t, const ChainPlan& plan) {
+  // A batched chain holds every DOF of its model (planChain), so the start
+  // is not read: a solve from a library entry never touches it.
+  if (static_cast<Eigen::Index>(plan.q_index.size()) != start.size())
+    std::copy(start.data(), start.data() + start.size(), q);
+  for (int k = 0; k < plan.chain.n; ++k) q[plan.q_index[k]] = t.best_q[k];
+}
+
+Status tallyStatus(const AttemptTally& t, const SolverOptions& solve) {
+  return verdictStatus(t.best_finite,
+                       t.best_pe <= solve.position_tolerance && t.best_oe <= solve.orientation_tolerance,
+                       reasonStatus(t.best_reason));
+}
+
+bool tallyWithinLimits(const AttemptTally& t, const ChainPlan& plan) {
+  bool within = true;
+  for (int k = 0; k < plan.chain.n; ++k)
+    within &= t.best_q[k] >= plan.chain.lo[k] - kLimitSlack && t.best_q[k] <= plan.chain.hi[k] + kLimitSlack;
+  return within;
+}
+
 // The Summary of a finished solve from its tally: Solver::verdict on the
-// kernel's own errors of the answer. Writes the answer into the path DOF of
-// *q (which holds the rest of the configuration).
+// kernel's own errors of the answer.
 Summary tallySummary(const AttemptTally& t, const ChainPlan& plan, const std::string& backend,
-                     const SolverOptions& solve, Eigen::VectorXd* q) {
+                     const SolverOptions& solve) {
   Summary sum;
-  const int n = plan.chain.n;
-  for (int k = 0; k < n; ++k) (*q)[plan.q_index[k]] = t.best_q[k];
   sum.iterations = static_cast<int>(t.iterations);
   sum.restarts = static_cast<int>(std::max(0L, t.policy.taken() - 1));
   sum.fk_evals = t.fk_evals;
   sum.jacobian_evals = t.jacobian_evals;
   sum.position_error = t.best_pe;
   sum.orientation_error = t.best_oe;
-  bool within = true;
-  for (int k = 0; k < n; ++k)
-    within &= t.best_q[k] >= plan.chain.lo[k] - kLimitSlack && t.best_q[k] <= plan.chain.hi[k] + kLimitSlack;
-  sum.within_limits = within;
+  sum.within_limits = tallyWithinLimits(t, plan);
   Status status;
   const std::string message = reasonMessage(backend, solve, t.best_reason, t.best_reason_iteration, &status);
   answerVerdict(t.best_finite, t.best_pe <= solve.position_tolerance && t.best_oe <= solve.orientation_tolerance,
@@ -144,14 +167,14 @@ void startFromEntry(LaneGroup& G, int l, const ChainPlan& plan, const double* q)
 // Attempt `attempt` of a solve in lane l, where the attempt policy says it
 // starts (as Solver::runAttempts starts it).
 void startAttemptAt(LaneGroup& G, int l, const ChainPlan& plan, long attempt, AttemptSequence& policy,
-                    const Eigen::VectorXd& start, Rng& rng) {
+                    const Eigen::VectorXd& start, RestartStream& restarts) {
   const AttemptStart from = policy.start(attempt);
   if (from.kind == AttemptStart::kLibraryEntry)
     startFromEntry(G, l, plan, from.entry);
   else if (from.kind == AttemptStart::kStart)
     startFromStart(G, l, plan, start);
   else
-    startFromRestart(G, l, plan, rng);
+    startFromRestart(G, l, plan, restarts.rng());
 }
 
 // Lane 0's Jacobian from the one-problem step's layout (LaneGroup::Jp,

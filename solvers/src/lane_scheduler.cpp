@@ -14,11 +14,16 @@
 
 namespace ikbench::batch_detail {
 
+// Busy lanes of a group's 4-bit mask (the build's baseline has no popcnt
+// instruction: __builtin_popcount would be a library call per group).
+constexpr int kLanesIn[16] = {0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4};
+inline int lanesIn(std::uint8_t mask) { return kLanesIn[mask & 0xF]; }
+
 // One problem's Solver::solve state while it occupies a lane.
 struct LaneState {
   int problem = -1;
   long attempt = 0;
-  Rng rng{0};
+  RestartStream restarts;
   double share_at_entry = 0.0;  // LaneScheduler::share_sum_ when the problem came in
   double deadline_us = 0.0;  // 0 = none
   AttemptTally tally{AttemptSequence(0, nullptr, nullptr, StartMode::kGiven, SolutionsMode::kFirst)};
@@ -42,13 +47,13 @@ class LaneScheduler {
       int busy = 0;
       for (int g = 0; g < num_groups_; ++g) {
         if (occupied_[g] != 0xF) refill(g);
-        busy += __builtin_popcount(occupied_[g]);
+        busy += lanesIn(occupied_[g]);
       }
       if (compact()) {
         for (int g = 0; g < num_groups_; ++g)
           if (occupied_[g] == 0) refill(g);
         busy = 0;
-        for (int g = 0; g < num_groups_; ++g) busy += __builtin_popcount(occupied_[g]);
+        for (int g = 0; g < num_groups_; ++g) busy += lanesIn(occupied_[g]);
       }
       if (busy == 0) break;
       if (budget && share_sum_ >= next_deadline_) expire();
@@ -93,7 +98,7 @@ class LaneScheduler {
       for (int h = g + 1; h < num_groups_ && occupied_[g] != 0; ++h) {
         if (group_plan_[h] != p || occupied_[h] == 0xF || occupied_[h] == 0) continue;
         // Move g's problems into h's free lanes (the fuller group keeps its own).
-        const bool g_smaller = __builtin_popcount(occupied_[g]) <= __builtin_popcount(occupied_[h]);
+        const bool g_smaller = lanesIn(occupied_[g]) <= lanesIn(occupied_[h]);
         const int from = g_smaller ? g : h, to = g_smaller ? h : g;
         while (occupied_[from] != 0 && occupied_[to] != 0xF) {
           moveLane(from, __builtin_ctz(occupied_[from]), to, __builtin_ctz(~occupied_[to] & 0xFu));
@@ -167,19 +172,18 @@ class LaneScheduler {
     const ChainPlan& plan = s_.plans[group_plan_[g]];
     LaneGroup& G = groups_[g];
     LaneState& st = state(g, l);
-    st = LaneState();
     st.problem = i;
-    const std::uint64_t seed = s_.options->seeds.empty() ? s_.solve.seed : s_.options->seeds[i];
-    st.rng = Rng(Rng::mix(seed, kRestartStreamSalt));
+    st.attempt = 0;
+    st.restarts.reset(s_.options->seeds.empty() ? s_.solve.seed : s_.options->seeds[i]);
     st.share_at_entry = share_sum_;
     st.deadline_us = s_.solve.time_budget_us;
     occupied_[g] |= static_cast<std::uint8_t>(1u << l);
     if (st.deadline_us > 0.0) next_deadline_ = std::min(next_deadline_, st.share_at_entry + st.deadline_us);
-    fillTarget(G, l, plan, pr.goals.front());
+    const Goal& goal = pr.goals.front();
+    fillTarget(G, l, plan, goal);
     const CommonSpecOptions& common = s_.spec_plan.common;
-    st.tally = AttemptTally(
-        AttemptSequence(common.restarts, plan.library.get(), &pr.goals.front(), common.start, common.solutions));
-    startAttemptAt(G, l, plan, 0, st.tally.policy, pr.q0, st.rng);
+    st.tally.restart(AttemptSequence(common.restarts, plan.library.get(), &goal, common.start, common.solutions));
+    startAttemptAt(G, l, plan, 0, st.tally.policy, pr.q0, st.restarts);
   }
 
   // Lanes whose problem's budget is spent end their attempt (time-limit);
@@ -213,7 +217,7 @@ class LaneScheduler {
     const bool time_up = st.deadline_us > 0.0 && chargedUs(st) >= st.deadline_us;
     if (!st.tally.policy.ended(time_up)) {
       ++st.attempt;
-      startAttemptAt(G, l, plan, st.attempt, st.tally.policy, s_.problems[st.problem].q0, st.rng);
+      startAttemptAt(G, l, plan, st.attempt, st.tally.policy, s_.problems[st.problem].q0, st.restarts);
       return;
     }
     finish(g, l);
@@ -226,12 +230,17 @@ class LaneScheduler {
     LaneGroup& G = groups_[g];
     LaneState& st = state(g, l);
     const ChainPlan& plan = s_.plans[group_plan_[g]];
-    BatchResult& out = (*s_.results)[st.problem];
     const Problem& pr = s_.problems[st.problem];
-    out.batched = true;
-    out.q = pr.q0;
-    out.summary = tallySummary(st.tally, plan, s_.spec_plan.backend, s_.solve, &out.q);
-    out.summary.time_us = chargedUs(st);
+    if (s_.arrays != nullptr) {
+      writeRow(*s_.arrays, static_cast<size_t>(st.problem), pr.q0, st.tally, plan, s_.solve, chargedUs(st));
+    } else {
+      BatchResult& out = (*s_.results)[st.problem];
+      out.batched = true;
+      out.q.resize(pr.q0.size());
+      writeAnswer(out.q.data(), pr.q0, st.tally, plan);
+      out.summary = tallySummary(st.tally, plan, s_.spec_plan.backend, s_.solve);
+      out.summary.time_us = chargedUs(st);
+    }
     G.active[l] = 0;
     occupied_[g] &= static_cast<std::uint8_t>(~(1u << l));
     G.fresh[l] = 0;
@@ -261,17 +270,64 @@ void runLanes(Shared& shared, int lanes, BatchStats& stats) {
 }
 
 void runScalar(Shared& s, std::unique_ptr<Solver>& solver) {
+  Eigen::VectorXd q;
   for (size_t k; (k = s.fallback_cursor.fetch_add(1)) < s.fallback.size();) {
     const int i = s.fallback[k];
     const Problem& pr = s.problems[i];
     if (!solver) solver = Registry::global().create(*s.spec);
     SolverOptions o = s.options->solve;
     if (!s.options->seeds.empty()) o.seed = s.options->seeds[i];
+    if (s.arrays != nullptr) {
+      q = pr.q0;
+      const Summary sum = solver->solve(pr, q, o);
+      writeRow(*s.arrays, static_cast<size_t>(i), q, sum, false);
+      continue;
+    }
     BatchResult& out = (*s.results)[i];
     out.q = pr.q0;
     out.summary = solver->solve(pr, out.q, o);
     out.batched = false;
   }
+}
+
+namespace {
+double* qRow(const BatchArrays& out, size_t i) {
+  return out.q == nullptr ? nullptr : out.q + i * static_cast<size_t>(out.q_stride);
+}
+template <class T, class U>
+void put(T* column, size_t i, U value) {
+  if (column != nullptr) column[i] = static_cast<T>(value);
+}
+}  // namespace
+
+void writeRow(const BatchArrays& out, size_t i, const Eigen::VectorXd& q, const Summary& sum, bool batched) {
+  if (double* row = qRow(out, i)) std::copy(q.data(), q.data() + q.size(), row);
+  put(out.status, i, static_cast<int>(sum.status));
+  put(out.iterations, i, sum.iterations);
+  put(out.restarts, i, sum.restarts);
+  put(out.position_error, i, sum.position_error);
+  put(out.orientation_error, i, sum.orientation_error);
+  put(out.time_us, i, sum.time_us);
+  put(out.fk_evals, i, sum.fk_evals);
+  put(out.jacobian_evals, i, sum.jacobian_evals);
+  put(out.within_limits, i, sum.within_limits ? 1 : 0);
+  put(out.batched, i, batched ? 1 : 0);
+}
+
+// tallySummary's values, written straight into row i.
+void writeRow(const BatchArrays& out, size_t i, const Eigen::VectorXd& start, const AttemptTally& t,
+              const ChainPlan& plan, const SolverOptions& solve, double time_us) {
+  if (double* row = qRow(out, i)) writeAnswer(row, start, t, plan);
+  put(out.status, i, static_cast<int>(tallyStatus(t, solve)));
+  put(out.iterations, i, t.iterations);
+  put(out.restarts, i, std::max(0L, t.policy.taken() - 1));
+  put(out.position_error, i, t.best_pe);
+  put(out.orientation_error, i, t.best_oe);
+  put(out.time_us, i, time_us);
+  put(out.fk_evals, i, t.fk_evals);
+  put(out.jacobian_evals, i, t.jacobian_evals);
+  if (out.within_limits != nullptr) out.within_limits[i] = tallyWithinLimits(t, plan) ? 1 : 0;
+  put(out.batched, i, 1);
 }
 
 }  // namespace ikbench::batch_detail

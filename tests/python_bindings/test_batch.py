@@ -227,3 +227,23 @@ def test_the_simd_kernel_takes_the_arms_and_agrees_with_single_solves(name):
     assert np.any(simd.q != scalar.q)  # the kernel ran: its rounding differs somewhere
     # Not taken by the kernel (ccd): every row through Solver.solve.
     assert ik.solve_batch(model, "ccd:max_iterations=5", targets[:8], threads=1).batched == 0
+
+
+def test_a_large_batch_without_starts_takes_the_default_library():
+    # From 32768 targets on (ikbench/solvers/batch.h, kBatchLibraryMinProblems)
+    # a spec with restarts and no library key runs with a seed library; the
+    # caller's starts, or library=0, keep the spec as given.
+    model, chain, _ = arm("ur5")
+    n = 32768
+    targets = ik.reachable_targets(model, n, seed=21)
+    r = ik.solve_batch(model, AUTO_NO_BUDGET, targets, threads=2, seed=5)
+    assert r.spec == AUTO_NO_BUDGET + ":library=131072:start=library"
+    assert r.batched == n and r.converged.all()
+    check_rows(model, chain, r, targets, range(0, n, 97))
+    # The same rows solved alone with that spec: the same answers.
+    alone = ik.solve_batch(model, r.spec, targets[:50], threads=1, seed=5)
+    np.testing.assert_array_equal(alone.q, r.q[:50])
+    assert ik.solve_batch(model, AUTO_NO_BUDGET, targets[: n - 1], threads=2).spec == AUTO_NO_BUDGET
+    given = ik.solve_batch(model, AUTO_NO_BUDGET, targets, q0=model.middle(), threads=2)
+    assert given.spec == AUTO_NO_BUDGET
+    assert ik.solve_batch(model, AUTO_NO_BUDGET + ":library=0", targets, threads=2).spec.endswith("library=0")

@@ -111,6 +111,52 @@ std::vector<BatchResult> solveBatch(const std::vector<Problem>& problems, const 
 std::vector<BatchResult> solveBatch(const std::vector<Problem>& problems, std::string_view spec,
                                     const BatchOptions& options = {}, BatchStats* stats = nullptr);
 
+// The outcomes of a batch written in place, one row per problem (structure
+// of arrays), for callers that keep many results (solve_batch's numpy
+// arrays, `ikbench throughput`): no Summary, string or VectorXd per
+// problem. Row i is problem i's, with the values BatchResult would hold.
+// Null pointers are fields not wanted (not written).
+struct BatchArrays {
+  double* q = nullptr;  // problems x q_stride; row i: problem i's answer (its model's nq values)
+  int q_stride = 0;     // >= every problem's nq when q is given
+  // Status as its index in kStatusNames (= the enumerator's value).
+  std::uint8_t* status = nullptr;
+  std::int32_t* iterations = nullptr;
+  std::int32_t* restarts = nullptr;
+  double* position_error = nullptr;
+  double* orientation_error = nullptr;
+  double* time_us = nullptr;
+  std::int64_t* fk_evals = nullptr;
+  std::int64_t* jacobian_evals = nullptr;
+  std::uint8_t* within_limits = nullptr;
+  std::uint8_t* batched = nullptr;  // 1: the SIMD kernel answered
+  // The same arrays from row `row` on (for a batch solved in parts).
+  BatchArrays from(std::size_t row) const;
+};
+// solveBatch into arrays: the same solves, the same answers and the same
+// exceptions; std::invalid_argument when q is given and a problem's nq
+// exceeds q_stride.
+void solveBatch(const std::vector<Problem>& problems, const SolverSpec& spec, const BatchOptions& options,
+                const BatchArrays& out, BatchStats* stats = nullptr);
+
+// The default seed library of a batch. A spec that the batch kernel runs
+// with restarts (`auto`, dls / dls-adaptive with restarts > 0) and that says
+// nothing of a library (neither `library` nor `start`) gets
+// `library=kBatchLibraryEntries:start=library` when the batch holds at least
+// kBatchLibraryMinProblems problems of one model and goal: past that count
+// the library's build (once per model and goal) costs less than it saves
+// (docs/performance.md, "The batch's default library", has the measured
+// break-even). The rule reads only the spec and the batch's size, never the
+// thread count or the process's cache, so a problem's answer still depends
+// only on the batch and its seed. Returns the spec to run (the given one
+// when the rule does not apply).
+inline constexpr int kBatchLibraryEntries = 131072;
+inline constexpr long kBatchLibraryMinProblems = 32768;
+SolverSpec batchSpec(const SolverSpec& spec, long problems_per_model);
+// The largest number of problems sharing one model and goal structure (the
+// count the rule reads), over a batch of problems.
+long problemsPerModel(const std::vector<Problem>& problems);
+
 // One model, one goal (body, point, kind, weights; its targets ignored),
 // many targets: targets[i] is world_T_target of problem i (only p is used
 // for a position goal); starts holds one start configuration (nq) for all
