@@ -208,7 +208,10 @@ def throughput_points(file, doc):
     pts = doc.get("points") if isinstance(doc, dict) else None
     if not isinstance(pts, list):
         raise ResultsError(f"{file}: expected an object with a 'points' list (ikbench throughput --out)")
-    solver = doc.get("solver") if isinstance(doc.get("solver"), str) else "?"
+    # The spec that ran: a large --batch run of a spec without a library runs with the batch's
+    # default library (effective_solver), another series than the spec as given.
+    ran = doc.get("effective_solver", doc.get("solver"))
+    solver = ran if isinstance(ran, str) else "?"
     problems = doc.get("distinct_problems")
     # Another problem set than the default is another series.
     suffix = f"/problems:{problems}" if isinstance(problems, int) and problems != DEFAULT_THROUGHPUT_PROBLEMS else ""
