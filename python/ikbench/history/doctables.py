@@ -201,15 +201,17 @@ class Coverage:
         if rs.empty:
             return "The stored history holds no run.\n"
         lines = [f"The stored history holds {len(rs)} runs of {rs['git_commit'].nunique()} commits on "
-                 f"{rs['machine'].nunique()} machine identit{'y' if rs['machine'].nunique() == 1 else 'ies'}:", "",
+                 f"{rs['machine'].nunique()} machine identit{'y' if rs['machine'].nunique() == 1 else 'ies'} "
+                 "(`+dirty`: a modified work tree of that commit):", "",
                  "| machine | commit | date | subject | runs (suite x threads) |", "|---|---|---|---|---|"]
-        for (machine, commit), g in rs.groupby(["machine", "git_commit"], sort=False):
+        rs = rs.assign(commit=[queries.commit_label(c, bool(d)) for c, d in zip(rs["git_commit"], rs["dirty"])])
+        for (machine, commit), g in rs.groupby(["machine", "commit"], sort=False):
             first = g.iloc[0]
             subj = (first["subject"] or "").replace("|", "\\|")
             subj = subj if len(subj) <= 60 else subj[:59] + "…"
             what = ", ".join(f"{n} x {suite} ({t} thread{'s' if t != 1 else ''})" for (suite, t), n in
                              g.groupby(["suite", "threads"], sort=True).size().items())
-            lines.append(f"| {machine} | {queries.commit_label(commit, bool(first['dirty']))} | "
+            lines.append(f"| {machine} | {commit} | "
                          f"{(first['commit_date'] or first['start_time'] or '')[:10]} | {subj} | {what} |")
         skipped = store.query("SELECT git_commit, reason FROM skipped ORDER BY id")
         if skipped:
