@@ -291,3 +291,17 @@ def test_a_directory_of_throughput_files_is_a_run(tmp_path, capsys):
     write_gbench(g)
     assert main(["history", "add", str(g), "--db", db]) == 2
     assert "throughput.json" in capsys.readouterr().err
+
+
+def test_side_files_of_two_runs_of_one_commit_both_kept(tmp_path):
+    """Two runs of one commit and suite with side files: each keeps its own directory."""
+    db = str(tmp_path / "h.sqlite")
+    for i, rate in ((1, 100.0), (2, 200.0)):
+        d = synthetic_run(tmp_path / f"r{i}", 7, time_scale=float(i))
+        write_throughput(d, rate)
+        assert main(["history", "add", str(d), "--db", db]) == 0
+    out = tmp_path / "side"
+    assert main(["history", "export", "--format", "csv", "--out", str(tmp_path / "e.csv"), "--side-files", str(out),
+                 "--db", db]) == 0
+    dirs = sorted(p.name for p in (out / sha(7)[:12]).iterdir())
+    assert len(dirs) == 2 and all(n.startswith("synthetic-") for n in dirs), dirs

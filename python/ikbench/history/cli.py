@@ -331,7 +331,7 @@ def build_parser(prog="ikbench history"):
     e.add_argument("--slim", action="store_true", help="json: without the runs' side files and raw Google Benchmark "
                    "entries (their series points stay)")
     e.add_argument("--side-files", metavar="DIR", help="also write every run's Google Benchmark JSON and throughput "
-                   "files, gzip-compressed, as DIR/<commit>/<suite>/<file>.gz")
+                   "files, gzip-compressed, as DIR/<commit>/<suite>[-<run key>]/<file>.gz")
     db(e)
     e.set_defaults(func=cmd_export)
 

@@ -105,21 +105,26 @@ def import_json(store, doc, source="import"):
 
 def write_side_files(store, directory):
     """Every run's side documents (Google Benchmark JSON, throughput files) as
-    DIR/<commit, 12 digits[-dirty]>/<suite>/<file>.gz (byte-reproducible: no name or time in the gzip
-    header); the paths written. Runs of one commit and suite share a directory: a later run's file
-    of the same name replaces an earlier one's, as the newest measurement."""
+    DIR/<commit, 12 digits[-dirty]>/<suite>/<file>.gz, or <suite>-<run key, 8 digits>/ where several
+    runs of one commit and suite hold side files (byte-reproducible: no name or time in the gzip
+    header); the paths written."""
     import gzip
     from pathlib import Path
 
     from ..safe_io import atomic_write_bytes, output_directory
 
-    written = []
+    runs = []
     for r in queries.runs(store).itertuples():
         docs = store.query("SELECT file, body FROM documents WHERE run_id = ? ORDER BY file", (int(r.run_id),))
-        if not docs:
-            continue
-        commit = (r.git_commit or "unknown")[:12] + ("-dirty" if r.dirty else "")
-        d = Path(directory) / commit / re.sub(r"[^A-Za-z0-9._-]", "_", str(r.suite or "run"))
+        if docs:
+            commit = (r.git_commit or "unknown")[:12] + ("-dirty" if r.dirty else "")
+            runs.append((commit, re.sub(r"[^A-Za-z0-9._-]", "_", str(r.suite or "run")), r.key, docs))
+    shared = {}
+    for commit, suite, _, _ in runs:
+        shared[(commit, suite)] = shared.get((commit, suite), 0) + 1
+    written = []
+    for commit, suite, key, docs in runs:
+        d = Path(directory) / commit / (suite if shared[(commit, suite)] == 1 else f"{suite}-{key[:8]}")
         output_directory(d)
         for doc in docs:
             name = Path(doc["file"]).name + ".gz"
