@@ -418,6 +418,10 @@ Family bvhTrackingFamily(const BvhClip& clip, const BvhTrackingSpec& spec, const
   fam.name = name;
   fam.goal = "position";
   fam.sequential = true;
+  fam.start = "previous";
+  // Frames tracked are stride frames of the clip apart.
+  fam.frame_rate = clip.frame_time > 0.0 ? 1.0 / (clip.frame_time * spec.stride) : 0.0;
+  fam.branch_jump = 0.5;
   fam.dof = m.nv();
   fam.effectors = static_cast<int>(bodies.size());
   fam.description = fmt::format("mocap tracking of {} ({} joints, {} effectors, {:.4g} fps, scale {} m/unit)", m.name(),

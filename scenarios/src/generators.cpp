@@ -3,6 +3,9 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <cstdlib>
+#include <optional>
+#include <string_view>
 #include <limits>
 #include <numbers>
 #include <stdexcept>
@@ -133,6 +136,64 @@ void makeGoalsFor(const Model& model, const Data& data, const std::vector<int>& 
   (void)model;
 }
 
+// GoalSetType::kIkfast's target configuration (generators.h).
+Eigen::VectorXd ikfastConfiguration(const Model& model, Rng& rng) {
+  Eigen::VectorXd q = randomConfiguration(model, rng);
+  constexpr double kSpecial[] = {0.0, 0.5 * M_PI, -0.5 * M_PI, M_PI};
+  for (int j = 0; j < model.numJoints(); ++j) {
+    if (model.type(j) != JointType::kRevolute) continue;
+    const int d = model.idxV(j);
+    if (!(rng.uniform() < 0.5)) continue;
+    double inside[4];
+    int n = 0;
+    for (double v : kSpecial)
+      if (v >= model.lowerLimits()[d] && v <= model.upperLimits()[d]) inside[n++] = v;
+    if (n > 0) q[model.idxQ(j)] = inside[rng.uniformInt(0, n - 1)];
+  }
+  return q;
+}
+
+// GoalSetType::kPath: per tangent DOF a centre and a radius (half-width) of
+// the path within the limits, and three phases.
+struct SmoothPath {
+  Eigen::VectorXd centre, radius;
+  Eigen::MatrixXd phase;  // nv x 3
+  double omega = 0.0;     // 2 pi / duration [rad/s]
+
+  SmoothPath(const Model& model, Rng& rng, double duration_s) {
+    const int nv = model.nv();
+    centre.resize(nv);
+    radius.resize(nv);
+    phase.resize(nv, 3);
+    for (int d = 0; d < nv; ++d) {
+      const double lo = model.lowerLimits()[d], hi = model.upperLimits()[d];
+      if (std::isfinite(lo) && std::isfinite(hi)) {
+        centre[d] = 0.5 * (lo + hi);
+        radius[d] = std::min(0.45 * (hi - lo), M_PI);
+      } else {
+        centre[d] = 0.0;
+        radius[d] = 0.5 * M_PI;
+      }
+      for (int k = 0; k < 3; ++k) phase(d, k) = rng.uniform(0.0, 2.0 * M_PI);
+    }
+    omega = 2.0 * M_PI / duration_s;
+  }
+  // The configuration at time t [s]: tangent coordinates centre + radius * s(t)
+  // with s a sum of three harmonics normalised to [-1, 1], clamped into the
+  // limits (a no-op but for rotation-vector boxes).
+  Eigen::VectorXd at(const Model& model, double t) const {
+    Eigen::VectorXd v(centre.size());
+    for (int d = 0; d < v.size(); ++d) {
+      double s = 0.0;
+      for (int k = 0; k < 3; ++k) s += std::sin((k + 1) * omega * t + phase(d, k)) / (k + 1);
+      v[d] = centre[d] + radius[d] * s / (1.0 + 1.0 / 2 + 1.0 / 3);
+    }
+    Eigen::VectorXd q = integrate(model, model.neutralConfiguration(), v);
+    clampToLimits(model, q);
+    return q;
+  }
+};
+
 // The first (root-most) joint with DOFs supporting `body`.
 int firstMovingJoint(const Model& model, int body) {
   const std::vector<int> s = model.supportingJoints(body);
@@ -184,7 +245,8 @@ std::shared_ptr<const Model> randomTree(const TreeSpec& spec, std::uint64_t seed
                                        fmt::format("tree{}x{}-s{}", b.tips, static_cast<int>(total), seed));
 }
 
-Eigen::VectorXd startConfiguration(const Model& model, StartPolicy policy, Rng& rng) {
+Eigen::VectorXd startConfiguration(const Model& model, StartPolicy policy, Rng& rng, const Eigen::VectorXd* known,
+                                   double near_distance) {
   switch (policy) {
     case StartPolicy::kNominal:
       return model.middleConfiguration();
@@ -194,8 +256,48 @@ Eigen::VectorXd startConfiguration(const Model& model, StartPolicy policy, Rng& 
       return randomConfiguration(model, rng);
     case StartPolicy::kPrevious:
       return model.middleConfiguration();
+    case StartPolicy::kNear: {
+      if (known == nullptr || known->size() != model.nq())
+        throw std::invalid_argument(
+            "start 'near:D' needs targets with a known solution (goal sets reachable, ikfast, near_singular)");
+      if (!(near_distance >= 0.0) || !std::isfinite(near_distance))
+        throw std::invalid_argument(fmt::format("start 'near:D': D = {} must be finite and >= 0", near_distance));
+      Eigen::VectorXd dir(model.nv());
+      for (int k = 0; k < model.nv(); ++k) dir[k] = rng.normal();
+      const double n = dir.norm();
+      if (!(n > 0.0)) return *known;
+      Eigen::VectorXd q = integrate(model, *known, (near_distance / n) * dir);
+      clampToLimits(model, q);
+      return q;
+    }
   }
   return model.neutralConfiguration();
+}
+
+std::string startRegimeName(StartPolicy policy, double near_distance) {
+  if (policy == StartPolicy::kNear) return fmt::format("near:{}", near_distance);
+  return std::string(toString(policy));
+}
+
+void parseStartRegime(std::string_view text, StartPolicy* policy, double* near_distance) {
+  constexpr std::string_view kNearPrefix = "near:";
+  if (text.substr(0, kNearPrefix.size()) == kNearPrefix) {
+    const std::string d(text.substr(kNearPrefix.size()));
+    char* end = nullptr;
+    const double v = d.empty() ? std::nan("") : std::strtod(d.c_str(), &end);
+    if (d.empty() || end != d.c_str() + d.size() || !std::isfinite(v) || v < 0.0 || v > 100.0)
+      throw std::invalid_argument(fmt::format(
+          "start '{}': expected near:D with D a number in [0, 100] (rad or m, the distance from a known solution)",
+          text));
+    *policy = StartPolicy::kNear;
+    *near_distance = v;
+    return;
+  }
+  const std::optional<StartPolicy> p = kStartPolicyNames.find(text);
+  if (!p || *p == StartPolicy::kNear)
+    throw std::invalid_argument(
+        fmt::format("unknown start '{}' (expected one of: nominal, zero, random, previous, near:D)", text));
+  *policy = *p;
 }
 
 std::vector<int> effectorBodies(const Model& model, const std::vector<std::string>& names) {
@@ -252,8 +354,16 @@ std::vector<Problem> makeGoals(const std::shared_ptr<const Model>& model, const 
     throw std::invalid_argument("goal set: orientation_scale must be finite and > 0");
   const std::vector<int> effectors = effectorBodies(*model, spec.effectors);
   std::vector<Problem> out;
-  out.reserve(spec.count);
   Data data(*model);
+  if (spec.starts < 1 || spec.starts > 1000000)
+    throw std::invalid_argument(fmt::format("goal set: starts = {} must be in [1, 1e6]", spec.starts));
+  const bool in_order = spec.type == GoalSetType::kTrajectory || spec.type == GoalSetType::kPath;
+  if (in_order && spec.starts != 1)
+    throw std::invalid_argument("goal set: a path or trajectory is solved in order and has one start (starts = 1)");
+  if (static_cast<long>(spec.count) * spec.starts > 1000000)
+    throw std::invalid_argument(
+        fmt::format("goal set: count x starts = {} is more than 1e6 problems", static_cast<long>(spec.count) * spec.starts));
+  out.reserve(static_cast<size_t>(spec.count) * spec.starts);
   auto push = [&](int i, const Eigen::VectorXd& q0) {
     Problem p;
     p.model = model;
@@ -262,16 +372,50 @@ std::vector<Problem> makeGoals(const std::shared_ptr<const Model>& model, const 
     p.q0 = q0;
     out.push_back(std::move(p));
   };
+  // Target t's problems t * starts + k, k < starts, each from its own start:
+  // drawn after the target from its stream, or from spec.start_seed's.
+  auto pushStarts = [&](int t, Rng& rng, const Eigen::VectorXd* known) {
+    for (int k = 0; k < spec.starts; ++k) {
+      const int i = t * spec.starts + k;
+      if (spec.start_seed) {
+        Rng own(Rng::mix(*spec.start_seed, static_cast<std::uint64_t>(i)));
+        push(i, startConfiguration(*model, spec.start, own, known, spec.near_distance));
+      } else {
+        push(i, startConfiguration(*model, spec.start, rng, known, spec.near_distance));
+      }
+    }
+  };
 
   switch (spec.type) {
     case GoalSetType::kReachable:
+    case GoalSetType::kIkfast:
       for (int i = 0; i < spec.count; ++i) {
         Rng rng(Rng::mix(seed, static_cast<std::uint64_t>(i)));
-        const Eigen::VectorXd q_target = randomConfiguration(*model, rng);
+        const Eigen::VectorXd q_target = spec.type == GoalSetType::kIkfast ? ikfastConfiguration(*model, rng)
+                                                                           : randomConfiguration(*model, rng);
         forwardKinematics(*model, q_target, data);
-        push(i, startConfiguration(*model, spec.start, rng));
+        pushStarts(i, rng, &q_target);
       }
       break;
+
+    case GoalSetType::kPath: {
+      if (!(spec.frame_rate > 0.0) || !std::isfinite(spec.frame_rate))
+        throw std::invalid_argument("goal set 'path': frame_rate must be > 0");
+      if (spec.start == StartPolicy::kNear)
+        throw std::invalid_argument("goal set 'path': starts from the previous answer (start 'near:D' does not apply)");
+      Rng rng(seed);
+      const SmoothPath path(*model, rng, std::max(spec.count, 1) / spec.frame_rate);
+      Eigen::VectorXd q_prev;
+      for (int i = 0; i < spec.count; ++i) {
+        const Eigen::VectorXd q = path.at(*model, i / spec.frame_rate);
+        forwardKinematics(*model, q, data);
+        // Problem 0 starts from the policy; later ones (used only when the
+        // family is not run in sequence) from the previous frame's config.
+        push(i, i == 0 ? startConfiguration(*model, spec.start, rng) : q_prev);
+        q_prev = q;
+      }
+      break;
+    }
 
     case GoalSetType::kUnreachable: {
       if (!hasPosition(spec.kind))
@@ -291,10 +435,8 @@ std::vector<Problem> makeGoals(const std::shared_ptr<const Model>& model, const 
         Rng rng(Rng::mix(seed, static_cast<std::uint64_t>(i)));
         const Eigen::VectorXd q_dir = randomConfiguration(*model, rng);
         forwardKinematics(*model, q_dir, data);
-        Problem p;
-        p.model = model;
-        p.name = fmt::format("{}{}", name_prefix, i);
-        makeGoalsFor(*model, data, effectors, spec, p.goals);
+        std::vector<Goal> goals;
+        makeGoalsFor(*model, data, effectors, spec, goals);
         for (size_t e = 0; e < effectors.size(); ++e) {
           const int first = firstMovingJoint(*model, effectors[e]);
           const int par = model->parent(first);
@@ -304,10 +446,11 @@ std::vector<Problem> makeGoals(const std::shared_ptr<const Model>& model, const 
           // A configuration that folds the effector onto its pivot gives no
           // direction: fall back to a seeded random one.
           if (dir.norm() < 1e-9) dir = rng.unitVector();
-          p.goals[e].target_position = pivot + spec.unreachable_factor * std::max(reach[e], 1e-3) * dir.normalized();
+          goals[e].target_position = pivot + spec.unreachable_factor * std::max(reach[e], 1e-3) * dir.normalized();
         }
-        p.q0 = startConfiguration(*model, spec.start, rng);
-        out.push_back(std::move(p));
+        const size_t first = out.size();
+        pushStarts(i, rng, nullptr);
+        for (size_t k = first; k < out.size(); ++k) out[k].goals = goals;
       }
       break;
     }
@@ -337,7 +480,10 @@ std::vector<Problem> makeGoals(const std::shared_ptr<const Model>& model, const 
             q.segment(model->idxQ(j), model->jointNq(j)) = q_rand.segment(model->idxQ(j), model->jointNq(j));
         clampToLimits(*model, q);
         forwardKinematics(*model, q, data);
-        push(i, straight);
+        if (spec.start == StartPolicy::kNominal && spec.starts == 1 && !spec.start_seed)
+          push(i, straight);  // the goal set's own start: full stretch
+        else
+          pushStarts(i, rng, &q);
       }
       break;
     }

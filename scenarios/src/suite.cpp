@@ -363,11 +363,20 @@ GoalSetSpec parseGoals(const Ctx& c, const json& f, const Path& fp, int count) {
   if (!gj) return g;
   const Path p = fp / "goals";
   c.checkObject(*gj, p);
-  c.allowKeys(*gj, p, {"set", "kind", "start", "factor", "perturbation", "step", "orientation_scale", "effectors"});
+  c.allowKeys(*gj, p,
+              {"set", "kind", "start", "factor", "perturbation", "step", "orientation_scale", "effectors", "starts",
+               "frame_rate", "branch_jump", "targets_seed"});
   g.type = c.parseEnumField(*gj, p, "set", "reachable", kGoalSetTypeNames);
   g.kind = c.parseEnumField(*gj, p, "kind", "position", kGoalKindNames);
-  g.start =
-      c.parseEnumField(*gj, p, "start", g.type == GoalSetType::kTrajectory ? "previous" : "nominal", kStartPolicyNames);
+  const bool in_order = g.type == GoalSetType::kTrajectory || g.type == GoalSetType::kPath;
+  try {
+    parseStartRegime(c.string(*gj, p, "start", in_order ? "previous" : "nominal"), &g.start, &g.near_distance);
+  } catch (const std::invalid_argument& e) {
+    c.fail(p / "start", e.what());
+  }
+  g.starts = static_cast<int>(c.integer(*gj, p, "starts", 1, 1, 1000000));
+  if (in_order && g.starts != 1) c.fail(p / "starts", "a path or trajectory is solved in order from one start");
+  g.frame_rate = c.number(*gj, p, "frame_rate", 100.0, 1e-6, 1e6);
   g.unreachable_factor = c.number(*gj, p, "factor", 1.5, 1.0 + 1e-9, 1e6);
   g.perturbation = c.number(*gj, p, "perturbation", 0.05, 0.0, 10.0);
   g.trajectory_step = c.number(*gj, p, "step", 0.05, 1e-9, 10.0);
@@ -378,9 +387,20 @@ GoalSetSpec parseGoals(const Ctx& c, const json& f, const Path& fp, int count) {
   return g;
 }
 
+// A family's branch_jump from its goals (0.5 rad unless given): a jump
+// between consecutive answers far above the path's own per-frame motion.
+double parseBranchJump(const Ctx& c, const json& f, const Path& fp) {
+  const json* gj = c.find(f, "goals");
+  return gj ? c.number(*gj, fp / "goals", "branch_jump", 0.5, 1e-9, 100.0) : 0.5;
+}
+
 void finishFamily(Family& fam, const GoalSetSpec& g) {
   fam.goal = std::string(toString(g.kind));
-  fam.sequential = g.type == GoalSetType::kTrajectory || g.start == StartPolicy::kPrevious;
+  fam.sequential = g.type == GoalSetType::kTrajectory || g.type == GoalSetType::kPath || g.start == StartPolicy::kPrevious;
+  fam.targets = g.type == GoalSetType::kUnreachable ? "unreachable" : "reachable";
+  fam.start = startRegimeName(fam.sequential ? StartPolicy::kPrevious : g.start, g.near_distance);
+  fam.starts_per_target = g.starts;
+  fam.frame_rate = g.type == GoalSetType::kPath ? g.frame_rate : 0.0;
   if (!fam.problems.empty()) {
     fam.dof = fam.problems.front().model->nv();
     fam.effectors = static_cast<int>(fam.problems.front().goals.size());
@@ -529,7 +549,14 @@ Family parseFamily(const Ctx& c, const json& f, const Path& fp, std::uint64_t su
     uo.tip = c.string(f, fp, "tip", "");
     uo.floating_base = c.boolean(f, fp, "floating_base", false);
     const int count = static_cast<int>(c.integer(f, fp, "count", std::nullopt, 0, 1000000));
-    const GoalSetSpec g = parseGoals(c, f, fp, count);
+    GoalSetSpec g = parseGoals(c, f, fp, count);
+    // Families naming one targets_seed share their targets whatever their
+    // seed regimes: targets from the shared seed, starts from the family's.
+    std::uint64_t target_seed = family_seed;
+    if (const json* gj = c.find(f, "goals"); gj && c.find(*gj, "targets_seed")) {
+      target_seed = Rng::mix(suite_seed, Rng::hash(c.string(*gj, fp / "goals", "targets_seed", std::nullopt)));
+      g.start_seed = family_seed;
+    }
     UrdfModel um;
     try {
       um = loadUrdf(file, uo);
@@ -537,7 +564,7 @@ Family parseFamily(const Ctx& c, const json& f, const Path& fp, std::uint64_t su
       c.fail(fp / "file", e.what());
     }
     try {
-      fam.problems = makeGoals(um.model, g, family_seed, "");
+      fam.problems = makeGoals(um.model, g, target_seed, "");
     } catch (const std::invalid_argument& e) {
       c.fail(fp, e.what());
     }
@@ -574,6 +601,9 @@ Family parseFamily(const Ctx& c, const json& f, const Path& fp, std::uint64_t su
            fmt::format("unknown family type '{}' (expected one of: random_chain, random_tree, urdf, bvh, skeleton)",
                        type));
   }
+  if (const json* gj = c.find(f, "goals"); gj && gj->is_object() && gj->contains("targets_seed") && type != "urdf")
+    c.fail(fp / "goals" / "targets_seed", "only a family of type 'urdf' takes a targets_seed");
+  if (fam.sequential && type != "bvh") fam.branch_jump = parseBranchJump(c, f, fp);
   fam.type = type;
   return fam;
 }
@@ -592,14 +622,19 @@ std::string dataDirectory() {
 #endif
 }
 
-std::vector<std::string> builtinSuiteNames() {
+namespace {
+// The stems of the .json files in <data>/<sub>, sorted.
+std::vector<std::string> shippedNames(const char* sub) {
   std::vector<std::string> names;
   std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(fs::path(dataDirectory()) / "suites", ec))
+  for (const auto& entry : fs::directory_iterator(fs::path(dataDirectory()) / sub, ec))
     if (entry.path().extension() == ".json") names.push_back(entry.path().stem().string());
   std::sort(names.begin(), names.end());
   return names;
 }
+}  // namespace
+
+std::vector<std::string> builtinSuiteNames() { return shippedNames("suites"); }
 
 Suite loadSuite(const std::string& name_or_path, std::optional<std::uint64_t> seed_override) {
   std::string path = name_or_path;
@@ -636,11 +671,12 @@ Suite parseSuite(const std::string& text, const std::string& path, std::optional
   }
   const Path top;
   c.checkObject(root, top);
-  c.allowKeys(root, top, {"name", "description", "seed", "options", "solvers", "families"});
+  c.allowKeys(root, top, {"name", "description", "seed", "options", "solvers", "families", "protocol"});
 
   Suite suite;
   suite.source = path;
   suite.name = c.string(root, top, "name", fs::path(path).stem().string());
+  suite.protocol = c.string(root, top, "protocol", "");
   if (const json* s = c.find(root, "seed")) {
     if (!s->is_number_unsigned() && !(s->is_number_integer() && s->get<std::int64_t>() >= 0))
       c.fail(top / "seed", fmt::format("expected a non-negative integer, got {}", describe(*s)));
@@ -682,14 +718,14 @@ Suite parseSuite(const std::string& text, const std::string& path, std::optional
   return suite;
 }
 
-Family urdfFamily(const std::string& path, const std::string& base, const std::string& tip, int samples,
-                  std::uint64_t seed) {
-  if (samples < 0) throw SuiteError(fmt::format("{}: samples = {} must be >= 0", path, samples));
-  UrdfOptions uo;
-  uo.base = base;
-  // The default tip: the only leaf link moved by a joint, if there is one.
-  // Without --tip the chain must be unambiguous; otherwise (cameras,
-  // grippers, two arms) the user chooses.
+namespace {
+
+// The default tip of a URDF chain from `base`: the only leaf link moved by a
+// joint (empty when there are several and `tip` is given). Without a tip the
+// chain must be unambiguous; otherwise (cameras, grippers, two arms) the
+// user chooses.
+std::string defaultUrdfTip(const std::string& path, const UrdfOptions& uo, const std::string& base,
+                           const std::string& tip) {
   std::string default_tip;
   try {
     const UrdfModel whole = loadUrdf(path, uo);
@@ -713,6 +749,17 @@ Family urdfFamily(const std::string& path, const std::string& base, const std::s
     // then carries the tip).
     if (tip.empty()) throw;
   }
+  return default_tip;
+}
+
+}  // namespace
+
+Family urdfFamily(const std::string& path, const std::string& base, const std::string& tip, int samples,
+                  std::uint64_t seed) {
+  if (samples < 0) throw SuiteError(fmt::format("{}: samples = {} must be >= 0", path, samples));
+  UrdfOptions uo;
+  uo.base = base;
+  const std::string default_tip = defaultUrdfTip(path, uo, base, tip);
   uo.tip = tip.empty() ? default_tip : tip;
   const UrdfModel um = loadUrdf(path, uo);
   GoalSetSpec g;
@@ -745,6 +792,50 @@ Family bvhFamily(const std::string& path, std::uint64_t seed) {
   fam.type = "bvh";
   fam.source = path;
   return fam;
+}
+
+std::vector<std::string> builtinProtocolNames() { return shippedNames("protocols"); }
+
+Suite loadProtocol(const std::string& name, const std::string& urdf, const std::string& base, const std::string& tip,
+                   std::optional<std::uint64_t> seed_override, std::optional<int> count) {
+  const std::string path = (fs::path(dataDirectory()) / "protocols" / (name + ".json")).string();
+  if (name.empty() || name.find('/') != std::string::npos || !fs::exists(path)) {
+    std::string known;
+    for (const auto& n : builtinProtocolNames()) known += (known.empty() ? "" : ", ") + n;
+    throw SuiteError(fmt::format("unknown protocol '{}' (shipped protocols in '{}/protocols': {})", name,
+                                 dataDirectory(), known.empty() ? "none" : known));
+  }
+  if (urdf.empty()) throw SuiteError(fmt::format("protocol '{}': needs a robot (--urdf FILE)", name));
+  UrdfOptions uo;
+  uo.base = base;
+  const std::string default_tip = defaultUrdfTip(urdf, uo, base, tip);
+  const std::string chain_tip = tip.empty() ? default_tip : tip;
+  const std::string robot = fs::path(urdf).stem().string() + (chain_tip == default_tip ? "" : "-" + chain_tip);
+  const std::string text = readInputFile(path, "protocol file");
+  json root;
+  try {
+    root = json::parse(text);
+  } catch (const json::exception& e) {
+    throw SuiteError(fmt::format("{}: invalid JSON: {}", path, e.what()));
+  }
+  const auto fill = [&](std::string v) {
+    const std::pair<const char*, std::string> keys[] = {
+        {"{robot}", robot}, {"{urdf}", fs::absolute(urdf).string()}, {"{base}", base}, {"{tip}", chain_tip}};
+    for (const auto& [key, value] : keys)
+      for (size_t at = v.find(key); at != std::string::npos; at = v.find(key, at + value.size()))
+        v.replace(at, std::string_view(key).size(), value);
+    return v;
+  };
+  if (root.is_object() && root.contains("families") && root["families"].is_array())
+    for (json& f : root["families"])
+      if (f.is_object()) {
+        for (const char* key : {"name", "description", "file", "base", "tip"})
+          if (f.contains(key) && f[key].is_string()) f[key] = fill(f[key].get<std::string>());
+        if (count) f["count"] = *count;
+      }
+  Suite suite = parseSuite(root.dump(2), path, seed_override);
+  suite.name = fmt::format("{}-{}", suite.name, robot);
+  return suite;
 }
 
 }  // namespace ikbench

@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -68,13 +69,27 @@ struct TreeSpec {
 };
 std::shared_ptr<const Model> randomTree(const TreeSpec& spec, std::uint64_t seed);
 
-// kNominal: middle of the limits (neutral where unlimited). kZero: neutral
-// (zero angles, identity rotations). kRandom: uniform within limits.
-// kPrevious: the family is sequential: problem i starts from the solver's
-// answer to problem i - 1; problem 0 starts at the nominal configuration.
-enum class StartPolicy { kNominal, kZero, kRandom, kPrevious };
+// The seed regimes of a family (docs/protocols.md). kNominal: middle of the
+// limits (neutral where unlimited). kZero: neutral (zero angles, identity
+// rotations). kRandom: uniform within limits. kPrevious: the family is
+// sequential: problem i starts from the solver's answer to problem i - 1;
+// problem 0 starts at the nominal configuration. kNear: a known solution of
+// the target (the configuration whose FK made it) moved by the joint-space
+// distance GoalSetSpec::near_distance in a seeded random direction of the
+// tangent space, then clamped into the limits (so at most that far from it);
+// spelled "near:D" (D in rad or m) in suite files.
+enum class StartPolicy { kNominal, kZero, kRandom, kPrevious, kNear };
 
-enum class GoalSetType { kReachable, kUnreachable, kNearSingular, kTrajectory };
+// kIkfast: OpenRAVE's IKFast test (ikfast.py's test of a generated solver):
+// each DOF of the target configuration is, with probability 1/2, one of the
+// degenerate values {0, pi/2, -pi/2, pi} inside its limits (uniform among
+// them; a random value within limits when none is inside), else uniform
+// within limits; the target is its FK. kPath: a smooth joint-space path
+// within limits (per DOF the middle of the limits plus a sum of three
+// sinusoids of seeded phases, periods the path's duration / 1, 2 and 3),
+// sampled at `frame_rate` and mapped to the workspace by FK; solved in order
+// from the previous answer.
+enum class GoalSetType { kReachable, kUnreachable, kNearSingular, kTrajectory, kIkfast, kPath };
 
 struct GoalSetSpec {
   int count = 100;
@@ -96,6 +111,20 @@ struct GoalSetSpec {
   // Effector body names; empty = every leaf body moved by some joint.
   std::vector<std::string> effectors;
   double orientation_scale = 1.0;  // Goal::orientation_scale [m/rad]
+  // StartPolicy::kNear: joint-space distance [rad or m] of the start from the
+  // target's known solution (Euclidean norm of the tangent difference).
+  double near_distance = 0.1;
+  // Each target is solved from `starts` start configurations: problem
+  // t * starts + k is target t from its k-th start (CoIKS's many starts per
+  // target). Targets do not depend on `starts`.
+  int starts = 1;
+  // When set, the start configurations draw from this seed (problem i from
+  // Rng::mix(*start_seed, i)) and the targets alone from the goal set's seed,
+  // so families that share a target seed share their targets whatever their
+  // seed regimes.
+  std::optional<std::uint64_t> start_seed;
+  // kPath: frames per second of the path (its duration is count / frame_rate).
+  double frame_rate = 100.0;
 };
 
 // Reachable goals (the TRAC-IK protocol): for each problem, a random
@@ -120,8 +149,17 @@ std::vector<int> effectorBodies(const Model& model, const std::vector<std::strin
 double reachBound(const Model& model, int body);
 
 // Start configuration for a problem under a policy (kPrevious gives the
-// nominal configuration: the start of a sequence).
-Eigen::VectorXd startConfiguration(const Model& model, StartPolicy policy, Rng& rng);
+// nominal configuration: the start of a sequence). kNear needs the target's
+// known solution `known` (nq) and the distance; the others ignore them.
+Eigen::VectorXd startConfiguration(const Model& model, StartPolicy policy, Rng& rng,
+                                   const Eigen::VectorXd* known = nullptr, double near_distance = 0.0);
+
+// A seed regime as suite files and results spell it: "nominal", "zero",
+// "random", "previous", or "near:D" with D the distance (shortest text).
+std::string startRegimeName(StartPolicy policy, double near_distance);
+// Parses one: sets *policy and, for "near:D", *near_distance (D finite and in
+// [0, 100]). Throws std::invalid_argument listing the spellings.
+void parseStartRegime(std::string_view text, StartPolicy* policy, double* near_distance);
 
 // The spellings of the enums in suite files and command lines: one table per
 // enum (enum_table.h); parse() throws std::invalid_argument listing them.
@@ -131,15 +169,18 @@ inline constexpr EnumTable<AxisStyle, 3> kAxisStyleNames{
 inline constexpr EnumTable<LimitStyle, 3> kLimitStyleNames{
     {{{LimitStyle::kNone, "none"}, {LimitStyle::kSymmetric, "symmetric"}, {LimitStyle::kRealistic, "realistic"}}},
     "limit style"};
-inline constexpr EnumTable<StartPolicy, 4> kStartPolicyNames{{{{StartPolicy::kNominal, "nominal"},
+inline constexpr EnumTable<StartPolicy, 5> kStartPolicyNames{{{{StartPolicy::kNominal, "nominal"},
                                                                {StartPolicy::kZero, "zero"},
                                                                {StartPolicy::kRandom, "random"},
-                                                               {StartPolicy::kPrevious, "previous"}}},
+                                                               {StartPolicy::kPrevious, "previous"},
+                                                               {StartPolicy::kNear, "near"}}},
                                                              "start policy"};
-inline constexpr EnumTable<GoalSetType, 4> kGoalSetTypeNames{{{{GoalSetType::kReachable, "reachable"},
+inline constexpr EnumTable<GoalSetType, 6> kGoalSetTypeNames{{{{GoalSetType::kReachable, "reachable"},
                                                                {GoalSetType::kUnreachable, "unreachable"},
                                                                {GoalSetType::kNearSingular, "near_singular"},
-                                                               {GoalSetType::kTrajectory, "trajectory"}}},
+                                                               {GoalSetType::kTrajectory, "trajectory"},
+                                                               {GoalSetType::kIkfast, "ikfast"},
+                                                               {GoalSetType::kPath, "path"}}},
                                                              "goal set"};
 inline std::string_view toString(AxisStyle a) { return kAxisStyleNames.name(a); }
 inline std::string_view toString(LimitStyle l) { return kLimitStyleNames.name(l); }

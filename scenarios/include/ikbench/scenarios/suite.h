@@ -35,10 +35,27 @@ struct Family {
   // i starts from the solver's answer to problem i-1, so the harness runs the
   // family in order on one thread; problems[i].q0 is used only for i == 0.
   bool sequential = false;
+  // How its answers are judged (docs/protocols.md). `targets`: "reachable"
+  // when every target has a known solution (FK of a configuration within
+  // the limits), "unreachable" when none has (beyond an upper bound of the
+  // reach). `start`: the seed regime (nominal, zero, random, previous,
+  // near:D). Problems t * starts_per_target + k are target t from its k-th
+  // start. A sequential family's frames are 1 / frame_rate seconds apart (0:
+  // no frame rate), and a joint jump above branch_jump [rad or m] between
+  // consecutive answers counts as a switch of solution branch.
+  std::string targets = "reachable";
+  std::string start = "nominal";
+  int starts_per_target = 1;
+  double frame_rate = 0.0;
+  double branch_jump = 0.0;
 };
 
 struct Suite {
   std::string name;    // "quick", "default", or the file's stem
+  // The evaluation protocol the suite follows ("trac-ik", "ikfast-test",
+  // "seeds", "tracking": scenarios/data/protocols/), or empty. A protocol's
+  // run records the quality of every answer (docs/protocols.md).
+  std::string protocol;
   std::string source;  // path of the suite file
   std::uint64_t seed = 0;  // master seed; every family's seed derives from it
   SolverOptions options;   // tolerances, iteration cap, budget from the file
@@ -67,6 +84,19 @@ Suite parseSuite(const std::string& text, const std::string& path,
 // <robot>-<tip>-pose.
 Family urdfFamily(const std::string& path, const std::string& base, const std::string& tip, int samples,
                   std::uint64_t seed);
+// The names of the shipped protocols (files in <data>/protocols/).
+std::vector<std::string> builtinProtocolNames();
+// For `ikbench run --protocol NAME --urdf FILE [--base B --tip T]`: the
+// protocol's suite template (<data>/protocols/NAME.json) for the chain base ->
+// tip of the URDF (the tip as urdfFamily resolves it). The template's family
+// fields name, description, file, base and tip may hold {robot} (the file's
+// stem, plus -<tip> for a tip other than the default), {urdf}, {base} and
+// {tip}. `count` replaces every family's count (targets, or a path's
+// frames). SuiteError for an unknown protocol or a bad URDF.
+Suite loadProtocol(const std::string& name, const std::string& urdf, const std::string& base, const std::string& tip,
+                   std::optional<std::uint64_t> seed_override = std::nullopt,
+                   std::optional<int> count = std::nullopt);
+
 // For `ikbench run --bvh FILE`: the file's own motion frames as goals (end
 // effector positions per frame), solved in sequence from the previous answer.
 Family bvhFamily(const std::string& path, std::uint64_t seed);
