@@ -4,9 +4,10 @@
 //               [--seed S] [--out DIR] [--force | --resume] [--shard K/N]
 //               [--no-trace] [--trace-problems K] [--no-summary]
 //   ikbench run --urdf FILE [--base LINK --tip LINK] [--samples N] [...]
+//   ikbench run --protocol trac-ik|ikfast-test|seeds|tracking --urdf FILE [--base LINK --tip LINK] [...]
 //   ikbench run --bvh FILE [...]
 //   ikbench run --chain DOF [--samples N] [...]
-//   ikbench list solvers|suites|scenarios [--format text|json]
+//   ikbench list solvers|suites|protocols|scenarios [--format text|json]
 //   ikbench throughput [--solver SPEC] [--dof N] [--solves N] [--threads 1,2] [--out DIR]
 //                      [--batch [--lanes N] [--isa auto|portable|avx2]]
 //   ikbench verify RUN_DIR
@@ -108,10 +109,12 @@ void listSolvers(const std::string& format) {
   fmt::print("\n{}\n", kSpecSyntax);
 }
 
-void listSuites() {
+// The shipped suites (or protocols: kind "protocols") with their descriptions.
+void listSuites(const char* kind = "suites") {
   const std::string dir = dataDirectory();
-  for (const std::string& name : builtinSuiteNames()) {
-    const fs::path file = fs::path(dir) / "suites" / (name + ".json");
+  const bool protocols = std::string_view(kind) == "protocols";
+  for (const std::string& name : protocols ? builtinProtocolNames() : builtinSuiteNames()) {
+    const fs::path file = fs::path(dir) / kind / (name + ".json");
     std::string description;
     try {
       std::ifstream f(file);
@@ -121,7 +124,9 @@ void listSuites() {
     }
     fmt::print("{:<12} {}\n{:<12} {}\n", name, description, "", file.string());
   }
-  fmt::print("\nor any suite file: ikbench run --suite path/to/suite.json\n");
+  fmt::print("{}", protocols ? "\nrun one on a robot: ikbench run --protocol NAME --urdf FILE [--base LINK --tip LINK] "
+                               "(docs/protocols.md)\n"
+                             : "\nor any suite file: ikbench run --suite path/to/suite.json\n");
 }
 
 void listScenarios(const std::string& only) {
@@ -161,21 +166,31 @@ int realMain(int argc, char** argv) {
 
   // ---- run ----
   CLI::App* run = app.add_subcommand("run", "run solvers on a suite and write results/<run>/");
-  std::string suite_arg, urdf, base, tip, bvh, solvers, out, progress = "auto", seed_text, shard;
+  std::string suite_arg, urdf, base, tip, bvh, solvers, out, progress = "auto", seed_text, shard, protocol;
   int chain = 0, samples = 200, threads = 0, trace_problems = 20;
-  bool no_trace = false, force = false, resume = false, no_summary = false;
+  bool no_trace = false, force = false, resume = false, no_summary = false, quality = false;
   std::string history_db;
   auto* o_suite = run->add_option("--suite", suite_arg, "shipped suite name (quick, default, ...) or suite file");
   auto* o_urdf = run->add_option("--urdf", urdf, "benchmark a URDF robot: random reachable pose targets");
   run->add_option("--base", base, "URDF base link (default: the root link)");
   run->add_option("--tip", tip, "URDF tip link: the pose goal's body (needed when several leaf links move)");
-  run->add_option("--samples", samples, "targets for --urdf / --chain (default 200)")->check(CLI::Range(1, 1000000));
+  auto* o_protocol = run->add_option(
+      "--protocol", protocol,
+      "evaluate the --urdf robot under a published protocol: trac-ik, ikfast-test, seeds, tracking "
+      "(ikbench list protocols; docs/protocols.md)");
+  auto* o_samples = run->add_option("--samples", samples,
+                                    "targets for --urdf / --chain (default 200); with --protocol, every family's "
+                                    "count (targets, or frames of a path) in place of the protocol's")
+                        ->check(CLI::Range(1, 1000000));
+  run->add_flag("--quality", quality,
+                "append the outcome and answer-quality columns to solves.csv (always on with --protocol)");
   auto* o_bvh = run->add_option("--bvh", bvh, "benchmark a BVH skeleton on its own motion frames");
   auto* o_chain = run->add_option("--chain", chain, "benchmark random revolute chains of this many DOF")
                       ->check(CLI::Range(1, 10000));
   o_suite->excludes(o_urdf)->excludes(o_bvh)->excludes(o_chain);
   o_urdf->excludes(o_bvh)->excludes(o_chain);
   o_bvh->excludes(o_chain);
+  o_protocol->needs(o_urdf);
   run->add_option("--solvers", solvers,
                   "comma-separated solver specs or grids (default: the suite's list, auto for --urdf, else all); "
                   "see ikbench list solvers");
@@ -207,9 +222,9 @@ int realMain(int argc, char** argv) {
   // ---- list ----
   CLI::App* list = app.add_subcommand("list", "list solvers (with parameters), suites or scenarios");
   std::string what, list_suite, list_format = "text";
-  list->add_option("what", what, "solvers | suites | scenarios")
+  list->add_option("what", what, "solvers | suites | protocols | scenarios")
       ->required()
-      ->check(CLI::IsMember({"solvers", "suites", "scenarios"}));
+      ->check(CLI::IsMember({"solvers", "suites", "protocols", "scenarios"}));
   list->add_option("--suite", list_suite, "with 'scenarios': only this suite");
   list->add_option("--format", list_format,
                    "with 'solvers': text (default) or json (docs/solver-parameters.md is written from the json by "
@@ -276,6 +291,7 @@ int realMain(int argc, char** argv) {
   if (list->parsed()) {
     if (what == "solvers") listSolvers(list_format);
     if (what == "suites") listSuites();
+    if (what == "protocols") listSuites("protocols");
     if (what == "scenarios") listScenarios(list_suite);
     return 0;
   }
@@ -332,6 +348,10 @@ int realMain(int argc, char** argv) {
   Suite suite;
   if (!suite_arg.empty()) {
     suite = loadSuite(suite_arg, seed_override);
+  } else if (!protocol.empty()) {
+    suite = loadProtocol(protocol, urdf, base, tip, seed_override,
+                         o_samples->count() ? std::optional<int>(samples) : std::nullopt);
+    fmt::print("protocol {}: {} families on {}\n", suite.protocol, suite.families.size(), urdf);
   } else if (!urdf.empty()) {
     suite.name = fs::path(urdf).stem().string();
     suite.source = urdf;
@@ -366,6 +386,7 @@ int realMain(int argc, char** argv) {
   rc.threads = threads;
   rc.trace = !no_trace;
   rc.trace_problems = trace_problems;
+  rc.quality = quality;
   rc.out_dir = out;
   rc.output = force ? OutputMode::kForce : resume ? OutputMode::kResume : OutputMode::kFresh;
   if (resume && out.empty()) throw HarnessError("--resume needs --out DIR (the interrupted run's directory)");

@@ -26,6 +26,7 @@
 #include <sstream>
 #include <thread>
 
+#include "harness/answer_quality.h"
 #include "harness/chain_suite.h"
 #include "harness/machine_load.h"
 #include "harness/memory_budget.h"
@@ -1266,6 +1267,115 @@ TEST(ResultsReaders, ATracePassThatWouldNotFitIsSkippedAndTheRunCompletes) {
   EXPECT_EQ(readCsv(dir + "/traces.csv").size(), 1u);  // the header alone
   std::ostringstream verify_log;
   EXPECT_EQ(harness::verifyRun(dir, verify_log).disagreements, 0);
+}
+
+// ---- protocols, outcomes and answer quality (docs/protocols.md) ----
+
+// Every outcome on a constructed solve whose answer is known.
+TEST(Outcome, EveryClassOnConstructedSolves) {
+  using harness::outcomeName;
+  EXPECT_EQ(outcomeName(Status::kConverged, true, true, false), "converged");
+  EXPECT_EQ(outcomeName(Status::kMaxIterations, true, true, false), "converged");  // FK decides
+  EXPECT_EQ(outcomeName(Status::kFalseConvergence, false, true, false), "wrong");  // claimed, FK disagrees
+  EXPECT_EQ(outcomeName(Status::kConverged, true, false, false), "wrong");         // met outside the limits
+  EXPECT_EQ(outcomeName(Status::kStalled, true, false, true), "wrong");
+  EXPECT_EQ(outcomeName(Status::kMaxIterations, false, true, false), "not-found");
+  EXPECT_EQ(outcomeName(Status::kStalled, false, true, false), "not-found");
+  EXPECT_EQ(outcomeName(Status::kStalled, false, true, true), "refused");
+  EXPECT_EQ(outcomeName(Status::kNumericalFailure, false, true, true), "refused");
+  EXPECT_EQ(outcomeName(Status::kTimeLimit, false, true, false), "timed-out");
+  EXPECT_EQ(outcomeName(Status::kTimeLimit, false, true, true), "timed-out");
+  EXPECT_EQ(outcomeName(Status::kFalseConvergence, false, true, true), "wrong");  // a claim on an unreachable target
+  EXPECT_EQ(outcomeName(Status::kUnsupported, false, true, false), "not-attempted");
+  EXPECT_EQ(outcomeName(Status::kInvalidInput, false, false, true), "not-attempted");
+}
+
+// A run of each protocol on the shipped UR5 (few targets): the quality
+// columns are written and recomputed by ikbench verify without a
+// disagreement; the outcomes are those the targets allow.
+TEST(Protocol, EachProtocolRunsOnAShippedArmAndVerifies) {
+  const std::string urdf = std::string(IKBENCH_SOURCE_DIR) + "/scenarios/data/robots/ur5.urdf";
+  const std::vector<std::string> names = builtinProtocolNames();
+  for (const char* want : {"trac-ik", "ikfast-test", "seeds", "tracking"})
+    ASSERT_NE(std::find(names.begin(), names.end(), want), names.end()) << want;
+  for (const std::string& name : names) {
+    SCOPED_TRACE(name);
+    const Suite suite = loadProtocol(name, urdf, "", "", std::nullopt, 12);
+    EXPECT_EQ(suite.protocol, name);
+    RunConfig c = quietConfig(tempDir("protocol_" + name), 2);
+    c.solvers = {"auto", "dls:max_iterations=200"};
+    const RunOutcome out = harness::runSuite(suite, c);
+    ASSERT_TRUE(out.complete);
+    const auto rows = readCsv(c.out_dir + "/solves.csv");
+    auto col = columns(rows);
+    for (const std::string& q : harness::kQualityColumns) ASSERT_TRUE(col.count(q)) << q;
+    const nlohmann::json run = nlohmann::json::parse(readFile(c.out_dir + "/run.json"));
+    EXPECT_EQ(run["protocol"], name);
+    std::map<std::string, std::string> targets;
+    for (const auto& f : run["families"]) targets[f["name"]] = f["targets"];
+    for (size_t r = 1; r < rows.size(); ++r) {
+      const auto& row = rows[r];
+      const std::string& outcome = row[col["outcome"]];
+      if (targets[row[col["family"]]] == "unreachable")
+        EXPECT_TRUE(outcome == "refused" || outcome == "timed-out") << outcome;  // FK can never meet it
+      else
+        EXPECT_NE(outcome, "refused");
+      EXPECT_EQ(!row[col["manipulability"]].empty(), outcome == "converged");
+    }
+    std::ostringstream log;
+    const auto rep = harness::verifyRun(c.out_dir, log);
+    EXPECT_EQ(rep.disagreements, 0) << log.str();
+    EXPECT_EQ(rep.quality_rows, static_cast<long>(rows.size()) - 1) << log.str();
+  }
+}
+
+// Tracking: frame k has a jump and a velocity from frame 1, an acceleration
+// from frame 2 and a jerk from frame 3; frame 0 has none.
+TEST(Protocol, TrackingRowsCarryTheMotionOfTheirFrames) {
+  const std::string urdf = std::string(IKBENCH_SOURCE_DIR) + "/scenarios/data/robots/ur5.urdf";
+  const Suite suite = loadProtocol("tracking", urdf, "", "", std::nullopt, 10);
+  RunConfig c = quietConfig(tempDir("protocol_tracking_frames"), 1);
+  c.solvers = {"auto"};
+  ASSERT_TRUE(harness::runSuite(suite, c).complete);
+  const auto rows = readCsv(c.out_dir + "/solves.csv");
+  auto col = columns(rows);
+  for (size_t r = 1; r < rows.size(); ++r) {
+    const int k = std::stoi(rows[r][col["problem"]]);
+    EXPECT_EQ(rows[r][col["joint_jump"]].empty(), k < 1);
+    EXPECT_EQ(rows[r][col["joint_velocity"]].empty(), k < 1);
+    EXPECT_EQ(rows[r][col["joint_acceleration"]].empty(), k < 2);
+    EXPECT_EQ(rows[r][col["joint_jerk"]].empty(), k < 3);
+    EXPECT_EQ(rows[r][col["branch_switch"]].empty(), k < 1);
+  }
+}
+
+// A run without a protocol or --quality keeps the format's columns exactly.
+TEST(Protocol, ARunWithoutAProtocolHasNoQualityColumns) {
+  RunConfig c = quietConfig(tempDir("no_protocol"), 1);
+  c.trace = false;
+  ASSERT_TRUE(harness::runSuite(tinySuite(), c).complete);
+  EXPECT_EQ(readCsv(c.out_dir + "/solves.csv").at(0), harness::solveHeader());
+  c = quietConfig(tempDir("quality_flag"), 1);
+  c.trace = false;
+  c.quality = true;
+  ASSERT_TRUE(harness::runSuite(tinySuite(), c).complete);
+  std::vector<std::string> with = harness::solveHeader();
+  with.insert(with.end(), harness::kQualityColumns.begin(), harness::kQualityColumns.end());
+  EXPECT_EQ(readCsv(c.out_dir + "/solves.csv").at(0), with);
+  std::ostringstream log;
+  EXPECT_EQ(harness::verifyRun(c.out_dir, log).disagreements, 0) << log.str();
+}
+
+TEST(Protocol, UnknownProtocolAndMissingRobotAreErrors) {
+  const std::string urdf = std::string(IKBENCH_SOURCE_DIR) + "/scenarios/data/robots/ur5.urdf";
+  try {
+    loadProtocol("trac_ik", urdf, "", "");
+    FAIL() << "no error";
+  } catch (const SuiteError& e) {
+    EXPECT_NE(std::string(e.what()).find("unknown protocol 'trac_ik'"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("trac-ik"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(loadProtocol("trac-ik", "", "", ""), SuiteError);
 }
 
 }  // namespace

@@ -77,6 +77,9 @@ MergeReport mergeShards(const std::vector<std::string>& shard_dirs, const std::s
   // Rows by key, each from exactly one shard, covering every solve.
   std::map<RowKey, std::string> solves, solutions, traces;
   for (size_t i = 0; i < shards.size(); ++i) {
+    if (shards[i].solve_header != shards.front().solve_header)
+      throw HarnessError(fmt::format("merge: '{}' and '{}' have different solves.csv columns", shard_dirs[0],
+                                     shard_dirs[i]));
     for (const auto& [key, line] : shards[i].solves)
       if (!solves.emplace(key, line).second)
         throw HarnessError(fmt::format("merge: a solve is in two shards ('{}' and another)", shard_dirs[i]));
@@ -102,7 +105,7 @@ MergeReport mergeShards(const std::vector<std::string>& shard_dirs, const std::s
     return text;
   };
   for (const auto& [file, content] : shared_files) out.writeAtomically(file, content);
-  out.writeAtomically("solves.csv", join(solveHeader(), solves));
+  out.writeAtomically("solves.csv", join(shards.front().solve_header, solves));
   out.writeAtomically("solutions.csv", join(kSolutionColumns, solutions));
   out.writeAtomically("traces.csv", join(kTraceColumns, traces));
 

@@ -29,6 +29,13 @@ const std::vector<std::string> kTraceColumns = {"family",    "problem",        "
 const std::vector<std::string> kSolutionColumns = {"family", "problem", "solver", "solution", "q"};
 const std::vector<std::string> kTimeColumns = {"time_us", "time_per_iteration_us"};
 
+const std::vector<std::string> kQualityColumns = {"outcome",        "manipulability", "limit_margin",
+                                                  "joint_jump",     "branch_switch",  "joint_velocity",
+                                                  "joint_acceleration", "joint_jerk"};
+const std::vector<std::string> kOptionalSolveColumns = kQualityColumns;
+const std::vector<std::string> kOutcomeNames = {"converged", "wrong", "not-found", "refused", "timed-out",
+                                                "not-attempted"};
+
 std::vector<std::string> solveHeader() {
   std::vector<std::string> h = kSolveColumns;
   h.insert(h.end(), kSolveExtraColumns.begin(), kSolveExtraColumns.end());

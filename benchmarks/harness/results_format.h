@@ -38,6 +38,14 @@ extern const std::vector<std::string> kSolveColumns;
 extern const std::vector<std::string> kSolveExtraColumns;
 // All columns of solves.csv, in order.
 std::vector<std::string> solveHeader();
+// The quality columns (harness/answer_quality.h), appended after
+// solveHeader() by a run that records them.
+extern const std::vector<std::string> kQualityColumns;
+// Columns a solves.csv may have after solveHeader(), each at most once and
+// in any order; a reader finds them by name. A run without them is complete.
+extern const std::vector<std::string> kOptionalSolveColumns;
+// The values of the column `outcome`.
+extern const std::vector<std::string> kOutcomeNames;
 extern const std::vector<std::string> kTraceColumns;
 extern const std::vector<std::string> kSolutionColumns;
 // Columns whose values depend on the machine's speed.

@@ -101,7 +101,8 @@ void checkRunJson(const json& run, const std::string& where, bool require_comple
 enum class Rows { kOnePerKey, kOnePerSolution, kSequence };
 
 void readRows(const ResultsDirectory& r, const std::string& name, const std::vector<std::string>& expected_header,
-              Rows kind, std::map<RowKey, std::string>* out, std::vector<std::string>* header_out) {
+              Rows kind, std::map<RowKey, std::string>* out, std::vector<std::string>* header_out,
+              bool optional_columns = false) {
   const std::string path = r.file(name);
   const std::string text = readRegularFile(path, std::numeric_limits<std::size_t>::max());
   size_t pos = 0;
@@ -121,7 +122,20 @@ void readRows(const ResultsDirectory& r, const std::string& name, const std::vec
   };
   if (!next()) throw ResultsError(fmt::format("{}:1: no header", path));
   const std::vector<std::string> header = parseCsvLine(line, path + ":1");
-  if (!expected_header.empty() && header != expected_header)
+  // solves.csv may go on with optional columns (kOptionalSolveColumns), each once.
+  std::vector<std::string> leading = header;
+  if (optional_columns && header.size() > expected_header.size()) {
+    leading.resize(expected_header.size());
+    std::set<std::string> seen;
+    for (size_t c = expected_header.size(); c < header.size(); ++c)
+      if (std::find(kOptionalSolveColumns.begin(), kOptionalSolveColumns.end(), header[c]) ==
+              kOptionalSolveColumns.end() ||
+          !seen.insert(header[c]).second)
+        throw ResultsError(fmt::format("{}:1: column '{}' after the format's columns is not one of the optional "
+                                       "columns ({}) or is given twice",
+                                       path, header[c], fmt::join(kOptionalSolveColumns, ",")));
+  }
+  if (!expected_header.empty() && leading != expected_header)
     throw ResultsError(fmt::format("{}:1: header '{}' differs from the format's '{}'", path, line,
                                    fmt::join(expected_header, ",")));
   if (header_out) *header_out = header;
@@ -207,7 +221,7 @@ ResultsDirectory readResults(const std::string& dir, bool require_complete, bool
     }
   }
   if (rows) {
-    readRows(r, "solves.csv", solveHeader(), Rows::kOnePerKey, &r.solves, &r.solve_header);
+    readRows(r, "solves.csv", solveHeader(), Rows::kOnePerKey, &r.solves, &r.solve_header, true);
     readRows(r, "solutions.csv", kSolutionColumns, Rows::kOnePerSolution, &r.solutions, nullptr);
     readRows(r, "traces.csv", kTraceColumns, Rows::kSequence, &r.traces, nullptr);
   }
@@ -288,7 +302,10 @@ bool validUtf8(std::string_view t) {
   return true;
 }
 
-enum class Kind { kText, kName, kCount, kIndex, kFlag, kNumber, kNonNegative, kMaybeEmpty, kSeed, kStatus, kConfig };
+enum class Kind {
+  kText, kName, kCount, kIndex, kFlag, kNumber, kNonNegative, kMaybeEmpty, kMaybeNumber, kMaybeFlag, kOutcome,
+  kSeed, kStatus, kConfig
+};
 
 Kind kindOf(const std::string& column) {
   static const std::map<std::string, Kind> kinds = {
@@ -301,7 +318,11 @@ Kind kindOf(const std::string& column) {
       {"orientation_error", Kind::kNonNegative}, {"time_us", Kind::kNonNegative},
       {"elapsed_us", Kind::kNonNegative}, {"time_per_iteration_us", Kind::kMaybeEmpty},
       {"seed_distance", Kind::kMaybeEmpty}, {"step_norm", Kind::kNumber}, {"damping", Kind::kNumber},
-      {"seed", Kind::kSeed},         {"status", Kind::kStatus},      {"q", Kind::kConfig}};
+      {"seed", Kind::kSeed},         {"status", Kind::kStatus},      {"q", Kind::kConfig},
+      {"outcome", Kind::kOutcome},   {"manipulability", Kind::kMaybeEmpty}, {"limit_margin", Kind::kMaybeNumber},
+      {"joint_jump", Kind::kMaybeEmpty}, {"branch_switch", Kind::kMaybeFlag},
+      {"joint_velocity", Kind::kMaybeEmpty}, {"joint_acceleration", Kind::kMaybeEmpty},
+      {"joint_jerk", Kind::kMaybeEmpty}};
   const auto it = kinds.find(column);
   return it == kinds.end() ? Kind::kText : it->second;
 }
@@ -378,6 +399,16 @@ void checkFile(const ResultsDirectory& r, const std::string& name, const std::ma
             if (cell.empty()) break;
             if (!parseResultNumber(cell, &x)) throw bad("a number (or nan, inf) or nothing");
             if (x < 0) throw bad("a non-negative number");
+            break;
+          case Kind::kMaybeNumber:
+            if (!cell.empty() && !parseResultNumber(cell, &x)) throw bad("a number (or nan, inf) or nothing");
+            break;
+          case Kind::kMaybeFlag:
+            if (!cell.empty() && cell != "0" && cell != "1") throw bad("0, 1 or nothing");
+            break;
+          case Kind::kOutcome:
+            if (std::find(kOutcomeNames.begin(), kOutcomeNames.end(), cell) == kOutcomeNames.end())
+              throw bad(fmt::format("an outcome ({})", fmt::join(kOutcomeNames, ", ")).c_str());
             break;
           case Kind::kSeed: {
             std::uint64_t v = 0;

@@ -45,6 +45,9 @@ struct RunConfig {
   // trace_problems problems of every family, for every solver.
   bool trace = true;
   int trace_problems = 20;
+  // Appends the quality columns (harness/answer_quality.h) to solves.csv;
+  // always on for a suite that follows a protocol.
+  bool quality = false;
   static constexpr int kMaxTraceProblems = 1'000'000;
   // Results directory; empty = <results_root>/<YYYYmmdd-HHMMSS>-<suite>.
   std::string out_dir;

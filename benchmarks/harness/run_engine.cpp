@@ -23,6 +23,7 @@
 #include <system_error>
 #include <thread>
 
+#include "harness/answer_quality.h"
 #include "harness/build_info.h"
 #include "harness/machine_load.h"
 #include "harness/results_format.h"
@@ -207,6 +208,13 @@ class Engine {
   void formatRow(int f, int p, int s, const Summary& sm, const Eigen::VectorXd& q, const Eigen::VectorXd& start,
                  Slot& out) const;
   bool stopping() const { return config_.stop && config_.stop->load(); }
+  // Whether this run writes the quality columns, and its solves.csv header.
+  bool quality() const { return config_.quality || !suite_.protocol.empty(); }
+  std::vector<std::string> header() const {
+    std::vector<std::string> h = solveHeader();
+    if (quality()) h.insert(h.end(), kQualityColumns.begin(), kQualityColumns.end());
+    return h;
+  }
   // A progress display of one pass: a bar on a terminal, lines otherwise.
   Progress progress(const char* label, long total) const;
   // The options of solve (f, p, s): the suite's, with the solve's seed.
@@ -296,6 +304,8 @@ json Engine::runJson(bool complete) const {
   j["interrupted"] = out_.interrupted;
   j["suite"] = {{"name", suite_.name}, {"source", suite_.source}, {"seed", suite_.seed},
                 {"options", optionsJson(suite_.options)}};
+  j["protocol"] = suite_.protocol.empty() ? json(nullptr) : json(suite_.protocol);
+  j["quality"] = quality();
   json fams = json::array();
   for (const Family& f : suite_.families) {
     std::vector<std::string> ids;
@@ -314,7 +324,12 @@ json Engine::runJson(bool complete) const {
                     {"type", f.type},
                     {"source", f.source.empty() ? json(nullptr) : json(f.source)},
                     {"robot", f.robot.empty() ? json(nullptr) : json(f.robot)},
-                    {"models", ids}});
+                    {"models", ids},
+                    {"targets", f.targets},
+                    {"start", f.start},
+                    {"starts_per_target", f.starts_per_target},
+                    {"frame_rate", f.frame_rate > 0 ? json(f.frame_rate) : json(nullptr)},
+                    {"branch_jump", f.branch_jump > 0 ? json(f.branch_jump) : json(nullptr)}});
   }
   j["families"] = fams;
   j["seeds"] = {{"suite", suite_.seed},
@@ -402,7 +417,7 @@ void Engine::loadResumed() {
   std::map<std::string, int> family_index, solver_index;
   for (size_t f = 0; f < suite_.families.size(); ++f) family_index[suite_.families[f].name] = static_cast<int>(f);
   for (size_t s = 0; s < list_.specs.size(); ++s) solver_index[list_.specs[s].text] = static_cast<int>(s);
-  const std::vector<std::string> header = solveHeader();
+  const std::vector<std::string> header = this->header();
   const auto col = [&](const char* name) {
     return static_cast<size_t>(std::find(header.begin(), header.end(), name) - header.begin());
   };
@@ -555,6 +570,17 @@ void Engine::formatRow(int f, int p, int s, const Summary& sm, const Eigen::Vect
       sm.iterations > 0 ? fmt::format("{:.4f}", sm.time_us / sm.iterations) : std::string(),
       solveSeed(suite_.seed, fam.name, p, spec), csvField(prob.name), csvField(sm.message), configText(q),
       numText(seed_distance), sm.numSolutions());
+  if (quality() && prob.model) {
+    // The answers to the previous problems of a sequential family (done: its
+    // unit runs in order) for the motion between frames.
+    std::vector<const Eigen::VectorXd*> history{&q};
+    for (int k = p - 1; fam.sequential && k >= 0 && k >= p - 3; --k) history.push_back(&slots_[slot(f, k, s)].q);
+    Data data(*prob.model);
+    out.row.pop_back();  // the '\n'
+    out.row += qualityCells(*prob.model, prob.goals, data, sm.status, sm.converged(), sm.within_limits,
+                            fam.targets == "unreachable", fam.sequential, history, fam.frame_rate, fam.branch_jump);
+    out.row += '\n';
+  }
   out.solutions.clear();
   for (size_t k = 0; k < sm.solutions.size(); ++k)
     out.solutions += fmt::format("{},{},{},{},{}\n", csvField(fam.name), p, csvField(spec), k,
@@ -715,7 +741,7 @@ void Engine::tracePass() {
 void Engine::finish() {
   // Each file is written from the slots' rows in place: a run's rows are
   // never copied into one more string.
-  const std::string headers[3] = {fmt::format("{}\n", fmt::join(solveHeader(), ",")),
+  const std::string headers[3] = {fmt::format("{}\n", fmt::join(header(), ",")),
                                   fmt::format("{}\n", fmt::join(kSolutionColumns, ",")),
                                   fmt::format("{}\n", fmt::join(kTraceColumns, ","))};
   std::vector<std::string_view> solves{headers[0]}, solutions{headers[1]}, traces{headers[2]};
@@ -776,7 +802,7 @@ RunOutcome Engine::run() {
   if (config_.output == OutputMode::kResume) loadResumed();
   dir_->writeJson("run.json", runJson(false));
   writeModelsAndProblems();
-  dir_->openPartial(fmt::format("{}", fmt::join(solveHeader(), ",")));
+  dir_->openPartial(fmt::format("{}", fmt::join(header(), ",")));
 
   out_.solves_total = total_;
   out_.solves_resumed = resumed_;

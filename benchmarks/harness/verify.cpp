@@ -2,15 +2,84 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
+#include <map>
 #include <ostream>
 
+#include "harness/answer_quality.h"
 #include "harness/results_reader.h"
 #include "ikbench/core/numeric.h"
 #include "ikbench/kinematics/config.h"
 #include "ikbench/kinematics/forward_kinematics.h"
 
 namespace ikbench::harness {
+namespace {
+
+// Two quality cells agree when both are empty, or both numbers within a
+// relative 1e-9 (the same code on the same q), or the same text.
+bool sameCell(const std::string& a, const std::string& b) {
+  if (a == b) return true;
+  double x = 0.0, y = 0.0;
+  if (!parseResultNumber(a, &x) || !parseResultNumber(b, &y)) return false;
+  return std::abs(x - y) <= 1e-9 * std::max({1.0, std::abs(x), std::abs(y)});
+}
+
+// The quality columns (answer_quality.h), when the run has them: each row's
+// recomputed from its q, the previous rows' q of a sequential family, and
+// the family's targets, frame rate and branch threshold in run.json.
+void verifyQuality(const ResultsDirectory& r, const std::map<std::pair<int, int>, Problem>& problems, std::ostream& out,
+                   int max_listed, VerifyReport& rep) {
+  const auto has = [&](const std::string& c) {
+    return std::find(r.solve_header.begin(), r.solve_header.end(), c) != r.solve_header.end();
+  };
+  for (const std::string& c : kQualityColumns)
+    if (!has(c)) return;
+  const size_t c_conv = r.column("converged"), c_lim = r.column("within_limits"), c_q = r.column("q"),
+               c_status = r.column("status");
+  std::map<RowKey, std::vector<std::string>> cells;
+  for (const auto& [key, line] : r.solves) cells[key] = parseCsvLine(line, r.file("solves.csv"));
+  std::map<RowKey, Eigen::VectorXd> qs;
+  const auto qOf = [&](const RowKey& key) -> const Eigen::VectorXd& {
+    auto it = qs.find(key);
+    if (it == qs.end()) it = qs.emplace(key, parseConfigText(cells.at(key)[c_q], r.file("solves.csv"))).first;
+    return it->second;
+  };
+  for (const auto& [key, row] : cells) {
+    const auto [f, p, s] = key;
+    const nlohmann::json& fam = r.run["families"][static_cast<size_t>(f)];
+    const bool sequential = fam.value("sequential", false);
+    const auto number = [&](const char* k) { return fam.contains(k) && fam[k].is_number() ? fam[k].get<double>() : 0.0; };
+    Status st;
+    if (!parseStatus(row[c_status], &st)) continue;  // checkRows refused it already
+    const bool attempted = st != Status::kUnsupported && st != Status::kInvalidInput;
+    std::vector<const Eigen::VectorXd*> history;
+    if (attempted) {
+      history.push_back(&qOf(key));
+      for (int k = p - 1; sequential && k >= 0 && k >= p - 3 && cells.count({f, k, s}); --k)
+        history.push_back(&qOf({f, k, s}));
+    }
+    const Problem& prob = problems.at({f, p});
+    Data data(*prob.model);
+    const std::string want = qualityCells(*prob.model, prob.goals, data, st, row[c_conv] == "1", row[c_lim] == "1",
+                                          fam.value("targets", std::string("reachable")) == "unreachable", sequential,
+                                          history, number("frame_rate"), number("branch_jump"));
+    const std::vector<std::string> expected = parseCsvLine(std::string_view(want).substr(1), "recomputed");
+    ++rep.quality_rows;
+    for (size_t k = 0; k < kQualityColumns.size(); ++k) {
+      const std::string& got = row[r.column(kQualityColumns[k])];
+      if (sameCell(got, expected[k])) continue;
+      ++rep.quality_disagreements;
+      ++rep.disagreements;
+      if (rep.disagreements <= max_listed)
+        out << fmt::format("solves.csv {} problem {} {}: column '{}' is '{}', recomputed '{}'\n", r.families[f], p,
+                           r.solvers[s], kQualityColumns[k], got, expected[k]);
+      break;
+    }
+  }
+}
+
+}  // namespace
 
 VerifyReport verifyRun(const std::string& dir, std::ostream& out, int max_listed) {
   const ResultsDirectory r = readResults(dir, /*require_complete=*/true, /*rows=*/true);
@@ -91,10 +160,14 @@ VerifyReport verifyRun(const std::string& dir, std::ostream& out, int max_listed
       check(key, where + " solution " + cells.at(3), parseConfigText(cells.at(4), where), 1, 1);
     }
   }
+  verifyQuality(r, problems, out, max_listed, rep);
   if (rep.disagreements > max_listed) out << fmt::format("... and {} more\n", rep.disagreements - max_listed);
   out << fmt::format("verify {}: {} solves and {} extra solutions recomputed by forward kinematics from models.json "
                      "and problems.jsonl: {} disagree ({} false successes)\n",
                      dir, rep.rows, rep.solutions, rep.disagreements, rep.false_successes);
+  if (rep.quality_rows > 0)
+    out << fmt::format("verify {}: outcome and quality columns of {} solves recomputed: {} disagree\n", dir,
+                       rep.quality_rows, rep.quality_disagreements);
   return rep;
 }
 
