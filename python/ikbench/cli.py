@@ -145,12 +145,15 @@ def cmd_report(args):
 
 
 def cmd_verify(args):
-    from . import verify
+    from . import verify, verify_quality
 
     run = _load(args.run_dir, args)
     report = verify.verify_run(run)
     sys.stdout.write(verify.format_report(report, limit=args.max_rows))
-    return EXIT_OK if report.disagreements.empty else EXIT_FINDING
+    quality = verify_quality.verify_quality(run)  # None: the run has no quality columns
+    sys.stdout.write(verify_quality.format_quality(quality, limit=args.max_rows))
+    ok = report.disagreements.empty and (quality is None or quality.disagreements.empty)
+    return EXIT_OK if ok else EXIT_FINDING
 
 
 def cmd_plot(args):

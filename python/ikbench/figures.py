@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from . import stats
+from . import outcomes, stats
 from .safe_io import atomic_write_text
 from .results import NOT_ATTEMPTED, SUMMARY_COLUMNS, optional_json
 
@@ -34,9 +34,10 @@ POINT_FIGURES = [
 ]
 
 # summary.csv: the version-2 columns (results.SUMMARY_COLUMNS), then the outlier counts, the rank
-# within the family and the run's load flag (docs/results-format.md, docs/analysis.md).
+# within the family and the run's load flag, then each cell's seed regime, outcome rates and answer
+# quality (outcomes.OUTCOME_COLUMNS; docs/results-format.md, docs/analysis.md, docs/protocols.md).
 SUMMARY_EXTRA_COLUMNS = ["time_us_outliers_mild", "time_us_outliers_severe", "rank", "rank_of", "tied_leader",
-                         "noisy"]
+                         "noisy"] + outcomes.OUTCOME_COLUMNS
 SUMMARY_CSV_COLUMNS = SUMMARY_COLUMNS + SUMMARY_EXTRA_COLUMNS
 
 ALPHA = 0.05          # significance level of the tests that separate a leader from the others
@@ -175,6 +176,9 @@ def summarize(run_or_solves, *, keys=("family", "solver"), seed=stats.BOOTSTRAP_
     key_cols = list(keys)
     if len(key_cols) == 2:
         df = rank_cells(df, times, within=key_cols[0], alpha=alpha)
+    if key_cols == ["family", "solver"] and not isinstance(run_or_solves, pd.DataFrame):
+        # outcome rates and answer quality need run.json's families (targets, regimes)
+        df = df.merge(outcomes.outcome_figures(run_or_solves, confidence), on=key_cols, how="left")
     lead = key_cols + [c for c in SUMMARY_COLUMNS if c not in ("family", "solver")]
     rest = [c for c in df.columns if c not in lead]
     return df[lead + rest]
@@ -358,6 +362,8 @@ def summary_csv_text(summary, noisy=None):
             v = d.get(c)
             if c in ("family", "solver"):
                 row.append(str(v))
+            elif c in outcomes.TEXT_COLUMNS:
+                row.append("" if v is None or (isinstance(v, float) and math.isnan(v)) else str(v))
             elif c in ("solves", "supported", "converged", "rank_of"):
                 row.append(str(int(v)))
             elif c == "noisy":

@@ -107,6 +107,11 @@ def compare_cell(b, r, t, unit_b, unit_r, timed, solver_time):
                                     "min_flips": t["success_min_flips"]})
     if r["limit_violations"] > b["limit_violations"]:
         out["limits"] = MetricVerdict("regression", "limits", b["limit_violations"], r["limit_violations"])
+    # Wrong answers (docs/protocols.md): a claim of convergence that FK contradicts is a regression
+    # whenever there are more of them, whatever the success rate does.
+    wb, wr = b["statuses"].get("false-convergence", 0), r["statuses"].get("false-convergence", 0)
+    if wr > wb:
+        out["wrong"] = MetricVerdict("regression", "wrong", wb, wr)
 
     for key, (rel_k, delta_k, floor_k) in METRICS:
         vb, vr = b[key], r[key]

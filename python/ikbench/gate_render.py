@@ -18,7 +18,7 @@ FORMATS = {"iterations_median": lambda v: f"{v:g}", "iterations_p90": lambda v: 
 LABELS = {"success": "success rate", "iterations_median": "median iterations", "iterations_p90": "p90 iterations",
           "position_error_median": "median position error [m]", "orientation_error_median": "median orientation error [rad]",
           "fk_evals_mean": "FK evaluations per solve", "jacobian_evals_mean": "Jacobian evaluations per solve",
-          "time": "normalised median time", "limits": "joint limits"}
+          "time": "normalised median time", "limits": "joint limits", "wrong": "wrong answers"}
 COLUMNS = ["family", "solver", "n", "success"] + [TITLES[m[0]] for m in METRICS] + ["time/unit", "verdict"]
 
 
@@ -46,6 +46,9 @@ def metric_text(v):
         return text, detail
     if v.metric == "limits":
         return f"{v.run}", f"{v.base} -> {v.run} solves end outside the joint limits"
+    if v.metric == "wrong":
+        return f"{v.run}", (f"{v.base} -> {v.run} wrong answers (the backend claimed convergence and forward "
+                            "kinematics disagrees)")
     if v.metric == "time":
         if v.verdict == "n/a":
             return (f"{v.run:.1f} (~)", "") if f.get("not_compared") else ("-", "")
@@ -105,8 +108,9 @@ def cell_row(cell, markdown):
     if cell.status == "skipped":
         return [cell.family, cell.solver, str(cell.n)] + dashes + ["skipped"]
     figs = [_mark(cell.figures[k].verdict, metric_text(cell.figures[k])[0], markdown) for k in METRIC_KEYS]
-    if "limits" in cell.figures:
-        figs[0] += " **[R limits]**" if markdown else " [R limits]"
+    for extra in ("limits", "wrong"):
+        if extra in cell.figures:
+            figs[0] += f" **[R {extra}]**" if markdown else f" [R {extra}]"
     status = f"**{cell.status}**" if markdown and cell.regression else cell.status
     return [cell.family, cell.solver, str(cell.n)] + figs + [status]
 

@@ -35,7 +35,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from . import coverage, curves, figures, stats, sweep, tables
+from . import coverage, curves, figures, report_quality, stats, sweep, tables
 from .results import NOT_ATTEMPTED, ResultsError, load, optional_json
 from .safe_io import atomic_write_bytes, atomic_write_text, check_output_path
 
@@ -1213,6 +1213,8 @@ def build(run, opts=None, plots_index=None, progress=None):
     data["sweeps"] = sweep_blocks(run)
     progress.stage("solution coverage")
     data["coverage"] = coverage_block(run, styles, opts) if run.format_version >= 2 else None
+    progress.stage("outcomes, seed regimes and answer quality")
+    data["quality"] = report_quality.quality_block(run, ranked, styles)
     progress.stage("solve viewer (traces of the embedded problems)")
     data["viewer"] = viewer_data(run, opts, sequential, traces_table=table)
     table.check()                     # traces.csv is the one run.json lists (raises before any output)

@@ -62,6 +62,14 @@ SUMMARY_COLUMNS = [
     "iterations_median_ci_high",
 ]
 
+# Optional columns of solves.csv after SOLVE_COLUMNS, found by name (a run without them reads as
+# before): the outcome and answer-quality columns of a protocol's run or `ikbench run --quality`
+# (docs/protocols.md, benchmarks/harness/answer_quality.h).
+QUALITY_COLUMNS = ["outcome", "manipulability", "limit_margin", "joint_jump", "branch_switch", "joint_velocity",
+                   "joint_acceleration", "joint_jerk"]
+OPTIONAL_SOLVE_COLUMNS = QUALITY_COLUMNS
+OUTCOMES = ("converged", "wrong", "not-found", "refused", "timed-out", "not-attempted")
+
 SOLVE_COLUMNS_BY_VERSION = {1: SOLVE_COLUMNS_V1, 2: SOLVE_COLUMNS}
 TRACE_COLUMNS_BY_VERSION = {1: TRACE_COLUMNS_V1, 2: TRACE_COLUMNS}
 
@@ -77,13 +85,15 @@ JOINT_TYPES = {"revolute": (1, 1), "prismatic": (1, 1), "ball": (4, 3), "free": 
 _INT_COLUMNS = {"problem", "dof", "effectors", "iterations", "restarts", "fk_evals", "jacobian_evals", "solutions",
                 "iteration", "solution"}
 _BOOL_COLUMNS = {"converged", "within_limits"}
-_FLOAT_COLUMNS = {"position_error", "orientation_error", "time_us", "time_per_iteration_us", "seed_distance",
-                  "step_norm", "damping", "elapsed_us"}
+_QUALITY_FLOATS = {"manipulability", "limit_margin", "joint_jump", "branch_switch", "joint_velocity",
+                   "joint_acceleration", "joint_jerk"}
+_FLOAT_COLUMNS = _QUALITY_FLOATS | {"position_error", "orientation_error", "time_us", "time_per_iteration_us",
+                                    "seed_distance", "step_norm", "damping", "elapsed_us"}
 _NONNEGATIVE = {"position_error", "orientation_error", "time_us", "time_per_iteration_us", "seed_distance",
                 "elapsed_us"}
 # Float columns that may be empty (not applicable): time per iteration of a 0-iteration solve,
 # the seed distance of a solve without a configuration.
-_MAY_BE_EMPTY = {"time_per_iteration_us", "seed_distance"}
+_MAY_BE_EMPTY = {"time_per_iteration_us", "seed_distance"} | _QUALITY_FLOATS
 _UINT64_COLUMNS = {"seed"}
 _INDEX_COLUMNS = {"problem", "solution"}   # C++ ints (MAX_PROBLEM_INDEX)
 _MAX_COUNT = 1 << 53                       # other counts: exact as a double
@@ -1005,9 +1015,13 @@ def load(path, *, allow_incomplete=False, require_run_json=True):
     required = LEADING_SOLVE_COLUMNS if rv < 2 else SOLVE_COLUMNS
     table = _Table(solves_path, data, required, f"solves.csv (format version {rv})")
     del data
-    known = [c for c in SOLVE_COLUMNS if c in table.header]
+    known = [c for c in SOLVE_COLUMNS + OPTIONAL_SOLVE_COLUMNS if c in table.header]
     extra = [c for c in table.header if c not in known]
     solves = table.frame(known)
+    if "outcome" in solves:
+        bad = ~pd.Series(solves["outcome"], dtype=object).str.strip().isin(OUTCOMES).to_numpy()
+        if bad.any():
+            table.fail("outcome", bad, f"an outcome ({', '.join(OUTCOMES)})")
     for c in extra:  # columns of a later format version: kept as text
         solves[c] = table.columns[c]
     table.columns.clear()  # the text of the typed columns is not needed again
@@ -1229,5 +1243,6 @@ def version_note(run, what):
 
 
 __all__ = ["load", "Run", "ResultsError", "SOLVE_COLUMNS", "SOLVE_COLUMNS_V1", "LEADING_SOLVE_COLUMNS",
+           "QUALITY_COLUMNS", "OUTCOMES",
            "TRACE_COLUMNS", "TRACE_COLUMNS_V1", "SOLUTION_COLUMNS", "SUMMARY_COLUMNS", "STATUSES", "NOT_ATTEMPTED",
            "parse_q", "count_lines", "format_version"]

@@ -101,6 +101,8 @@
         DATA.summary.rows.map(function (r) { return at.map(function (i) { return r[i]; }); }));
     },
     coverage: function () { return csvText(DATA.coverage.table.columns, DATA.coverage.table.rows); },
+    outcomes: function () { return csvText(DATA.quality.outcomes.columns, DATA.quality.outcomes.rows); },
+    regimes: function () { return csvText(DATA.quality.regimes.columns, DATA.quality.regimes.rows); },
     families: function () {
       var cols = ["name", "problems", "dof", "effectors", "goal", "sequential", "robot", "traced", "description"];
       return csvText(cols, pickRows(DATA.families, cols));
@@ -485,6 +487,73 @@
     t.appendChild(tb);
     box.appendChild(el("div", { cls: "scroll" }, [t]));
     csvBefore(t.parentNode, "coverage");
+  }
+
+  // ------------------------------------------------------------------ outcomes and answer quality
+  function renderQuality() {
+    var box = document.getElementById("quality-body");
+    var q = DATA.quality;
+    if (!q) return;
+    function pct(v, lo, hi) { return v == null ? "-" : (100 * v).toFixed(1) + (lo == null ? "" : " [" + (100 * lo).toFixed(1) + ", " + (100 * hi).toFixed(1) + "]"); }
+    function num(v) { return v == null ? "-" : (Math.abs(v) >= 1e4 || (v !== 0 && Math.abs(v) < 1e-3) ? Number(v).toExponential(2) : Number(v).toPrecision(3)); }
+    box.appendChild(el("p", { cls: "explain", text: "Every solve classified (docs/protocols.md): converged (FK within tolerance and within the limits: the success rate), " +
+      "wrong (the backend claimed convergence and FK disagrees, or the answer leaves the joint limits), not found (a reachable target, no answer), " +
+      "refused (a target known unreachable, correctly answered without a claim), timed out (the budget ended it). Rates over all solves with Wilson 95% intervals [%]. " +
+      (q.recorded ? "Quality of converged answers: median manipulability (Yoshikawa) and limit margin, median distance from the start; tracked paths: largest joint jump, branch switches, RMS joint velocity, acceleration and jerk." :
+        "This run did not record the quality columns (ikbench run --protocol NAME or --quality does): the quality figures are empty.") }));
+    var cols = [["family", "family"], ["solver", "solver"], ["start", "start (regime)"], ["targets", "targets"], ["solves", "solves"],
+      ["success", "converged"], ["wrong", "wrong"], ["not_found", "not found"], ["refused", "refused"], ["timed_out", "timed out"],
+      ["targets_solved_rate", "targets solved (any start)"], ["manipulability_median", "manipulability"], ["limit_margin_median", "limit margin"],
+      ["seed_distance_median", "distance from start"], ["joint_jump_max", "largest jump"], ["branch_switches", "branch switches"],
+      ["joint_velocity_rms", "RMS velocity"], ["joint_acceleration_rms", "RMS acceleration"], ["joint_jerk_rms", "RMS jerk"]];
+    var t = el("table", { cls: "data", id: "outcomes-table" });
+    t.appendChild(el("thead", null, [el("tr", null, cols.map(function (c, i) { return el("th", { cls: i < 4 ? "l" : "", text: c[1] }); }))]));
+    var tb = el("tbody");
+    rowsOf(q.outcomes).forEach(function (r) {
+      tb.appendChild(el("tr", null, cols.map(function (c, i) {
+        var k = c[0];
+        if (k === "solver") return solverCell(r.solver);
+        if (i < 4) return el("td", { cls: "l", text: r[k] == null ? "-" : String(r[k]) });
+        if (k === "solves") return el("td", { text: String(r.solves) });
+        if (k === "success") return el("td", { text: pct(r.success_rate, r.success_ci_low, r.success_ci_high) });
+        if (r[k + "_rate"] !== undefined) return el("td", { text: pct(r[k + "_rate"], r[k + "_ci_low"], r[k + "_ci_high"]) });
+        if (k === "targets_solved_rate") return el("td", { text: r[k] == null ? "-" : (100 * r[k]).toFixed(1) });
+        return el("td", { text: num(r[k]) });
+      })));
+    });
+    t.appendChild(tb);
+    box.appendChild(el("div", { cls: "scroll" }, [t]));
+    csvBefore(t.parentNode, "outcomes");
+    box.appendChild(el("h3", { text: "By seed regime" }));
+    var rt = el("table", { cls: "data", id: "regimes-table" });
+    rt.appendChild(el("thead", null, [el("tr", null, ["regime", "solver", "families", "solves", "success [95% CI] %", "median time [µs]"].map(function (h, i) { return el("th", { cls: i < 2 ? "l" : "", text: h }); }))]));
+    var rb = el("tbody");
+    rowsOf(q.regimes).forEach(function (r) {
+      rb.appendChild(el("tr", null, [el("td", { cls: "l", text: r.regime }), solverCell(r.solver), el("td", { text: String(r.families) }),
+        el("td", { text: String(r.solves) }), el("td", { text: pct(r.success_rate, r.success_ci_low, r.success_ci_high) }), el("td", { text: num(r.time_us_median) })]));
+    });
+    rt.appendChild(rb);
+    box.appendChild(el("div", { cls: "scroll" }, [rt]));
+    csvBefore(rt.parentNode, "regimes");
+    var fams = Object.keys(q.figures);
+    if (!fams.length) return;
+    box.appendChild(el("h3", { text: "Distributions" }));
+    var sel = el("select", { id: "quality-family" });
+    fams.forEach(function (f) { sel.appendChild(el("option", { value: f, text: f })); });
+    box.appendChild(el("div", { cls: "controls" }, [el("label", null, ["family ", sel])]));
+    var holder = el("div", { id: "quality-plots" });
+    box.appendChild(holder);
+    function draw() {
+      Array.prototype.forEach.call(holder.children, function (d) { Plotly.purge(d); });
+      holder.textContent = "";
+      q.figures[sel.value].forEach(function (fig, k) {
+        var div = el("div", { cls: "plot", id: "quality-plot-" + k });
+        holder.appendChild(div);
+        plot(div, fig, null);
+      });
+    }
+    sel.addEventListener("change", draw);
+    draw();
   }
 
   // ------------------------------------------------------------------ run metadata
@@ -1079,6 +1148,7 @@
     renderSolvers();
     renderSweeps();
     renderCoverage();
+    renderQuality();
     renderRun();
     var v = renderViewer();
     Promise.resolve(v).then(function () { return Promise.all(pending); }).then(function () {
