@@ -3,13 +3,19 @@
 
     /usr/bin/python3 scripts/protocol_table.py trac-ik RUN_DIR...      # beside TRAC-IK's published table
     /usr/bin/python3 scripts/protocol_table.py ikfast-test RUN_DIR...  # outcome rates per arm and solver
+    /usr/bin/python3 scripts/protocol_table.py seeds RUN_DIR...        # success per seed regime
+    /usr/bin/python3 scripts/protocol_table.py tracking RUN_DIR...     # success and joint motion per path
 
 `trac-ik` prints, per arm and solver, the success rate with its Wilson 95 % interval and the mean
 time over all solves (failures included, as the published table counts them) with its bootstrap
 interval, and, for the arms the published table has (python/ikbench/data/trac_ik_published.csv:
 the trac_ik README's table, tag v1.4.6, 10 000 targets, 1e-5, 5 ms), its KDL, KDL-RR and TRAC-IK
 figures. `ikfast-test` prints per arm and solver the rates of converged, wrong and not-found
-answers on the IKFast targets and of refused and wrong answers on the unreachable ones. Every
+answers on the IKFast targets and of refused and wrong answers on the unreachable ones. `seeds`
+prints per arm, regime and solver the success rate with its interval, the fraction of targets
+solved from any of their starts and the median time; `tracking` per path and solver the success
+rate, the largest joint jump, the branch switches and the RMS joint velocity, acceleration and
+jerk. Every
 figure is ikbench.figures.summarize's (docs/analysis.md, docs/protocols.md); each run's load is
 printed under the table. Exit status 0, 2 on bad input.
 """
@@ -100,9 +106,36 @@ def ikfast(runs):
     return tabulate(rows, head, tablefmt="pipe", disable_numparse=True)
 
 
+def seeds(runs):
+    rows = []
+    for run in runs:
+        robot = robot_of(run)
+        for r in figures.summarize(run).to_dict("records"):
+            solved = r["targets_solved_rate"]
+            rows.append([robot, r["start"], r["solver"], pct(r["success_rate"], r["success_ci_low"], r["success_ci_high"]),
+                         "" if solved != solved else pct(solved), f"{r['time_us_median']:.1f}"])
+    head = ["arm", "start", "solver", "success [95% CI]", "targets solved from any start", "median time [µs]"]
+    return tabulate(rows, head, tablefmt="pipe", disable_numparse=True)
+
+
+def tracking(runs):
+    rows = []
+    for run in runs:
+        for r in figures.summarize(run).to_dict("records"):
+            rows.append([r["family"], r["solver"], pct(r["success_rate"], r["success_ci_low"], r["success_ci_high"]),
+                         f"{r['joint_jump_max']:.3f}", f"{r['branch_switches']:.0f}", f"{r['joint_velocity_rms']:.2f}",
+                         f"{r['joint_acceleration_rms']:.3g}", f"{r['joint_jerk_rms']:.3g}"])
+    head = ["path", "solver", "success [95% CI]", "largest jump [rad]", "branch switches", "RMS velocity [rad/s]",
+            "RMS acceleration [rad/s²]", "RMS jerk [rad/s³]"]
+    return tabulate(rows, head, tablefmt="pipe", disable_numparse=True)
+
+
+TABLES = {"trac-ik": trac_ik, "ikfast-test": ikfast, "seeds": seeds, "tracking": tracking}
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("protocol", choices=["trac-ik", "ikfast-test"])
+    ap.add_argument("protocol", choices=list(TABLES))
     ap.add_argument("runs", nargs="+", help="run directories of that protocol")
     a = ap.parse_args(argv)
     try:
@@ -110,7 +143,7 @@ def main(argv=None):
     except results.ResultsError as e:
         print(f"protocol_table.py: {e}", file=sys.stderr)
         return 2
-    print(trac_ik(runs) if a.protocol == "trac-ik" else ikfast(runs))
+    print(TABLES[a.protocol](runs))
     print()
     for run in runs:
         print(f"- {load_line(run)}")

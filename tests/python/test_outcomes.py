@@ -5,6 +5,7 @@ import json
 import math
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -167,7 +168,7 @@ def _binary():
     return None
 
 
-@pytest.mark.parametrize("protocol,samples", [("ikfast-test", 20), ("tracking", 12), ("seeds", 6)])
+@pytest.mark.parametrize("protocol,samples", [("ikfast-test", 20), ("tracking", 12), ("seeds", 6), ("trac-ik", 6)])
 def test_a_protocol_run_verifies_and_summarizes(tmp_path, protocol, samples):
     exe = _binary()
     if exe is None:
@@ -184,6 +185,12 @@ def test_a_protocol_run_verifies_and_summarizes(tmp_path, protocol, samples):
     assert rep.disagreements.empty, rep.disagreements.head()
     v = cli("verify", out)
     assert v.returncode == 0, v.stdout
+    table = subprocess.run([sys.executable, str(REPO / "scripts" / "protocol_table.py"), protocol, str(out)],
+                           capture_output=True, text=True, timeout=300, env=env)
+    assert table.returncode == 0, table.stderr
+    assert "| auto" in table.stdout.replace("  ", " ") and "load average" in table.stdout
+    if protocol == "trac-ik":  # the UR5 is in the published table
+        assert "TRAC-IK (published) | 99.64%" in " ".join(table.stdout.split())
     s = figures.summarize(run, n_resamples=100)
     block = report_quality.quality_block(run, s, {})
     assert block["recorded"] and block["outcomes"]["rows"]
