@@ -1366,6 +1366,32 @@ TEST(Protocol, ARunWithoutAProtocolHasNoQualityColumns) {
   EXPECT_EQ(harness::verifyRun(c.out_dir, log).disagreements, 0) << log.str();
 }
 
+// A tracking run interrupted and resumed writes the same quality columns as
+// one that ran through: the motion of a resumed frame comes from the kept
+// answers of the frames before it.
+TEST(Protocol, AnInterruptedTrackingRunResumesToTheSameQualityColumns) {
+  registerTestSolver<StopperSolver, StopperOptions>("test-stopper", "stops the run at its n-th solve (test)");
+  const std::string urdf = std::string(IKBENCH_SOURCE_DIR) + "/scenarios/data/robots/ur5.urdf";
+  const Suite suite = loadProtocol("tracking", urdf, "", "", std::nullopt, 15);
+  RunConfig c = quietConfig(tempDir("protocol_interrupted"), 1);
+  c.trace = false;
+  c.solvers = {"dls", "test-stopper"};
+  c.stop = &g_stop_flag;
+  g_stop_flag = false;
+  g_stop_countdown = 20;  // in the second family's stopper unit
+  EXPECT_FALSE(harness::runSuite(suite, c).complete);
+  g_stop_flag = false;
+  c.output = OutputMode::kResume;
+  ASSERT_TRUE(harness::runSuite(suite, c).complete);
+  RunConfig u = c;
+  u.out_dir = tempDir("protocol_uninterrupted");
+  u.output = OutputMode::kFresh;
+  ASSERT_TRUE(harness::runSuite(suite, u).complete);
+  expectSameResults(c.out_dir, u.out_dir);
+  std::ostringstream log;
+  EXPECT_EQ(harness::verifyRun(c.out_dir, log).disagreements, 0) << log.str();
+}
+
 TEST(Protocol, UnknownProtocolAndMissingRobotAreErrors) {
   const std::string urdf = std::string(IKBENCH_SOURCE_DIR) + "/scenarios/data/robots/ur5.urdf";
   try {
