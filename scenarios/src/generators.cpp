@@ -202,6 +202,26 @@ int firstMovingJoint(const Model& model, int body) {
 
 }  // namespace
 
+std::shared_ptr<const Model> perturbedModel(const Model& model, double angle, double offset, std::uint64_t seed) {
+  if (!(angle >= 0.0) || !std::isfinite(angle) || !(offset >= 0.0) || !std::isfinite(offset))
+    throw std::invalid_argument(
+        fmt::format("perturbedModel: angle ({}) and offset ({}) must be finite and >= 0", angle, offset));
+  std::vector<JointSpec> joints;
+  for (int i = 0; i < model.numJoints(); ++i) {
+    JointSpec j = model.joint(i);
+    if (j.type == JointType::kRevolute || j.type == JointType::kPrismatic) {
+      Rng rng(Rng::mix(seed, static_cast<std::uint64_t>(i)));
+      const Eigen::Vector3d a = j.axis.normalized();
+      Eigen::Vector3d n = rng.unitVector();
+      n = (n - n.dot(a) * a).normalized();  // a random direction normal to the axis
+      j.axis = Eigen::AngleAxisd(angle, n) * a;
+      j.parent_T_joint.p += offset * rng.unitVector();
+    }
+    joints.push_back(std::move(j));
+  }
+  return std::make_shared<const Model>(std::move(joints), model.name());
+}
+
 std::shared_ptr<const Model> randomChain(const ChainSpec& spec, std::uint64_t seed) {
   if (spec.joints < 1) throw std::invalid_argument(fmt::format("random chain: joints = {} must be >= 1", spec.joints));
   checkChainSpec(spec, "random chain");

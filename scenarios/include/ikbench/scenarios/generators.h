@@ -69,6 +69,15 @@ struct TreeSpec {
 };
 std::shared_ptr<const Model> randomTree(const TreeSpec& spec, std::uint64_t seed);
 
+// The model as a calibration might leave it: each revolute or prismatic
+// joint's axis tilted by exactly `angle` [rad] about a seeded random
+// direction normal to it, and each such joint's rest origin moved by
+// `offset` [m] in a seeded random direction (joint i draws from
+// Rng(Rng::mix(seed, i))). An arm whose axes meet or are parallel by design
+// then misses by about that much. Names and limits are kept. Throws
+// std::invalid_argument for a negative or non-finite angle or offset.
+std::shared_ptr<const Model> perturbedModel(const Model& model, double angle, double offset, std::uint64_t seed);
+
 // The seed regimes of a family (docs/protocols.md). kNominal: middle of the
 // limits (neutral where unlimited). kZero: neutral (zero angles, identity
 // rotations). kRandom: uniform within limits. kPrevious: the family is
