@@ -7,7 +7,17 @@
 //                                  candidate, dedup, ordering): the shipped
 //                                  UR5, and the corpus ABB IRB 2400 and KUKA
 //                                  KR 210 when their files exist
+//                                  (and the shipped Puma 560 and IRB 2400)
 //   SolveRobot/analytic-7r/iiwa14  the same for the shipped iiwa14 (64 samples)
+//   SolveRobot/<auto spec>/<arm>   `auto` (closed form first) and
+//                                  auto:closed_form=off (the numerical recipe
+//                                  alone) on the 6R arms, and on perturbed
+//                                  copies <arm>~<angle> (perturbedModel: every
+//                                  axis tilted by <angle> rad, every joint
+//                                  origin moved by <angle> x 0.1 m, seed 1 for
+//                                  the shipped UR5 and IRB 2400, seed 2 for
+//                                  the others), with closed_form_near at its
+//                                  default and at 0.1
 //   PureSolve/analytic-6r/<arm>    analytic::solve6 alone: every solution of
 //                                  one pose, no verification
 //   Overhead/<arm>/<part>          the parts of Solver::solve around the closed
@@ -32,6 +42,7 @@
 #include "analytic_ik.h"
 #include "ikbench/kinematics/config.h"
 #include "ikbench/kinematics/forward_kinematics.h"
+#include "ikbench/scenarios/generators.h"
 #include "ikbench/scenarios/suite.h"
 #include "ikbench/solvers/registry.h"
 #include "bench_main.h"
@@ -127,23 +138,42 @@ void overhead(benchmark::State& state, const std::string& part, const std::vecto
   }
 }
 
+// Pose targets on a perturbed copy of the family's arm: reachable goals of
+// the perturbed model (FK of random configurations within limits), the start
+// at the middle of the limits.
+std::vector<Problem> perturbedProblems(const std::vector<Problem>& family, double angle, std::uint64_t seed) {
+  const auto model = perturbedModel(*family.front().model, angle, 0.1 * angle, seed);
+  GoalSetSpec gs;
+  gs.count = kProblems;
+  gs.kind = GoalKind::kPose;
+  gs.effectors = {model->bodyName(family.front().goals[0].body)};
+  return reachableGoals(model, gs, seed, "perturbed");
+}
+
+void registerSolve(const std::string& spec, const std::string& arm, std::shared_ptr<std::vector<Problem>> problems) {
+  benchmark::RegisterBenchmark(fmt::format("SolveRobot/{}/{}", spec, arm).c_str(),
+                               [spec, problems](benchmark::State& s) { solveRobot(s, spec, *problems); })
+      ->Unit(benchmark::kMicrosecond);
+}
+
 void registerAll() {
   const std::filesystem::path shipped = std::filesystem::path(dataDirectory()) / "robots";
   const std::filesystem::path corpus = std::filesystem::path(corpusDirectory()) / "robots";
   const std::vector<BenchArm> arms = {
       {"ur5", (shipped / "ur5.urdf").string(), "", "", "analytic-6r"},
+      {"puma560", (shipped / "puma560.urdf").string(), "", "", "analytic-6r"},
+      {"irb2400", (shipped / "irb2400.urdf").string(), "", "", "analytic-6r"},
       {"abb_irb2400", (corpus / "abb_irb2400.urdf").string(), "base_link", "tool0", "analytic-6r"},
       {"kuka_kr210l150", (corpus / "kuka_kr210l150.urdf").string(), "base_link", "tool0", "analytic-6r"},
       {"iiwa14", (shipped / "iiwa14.urdf").string(), "", "", "analytic-7r"},
   };
+  const std::vector<std::string> auto_specs = {"auto", "auto:closed_form=off", "auto:closed_form_near=0.1"};
   for (const BenchArm& arm : arms) {
     if (!std::filesystem::exists(arm.path)) continue;  // corpus arms only where the files are
     auto problems =
         std::make_shared<std::vector<Problem>>(urdfFamily(arm.path, arm.base, arm.tip, kProblems, /*seed=*/1).problems);
     if (problems->empty()) continue;
-    benchmark::RegisterBenchmark(fmt::format("SolveRobot/{}/{}", arm.spec, arm.name).c_str(),
-                                 [spec = arm.spec, problems](benchmark::State& s) { solveRobot(s, spec, *problems); })
-        ->Unit(benchmark::kMicrosecond);
+    registerSolve(arm.spec, arm.name, problems);
     if (arm.spec != "analytic-6r") continue;
     benchmark::RegisterBenchmark(fmt::format("PureSolve/analytic-6r/{}", arm.name).c_str(), [problems](
                                                                                                 benchmark::State& s) {
@@ -155,6 +185,14 @@ void registerAll() {
                                                                                               benchmark::State& s) {
         overhead(s, part, *problems);
       })->Unit(benchmark::kMicrosecond);
+    if (arm.name == "abb_irb2400") continue;  // the shipped IRB 2400 stands for it below
+    for (const std::string& spec : auto_specs) registerSolve(spec, arm.name, problems);
+    // Tuning set: the shipped UR5 and IRB 2400 (seed 1); evaluation set: the others (seed 2).
+    const std::uint64_t seed = arm.name == "ur5" || arm.name == "irb2400" ? 1 : 2;
+    for (double angle : {1e-4, 1e-3, 1e-2, 3e-2}) {
+      auto perturbed = std::make_shared<std::vector<Problem>>(perturbedProblems(*problems, angle, seed));
+      for (const std::string& spec : auto_specs) registerSolve(spec, fmt::format("{}~{:g}", arm.name, angle), perturbed);
+    }
   }
 }
 

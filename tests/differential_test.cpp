@@ -69,8 +69,11 @@ constexpr Agreement kAgreement;
 // the machine.
 constexpr const char* kRestarted =
     "dls-adaptive:restarts=200:mode=error:err_gain=0.03:limits=freeze:max_step=1:max_iterations=20";
-// The auto preset without its time budget.
-constexpr const char* kAutoNoBudget = "auto:time_budget_us=0";
+// The auto preset's numerical recipe without its time budget. Its
+// closed-form stage (closed_form=auto) answers the UR5 family before the
+// method runs, the same code on every path: closed_form_stage_test holds it
+// to analytic-6r.
+constexpr const char* kAutoNoBudget = "auto:time_budget_us=0:closed_form=off";
 
 // Every spec of the method the kernel runs: both limit modes, step clamps,
 // restarts, error damping.

@@ -16,7 +16,7 @@
 #include <memory>
 #include <numbers>
 
-#include "analytic_ik.h"
+#include "analytic_6r.h"
 #include "ikbench/core/numeric.h"
 #include "ikbench/kinematics/config.h"
 #include "ikbench/solvers/geometric_options.h"
@@ -26,7 +26,11 @@
 namespace ikbench {
 namespace {
 
+using analytic::Arm6;
+using analytic::Candidate6;
 using analytic::Chain6;
+using analytic::ChainLimits;
+using analytic::PlanCache;
 using analytic::Chain7;
 using analytic::Plan6;
 using analytic::Solutions6;
@@ -50,54 +54,6 @@ bool singlePoseGoal(const Problem& problem, const char* solver, std::string* why
     return false;
   }
   return true;
-}
-
-// What a solver derives once per (model, goal body, goal point).
-template <typename Prepared>
-struct PlanCache {
-  std::shared_ptr<const Model> model;  // keeps the pointer's identity valid
-  int body = -1;
-  Eigen::Vector3d point = Eigen::Vector3d::Constant(std::nan(""));
-  bool ok = false;
-  std::string why;
-  Prepared value;
-
-  bool matches(const Problem& p) const {
-    const Goal& g = p.goals[0];
-    return model.get() == p.model.get() && body == g.body && point == g.point;
-  }
-  void key(const Problem& p) {
-    model = p.model;
-    body = p.goals[0].body;
-    point = p.goals[0].point;
-  }
-};
-
-// Limits of the chain's joints (DOF indices and bounds), read once.
-struct ChainLimits {
-  std::vector<int> iq;  // configuration index of each chain joint
-  std::vector<double> lo, hi;
-  void read(const Model& model, const std::vector<int>& joints) {
-    iq.clear();
-    lo.clear();
-    hi.clear();
-    for (int j : joints) {
-      iq.push_back(model.idxQ(j));
-      lo.push_back(model.lowerLimits()[model.idxV(j)]);
-      hi.push_back(model.upperLimits()[model.idxV(j)]);
-    }
-  }
-  // Wraps a by 2 pi into joint i's limits; false if no representative is within.
-  bool wrap(int i, double& a) const {
-    a = wrapAngleIntoLimits(a, lo[i], hi[i]);
-    return a >= lo[i] - kLimitSlack && a <= hi[i] + kLimitSlack;
-  }
-};
-
-std::array<std::string, 6> jointNames(const Model& model, const std::vector<int>& joints) {
-  std::array<std::string, 6> names;
-  for (int i = 0; i < 6; ++i) names[i] = model.joint(joints[i]).name;
-  return names;
 }
 
 // Offers the candidates (closest to the start first, so that Solver::solve's
@@ -128,17 +84,9 @@ void finish(SolveContext& ctx, Eigen::VectorXd& q, const std::vector<Candidate>&
 
 // ---------------------------------------------------------------- 6R --
 
-struct Prepared6 {
-  std::vector<int> joints;
-  ChainLimits limits;
-  Plan6 plan;
-};
-
-struct Candidate6 {
-  double dist;
-  std::array<double, 6> q;
-};
-
+// Without the compiled kernel's FK (a model with DOF off the chain, DOF
+// weights) the candidates are offered unchecked and Solver::solve checks
+// them with the model's FK.
 class Analytic6rSolver final : public Solver {
  public:
   bool supports(const Problem& problem, std::string* why) const override { return prepare(problem, why) != nullptr; }
@@ -147,7 +95,7 @@ class Analytic6rSolver final : public Solver {
  protected:
   void solveImpl(const Problem& problem, Eigen::VectorXd& q, SolveContext& ctx) override {
     std::string why;
-    const Prepared6* P = prepare(problem, &why);
+    const Arm6* P = prepare(problem, &why);
     if (!P) {
       ctx.stop(Status::kUnsupported, why);
       return;
@@ -158,19 +106,8 @@ class Analytic6rSolver final : public Solver {
     std::array<double, 6> hint;
     for (int i = 0; i < 6; ++i) hint[i] = q[P->limits.iq[i]];
     Solutions6 sols;
-    analytic::solve6(P->plan, g.target_orientation, g.target_position, hint, &sols);
-    kept_.clear();
-    for (int s = 0; s < sols.count; ++s) {
-      Candidate6 c{0.0, sols.q[s]};
-      bool inside = true;
-      for (int i = 0; i < 6 && inside; ++i) {
-        inside = P->limits.wrap(i, c.q[i]);
-        const double d = c.q[i] - hint[i];
-        c.dist += d * d;
-      }
-      if (inside) kept_.push_back(c);
-    }
-    std::sort(kept_.begin(), kept_.end(), [](const auto& a, const auto& b) { return a.dist < b.dist; });
+    analytic::candidates6(*P, g, hint, &sols, &kept_);
+    if (P->fk && analytic::checkCandidates6(*P, g, ctx.options(), &kept_) > 0) ctx.candidatesChecked();
     Status status = Status::kConverged;
     std::string message = analytic::singularityMessage(P->plan, sols.singular);
     if (sols.count == 0) {
@@ -185,26 +122,17 @@ class Analytic6rSolver final : public Solver {
   }
 
  private:
-  const Prepared6* prepare(const Problem& problem, std::string* why) const {
+  const Arm6* prepare(const Problem& problem, std::string* why) const {
     if (!singlePoseGoal(problem, "analytic-6r", why)) return nullptr;
     if (!cache_.matches(problem)) {
       cache_.key(problem);
-      const Model& model = *problem.model;
-      const Goal& g = problem.goals[0];
-      Prepared6& p = cache_.value;
-      cache_.ok = analytic::revoluteChain(model, g.body, 6, &p.joints, &cache_.why);
-      if (cache_.ok) {
-        const Chain6 chain = analytic::chainAtZero<6>(model, p.joints, g.body, g.point);
-        const std::array<std::string, 6> names = jointNames(model, p.joints);
-        cache_.ok = analytic::classify6(chain, &p.plan, &cache_.why, &names);
-        p.limits.read(model, p.joints);
-      }
+      cache_.ok = analytic::prepareArm6(problem, analytic::Tolerances{}, &cache_.value, &cache_.why);
     }
     if (!cache_.ok && why) *why = cache_.why;
     return cache_.ok ? &cache_.value : nullptr;
   }
 
-  mutable PlanCache<Prepared6> cache_;
+  mutable PlanCache<Arm6> cache_;
   std::vector<Candidate6> kept_;
   Eigen::VectorXd buffer_;
 };

@@ -119,18 +119,19 @@ Chain6 reversedChain(const Chain6& c) {
 struct Lines {
   const Chain6& k;
   double tol;                         // [m]
+  double par;                         // sine of the angle of parallel axes
   std::vector<std::string>* reasons;  // null: no messages
   std::function<std::string(int)> label;
 
   double sinAngle(int i, int j) const { return k.h[i].cross(k.h[j]).norm(); }
-  bool parallel(int i, int j) const { return sinAngle(i, j) <= kParallelTolerance; }
+  bool parallel(int i, int j) const { return sinAngle(i, j) <= par; }
   double distanceToLine(const Eigen::Vector3d& x, int i) const { return (x - k.o[i]).cross(k.h[i]).norm(); }
   // Distance between the lines of axes i and j; for meeting (non-parallel)
   // lines also the midpoint of their closest points.
   double lineDistance(int i, int j, Eigen::Vector3d* point = nullptr) const {
     const Eigen::Vector3d n = k.h[i].cross(k.h[j]);
     const Eigen::Vector3d w = k.o[i] - k.o[j];
-    if (n.norm() <= kParallelTolerance) return w.cross(k.h[i]).norm();
+    if (n.norm() <= par) return w.cross(k.h[i]).norm();
     const double b = k.h[i].dot(k.h[j]), d = k.h[i].dot(w), e = k.h[j].dot(w);
     const double den = 1.0 - b * b;
     const double s = (b * e - d) / den, t = (e - b * d) / den;
@@ -177,9 +178,9 @@ struct Lines {
   }
 };
 
-bool tryClassify(const Chain6& k, bool reversed, Plan6* plan, std::vector<std::string>* reasons,
-                 const std::function<std::string(int)>& label) {
-  const Lines L{k, kIntersectTolerance * k.size(), reasons, label};
+bool tryClassify(const Chain6& k, bool reversed, const Tolerances& tolerances, Plan6* plan,
+                 std::vector<std::string>* reasons, const std::function<std::string(int)>& label) {
+  const Lines L{k, tolerances.intersect * k.size(), tolerances.parallel, reasons, label};
   Eigen::Vector3d c;
   // Spherical wrist.
   if (L.meet3(3, 4, 5, &c)) {
@@ -267,7 +268,8 @@ bool tryClassify(const Chain6& k, bool reversed, Plan6* plan, std::vector<std::s
 
 }  // namespace
 
-bool classify6(const Chain6& chain, Plan6* plan, std::string* why, const std::array<std::string, 6>* names) {
+bool classify6(const Chain6& chain, Plan6* plan, std::string* why, const std::array<std::string, 6>* names,
+               const Tolerances& tolerances) {
   std::vector<std::string> forward, backward;
   auto label = [&](bool reversed) {
     return [reversed, names](int i) {
@@ -275,8 +277,8 @@ bool classify6(const Chain6& chain, Plan6* plan, std::string* why, const std::ar
       return names ? fmt::format("{} ('{}')", j + 1, (*names)[j]) : std::to_string(j + 1);
     };
   };
-  if (tryClassify(chain, false, plan, why ? &forward : nullptr, label(false))) return true;
-  if (tryClassify(reversedChain(chain), true, plan, why ? &backward : nullptr, label(true))) return true;
+  if (tryClassify(chain, false, tolerances, plan, why ? &forward : nullptr, label(false))) return true;
+  if (tryClassify(reversedChain(chain), true, tolerances, plan, why ? &backward : nullptr, label(true))) return true;
   if (why) {
     auto join = [](const std::vector<std::string>& v) {
       std::string s;

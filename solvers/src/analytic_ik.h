@@ -277,11 +277,21 @@ struct Plan6 {
   double sign3 = 1.0, sign4 = 1.0;                     // three parallel: h3 = sign3 hp, h4 = sign4 hp
 };
 
+// What counts as parallel and as meeting when classifying: the sine of the
+// angle between parallel axes, and the distance between meeting lines
+// relative to the arm's size (RevoluteChain::size).
+struct Tolerances {
+  double parallel = kParallelTolerance;
+  double intersect = kIntersectTolerance;
+};
 // Classifies a 6R chain (forward, then reversed). On failure *why lists, for
 // both directions, which joints do not meet or are not parallel. `names`
-// (optional) are the joints' names for the message.
+// (optional) are the joints' names for the message. With tolerances looser
+// than the defaults the plan is that of the idealised chain (see the file
+// comment): its solutions are those of a chain up to that far from the
+// given one.
 bool classify6(const Chain6& chain, Plan6* plan, std::string* why = nullptr,
-               const std::array<std::string, 6>* names = nullptr);
+               const std::array<std::string, 6>* names = nullptr, const Tolerances& tolerances = {});
 // One line: the class, e.g. "spherical wrist (joints 4-6 meet), axes 2 and 3 parallel".
 std::string describe(const Plan6& plan);
 

@@ -11,6 +11,7 @@
 #include <stdexcept>
 
 #include "batch_internal.h"
+#include "closed_form_stage.h"
 #include "ikbench/solvers/registry.h"
 
 namespace ikbench {
@@ -78,6 +79,13 @@ Eigen::MatrixXd KernelEvaluator::jacobian() const {
   return J;
 }
 
+// closed_form=auto: a chain the closed-form stage fits (exactly or nearly)
+// is solved by the scalar Solver, whose stage answers it (or gives it its
+// start): every path returns what Solver::solve returns.
+static bool closedFormTakes(const CommonSpecOptions& common, const Problem& problem) {
+  return common.closed_form == ClosedFormMode::kAuto && ClosedFormStage(common.closed_form_near).fit(problem) != ClosedFormStage::Fit::kNone;
+}
+
 std::string batchFallbackReason(const Problem& problem, const SolverSpec& spec, const SolverOptions& options) {
   std::string why;
   if (options.record_trace) return "the batch kernel records no trace";
@@ -85,7 +93,10 @@ std::string batchFallbackReason(const Problem& problem, const SolverSpec& spec, 
   if (!problem.isValid(&why)) return why;
   const SpecPlan sp = planSpec(spec);
   if (!sp.why.empty()) return sp.why;
-  return planChain(problem).why;
+  std::string chain_why = planChain(problem).why;
+  if (chain_why.empty() && closedFormTakes(sp.common, problem))
+    return "closed_form=auto: the chain fits analytic-6r's closed form, which the scalar Solver::solve runs first";
+  return chain_why;
 }
 
 std::vector<BatchResult> solveBatch(const std::vector<Problem>& problems, std::string_view spec,
@@ -185,6 +196,7 @@ void solveBatchInto(const std::vector<Problem>& problems, const SolverSpec& spec
         if (it == plan_of.end()) {
           const Problem& pr = problems[run.begin];
           ChainPlan plan = planChain(pr);
+          if (plan.why.empty() && closedFormTakes(s.spec_plan.common, pr)) plan.why = "closed form";
           if (plan.why.empty()) {
             id = static_cast<int>(s.plans.size());
             if (s.spec_plan.common.library > 0)

@@ -15,11 +15,15 @@ void registerPresets(Registry& registry) {
   // families' mean times) and evaluated on its evaluation set, arms it never
   // saw; the limit mode and the stall window by further tune runs on the same
   // sets: the commands, both sets' figures and the per-arm table are in
-  // docs/tuning.md.
+  // docs/tuning.md. Before any of it, the closed-form stage (closed_form=auto,
+  // closed_form_stage.h): a 6R arm analytic-6r solves is answered in closed
+  // form, one that almost qualifies starts from the closed form of its
+  // idealised chain.
   registry.addPreset({"auto",
                       "dls-adaptive:restarts=5000:time_budget_us=5000:mode=error:err_gain=0.05:limits=auto:max_step=2:"
-                      "max_iterations=12:stall_iterations=4:stall_relative_improvement=0.35",
-                      "the general-purpose numerical recipe (no per-robot parameter): error-damped DLS with short "
+                      "max_iterations=12:stall_iterations=4:stall_relative_improvement=0.35:closed_form=auto",
+                      "the general-purpose recipe (no per-robot parameter): the closed form where the chain is a 6R arm "
+                      "analytic-6r solves (or almost: the start then comes from it), else error-damped DLS with short "
                       "attempts, abandoned when they stop converging, and random restarts within a 5 ms budget; the "
                       "default solver of ikbench run --urdf"});
 }

@@ -11,6 +11,7 @@
 #include "ikbench/kinematics/forward_kinematics.h"
 #include "ikbench/solvers/seed_library.h"
 #include "attempt_policy.h"
+#include "closed_form_stage.h"
 #include "kernel_solve.h"
 
 namespace ikbench {
@@ -192,15 +193,26 @@ Summary Solver::solve(const Problem& problem, Eigen::VectorXd& q, const SolverOp
   ctx.summary_ = &summary;
   ctx.rng_ = &rng;
   candidate_count_ = 0;
+  candidates_checked_ = false;
   ctx.candidates_ = &candidates_;
   ctx.candidate_count_ = &candidate_count_;
+  ctx.candidates_checked_ = &candidates_checked_;
   ctx.start_ = t0;
   ctx.deadline_us_ = options.time_budget_us;
 
-  // The start q clamped into the limits: backends start inside them.
-  Eigen::VectorXd start = q;
+  // The start q clamped into the limits: backends start inside them. (The
+  // buffers are the solver's, reused: same size every solve of a model.)
+  Eigen::VectorXd& start = start_;
+  start = q;
   clampToLimits(model, start);
-  AttemptResult best;
+  AttemptResult& best = best_;
+  best.status = Status::kMaxIterations;
+  best.message.clear();
+  if (common_.closed_form == ClosedFormMode::kAuto && closedForm(problem, &start, options, ctx, &summary, &best)) {
+    verdict(model, best, ctx, &summary);
+    q = best.q;
+    return finish(summary);
+  }
   if (kernel_ &&
       kernel_->solve(problem, start, library.get(), options, t0, &summary, &best.q, &best.status, &best.message)) {
     verdict(model, best, ctx, &summary);
@@ -261,13 +273,52 @@ bool Solver::validate(const Problem& problem, const Eigen::VectorXd& q, const So
   return true;
 }
 
+bool Solver::closedForm(const Problem& problem, Eigen::VectorXd* start, const SolverOptions& options,
+                        SolveContext& ctx, Summary* summary, AttemptResult* best) {
+  if (!closed_form_) closed_form_ = std::make_unique<ClosedFormStage>(common_.closed_form_near);
+  ClosedFormStage& stage = *closed_form_;
+  switch (stage.fit(problem)) {
+    case ClosedFormStage::Fit::kNone:
+      return false;
+    case ClosedFormStage::Fit::kNear:
+      if (common_.start == StartMode::kGiven) stage.nearStart(problem, start);
+      return false;
+    case ClosedFormStage::Fit::kExact:
+      break;
+  }
+  if (!stage.solve(problem, *start, options)) return false;
+  if (options.record_trace) ctx.begin(*start, ctx.evaluate(*start));
+  const analytic::Arm6& arm = stage.arm();
+  const auto& kept = stage.solutions();
+  best->q = *start;
+  double step2 = 0.0;
+  for (int i = 0; i < 6; ++i) {
+    const double d = kept.front().q[i] - best->q[arm.limits.iq[i]];
+    step2 += d * d;
+    best->q[arm.limits.iq[i]] = kept.front().q[i];
+  }
+  best->status = Status::kConverged;
+  best->message = analytic::singularityMessage(arm.plan, stage.singular());
+  summary->iterations = 1;
+  summary->fk_evals += stage.checked();
+  if (options.record_trace) {
+    ctx.endIteration(best->q, ctx.evaluate(best->q), std::sqrt(step2));
+  }
+  if (common_.solutions == SolutionsMode::kAll && kept.size() > 1) {
+    summary->solutions.assign(kept.size(), *start);
+    for (size_t k = 0; k < kept.size(); ++k)
+      for (int i = 0; i < 6; ++i) summary->solutions[k][arm.limits.iq[i]] = kept[k].q[i];
+  }
+  return true;
+}
+
 bool Solver::runAttempts(const Problem& problem, const Eigen::VectorXd& start, const SeedLibrary* library,
                          const SolverOptions& options, SolveContext& ctx, Summary* summary, AttemptResult* best) {
   const Model& model = *problem.model;
   AttemptSequence attempts(restartable() ? static_cast<long>(common_.restarts) : 0L, library, problem.goals.data(),
                            common_.start, common_.solutions);
   best->q = start;
-  Eigen::VectorXd attempt_q;
+  Eigen::VectorXd& attempt_q = attempt_q_;
   for (long attempt = 0;; ++attempt) {
     const AttemptStart from = attempts.start(attempt);
     if (from.kind == AttemptStart::kLibraryEntry)
@@ -308,7 +359,8 @@ bool Solver::runAttempts(const Problem& problem, const Eigen::VectorXd& start, c
       best->status = ctx.status_;
       best->message = ctx.message_;
     }
-    if (taken.converged && common_.solutions == SolutionsMode::kAll) ctx.addSolution(attempt_q);
+    // (A backend that offered its candidates checked offered this one among them.)
+    if (taken.converged && common_.solutions == SolutionsMode::kAll && !candidates_checked_) ctx.addSolution(attempt_q);
     if (attempts.ended(ctx.timeUp())) break;
   }
   return true;
@@ -316,6 +368,10 @@ bool Solver::runAttempts(const Problem& problem, const Eigen::VectorXd& start, c
 
 void Solver::collectSolutions(const Model& model, const Eigen::VectorXd& start, SolveContext& ctx,
                               Summary* summary) {
+  if (candidates_checked_) {
+    summary->solutions.assign(candidates_.begin(), candidates_.begin() + static_cast<long>(candidate_count_));
+    return;
+  }
   kept_.clear();
   for (size_t i = 0; i < candidate_count_; ++i) {
     Eigen::VectorXd& c = candidates_[i];

@@ -139,6 +139,13 @@ const OptionsBinding<CommonSpecOptions>& commonSpecBinding() {
     b.choice("start", &CommonSpecOptions::start, kStartModeNames,
              "'given': the first attempt starts from the problem's start; 'library': from the seed library's "
              "entry nearest the target (needs library > 0)");
+    b.choice("closed_form", &CommonSpecOptions::closed_form, kClosedFormModeNames,
+             "'auto': a 6R chain that analytic-6r solves is answered in closed form (the solution nearest the "
+             "start; every one with solutions=all), and one within closed_form_near of such a chain starts from "
+             "the nearest closed-form answer of the chain made ideal; 'off': the backend alone (docs/solvers.md)");
+    b.real("closed_form_near", &CommonSpecOptions::closed_form_near, Range::closed(0, 0.5), "",
+           "closed_form=auto's near case: axes count as parallel up to this sine of their angle and as meeting "
+           "up to this share of the arm's size apart (0 = the exact case only)");
     return b;
   }();
   return binding;

@@ -21,7 +21,7 @@ from pyb_helpers import ARMS, arm, ik, pose_errors
 TOL = 1e-5
 SPECS = [
     "dls-adaptive:restarts=200:mode=error:err_gain=0.03:limits=freeze:max_step=1:max_iterations=20",
-    "auto:time_budget_us=0",
+    "auto:time_budget_us=0:closed_form=off",
     "dls",
     "dls-adaptive:mode=error:limits=freeze:restarts=5",
 ]

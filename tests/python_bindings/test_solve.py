@@ -12,9 +12,10 @@ import pytest
 from pyb_helpers import ARMS, arm, ik, pose_errors, quat_to_matrix, rotation_angle
 
 TOL = 1e-5
-# The arm preset without its time budget: iterations and restarts bound every
-# solve, so the outcome does not depend on the machine's speed.
-AUTO_NO_BUDGET = "auto:time_budget_us=0"
+# The arm preset's numerical recipe without its time budget: iterations and
+# restarts bound every solve, so the outcome does not depend on the machine's
+# speed (closed_form=off: the 6R arms would otherwise be answered in closed form).
+AUTO_NO_BUDGET = "auto:time_budget_us=0:closed_form=off"
 DLS_RECIPE = "dls-adaptive:restarts=200:mode=error:err_gain=0.03:limits=freeze:max_step=1:max_iterations=20"
 
 
@@ -194,7 +195,8 @@ def test_registry_listing():
     names = [b["name"] for b in reg["solvers"]]
     assert names == sorted(names) and {"dls", "ccd", "fabrik", "kdl-lma", "ceres-lm"} <= set(names)
     assert [p["name"] for p in reg["common_parameters"]] == ["restarts", "time_budget_us", "max_iterations", "stall_iterations",
-                                                         "stall_relative_improvement", "solutions", "library", "start"]
+                                                         "stall_relative_improvement", "solutions", "library", "start",
+                                                         "closed_form", "closed_form_near"]
     assert any(p["name"] == "auto" for p in reg["presets"])
     for b in reg["solvers"]:
         assert ik.Solver(b["name"]).name == b["name"]

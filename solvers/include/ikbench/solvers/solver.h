@@ -74,6 +74,14 @@ class SolveContext {
   // angles wrapped by 2 pi into the limits first), drops duplicates, returns
   // the one closest to the start as q and all of them in Summary::solutions.
   void addSolution(const Eigen::VectorXd& q);
+  // For a backend that checks its candidates itself (analytic-6r, with the
+  // compiled kernel's forward kinematics, lane_fk.h): declares that the
+  // candidates offered in this attempt are within the limits, hold by forward
+  // kinematics within the tolerances, are distinct (kDistinctSolutionDistance,
+  // modulo 2 pi) and come closest to the start first. Solver::solve then keeps
+  // them as offered instead of checking each again; the configuration it
+  // returns is still verified by the model's own forward kinematics.
+  void candidatesChecked() { *candidates_checked_ = true; }
   // For a backend that stops for its own reason (e.g. a singular system).
   void stop(Status status, std::string message = "");
   // For a backend whose iterations run inside a library that reports only
@@ -109,6 +117,7 @@ class SolveContext {
   // vectors are reused between solves, so offering a solution does not allocate).
   std::vector<Eigen::VectorXd>* candidates_ = nullptr;
   size_t* candidate_count_ = nullptr;
+  bool* candidates_checked_ = nullptr;
   Clock::time_point start_;
   double deadline_us_ = 0.0;  // 0 = none
   int iteration_ = 0;
@@ -123,6 +132,7 @@ class SolveContext {
 
 class KernelSolve;
 class SeedLibrary;
+class ClosedFormStage;
 
 class Solver {
  public:
@@ -181,6 +191,12 @@ class Solver {
   };
   bool runAttempts(const Problem& problem, const Eigen::VectorXd& start, const SeedLibrary* library,
                    const SolverOptions& options, SolveContext& ctx, Summary* summary, AttemptResult* best);
+  // 1b. closed_form=auto (closed_form_stage.h): true when the closed form
+  //    answered (best and the summary's counts and solutions filled);
+  //    otherwise *start may have moved to the idealised chain's closed-form
+  //    answer, and the attempts run.
+  bool closedForm(const Problem& problem, Eigen::VectorXd* start, const SolverOptions& options, SolveContext& ctx,
+                  Summary* summary, AttemptResult* best);
   // 3. Keeps the distinct converged candidates (closed-form backends,
   //    solutions=all), closest to the start first.
   void collectSolutions(const Model& model, const Eigen::VectorXd& start, SolveContext& ctx, Summary* summary);
@@ -195,8 +211,15 @@ class Solver {
   std::unique_ptr<Data> data_;
   std::vector<Eigen::VectorXd> candidates_;  // SolveContext::addSolution, reused between solves
   size_t candidate_count_ = 0;
+  bool candidates_checked_ = false;  // SolveContext::candidatesChecked
   std::vector<std::pair<double, size_t>> kept_;  // collectSolutions: distance to the start, candidate
   std::unique_ptr<KernelSolve> kernel_;
+  std::unique_ptr<ClosedFormStage> closed_form_;  // made on the first solve with closed_form=auto
+  // solve()'s clamped start, runAttempts()' attempt configuration and the
+  // answer, kept between solves so that a solve of the same model does not
+  // allocate them.
+  Eigen::VectorXd start_, attempt_q_;
+  AttemptResult best_;
 };
 
 }  // namespace ikbench

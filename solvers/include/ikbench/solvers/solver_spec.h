@@ -42,6 +42,14 @@ enum class StartMode {
 inline constexpr EnumTable<StartMode, 2> kStartModeNames{
     {{{StartMode::kGiven, "given"}, {StartMode::kLibrary, "library"}}}, "start mode"};
 
+// Whether a solve first tries the closed form of analytic-6r
+// (closed_form_stage.h): off, or auto (a chain that qualifies is answered in
+// closed form; one that almost qualifies starts from the closed-form answer
+// of its idealised chain).
+enum class ClosedFormMode { kOff, kAuto };
+inline constexpr EnumTable<ClosedFormMode, 2> kClosedFormModeNames{
+    {{{ClosedFormMode::kOff, "off"}, {ClosedFormMode::kAuto, "auto"}}}, "closed-form mode"};
+
 // The keys every solver accepts, beside its own.
 struct CommonSpecOptions {
   // Random restarts from seeded random configurations within the limits
@@ -70,11 +78,18 @@ struct CommonSpecOptions {
   // start=library: the first attempt starts from the nearest entry too
   // (needs library > 0); the problem's start is then not used.
   StartMode start = StartMode::kGiven;
+  // closed_form=auto: the closed-form stage runs before the backend's
+  // attempts (Solver::solve; docs/solvers.md states the rule).
+  ClosedFormMode closed_form = ClosedFormMode::kOff;
+  // How far from a chain analytic-6r solves a chain may be for the stage's
+  // near case: the sine of the angle between axes taken as parallel, and the
+  // distance between axes taken as meeting relative to the arm's size.
+  double closed_form_near = 0.02;
 
   bool isValid(std::string* why) const;
 };
 // The binding of the common keys (restarts, time_budget_us, max_iterations, stall_iterations,
-// stall_relative_improvement, solutions, library, start).
+// stall_relative_improvement, solutions, library, start, closed_form, closed_form_near).
 const OptionsBinding<CommonSpecOptions>& commonSpecBinding();
 // `base` with the keys the spec gives (time_budget_us, max_iterations, stall_iterations,
 // stall_relative_improvement) in place of the run's settings: the options a solve of

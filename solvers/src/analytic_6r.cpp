@@ -1,0 +1,87 @@
+#include "analytic_6r.h"
+
+#include <algorithm>
+#include <numbers>
+
+#include "ikbench/core/solver_options.h"
+#include "ikbench/kinematics/model.h"
+
+namespace ikbench::analytic {
+
+void ChainLimits::read(const Model& model, const std::vector<int>& joints) {
+  iq.clear();
+  lo.clear();
+  hi.clear();
+  for (int j : joints) {
+    iq.push_back(model.idxQ(j));
+    lo.push_back(model.lowerLimits()[model.idxV(j)]);
+    hi.push_back(model.upperLimits()[model.idxV(j)]);
+  }
+}
+
+bool prepareArm6(const Problem& problem, const Tolerances& tolerances, Arm6* arm, std::string* why) {
+  const Model& model = *problem.model;
+  const Goal& g = problem.goals[0];
+  arm->fk = nullptr;
+  if (!revoluteChain(model, g.body, 6, &arm->joints, why)) return false;
+  std::array<std::string, 6> names;
+  for (int i = 0; i < 6; ++i) names[i] = model.joint(arm->joints[i]).name;
+  if (!classify6(chainAtZero<6>(model, arm->joints, g.body, g.point), &arm->plan, why, &names, tolerances))
+    return false;
+  arm->limits.read(model, arm->joints);
+  arm->fk = LaneFk::forProblem(problem);
+  return true;
+}
+
+void candidates6(const Arm6& arm, const Goal& goal, const std::array<double, 6>& hint, Solutions6* sols,
+                 std::vector<Candidate6>* kept) {
+  solve6(arm.plan, goal.target_orientation, goal.target_position, hint, sols);
+  kept->clear();
+  for (int s = 0; s < sols->count; ++s) {
+    Candidate6 c{0.0, sols->q[s]};
+    bool inside = true;
+    for (int i = 0; i < 6 && inside; ++i) {
+      inside = arm.limits.wrap(i, c.q[i]);
+      const double d = c.q[i] - hint[i];
+      c.dist += d * d;
+    }
+    if (inside) kept->push_back(c);
+  }
+  std::sort(kept->begin(), kept->end(), [](const auto& a, const auto& b) { return a.dist < b.dist; });
+}
+
+int checkCandidates6(const Arm6& arm, const Goal& goal, const SolverOptions& options,
+                     std::vector<Candidate6>* kept) {
+  std::vector<Candidate6>& k = *kept;
+  const int n = static_cast<int>(k.size());
+  if (n == 0) return 0;
+  // The kernel takes the whole configuration: with every DOF on the chain
+  // (LaneFk's condition) that is the chain's six angles in q order.
+  double q[LaneFk::kMaxCount * 6], pe[LaneFk::kMaxCount], oe[LaneFk::kMaxCount];
+  for (int c = 0; c < n; ++c)
+    for (int i = 0; i < 6; ++i) q[6 * c + arm.limits.iq[i]] = k[c].q[i];
+  arm.fk->errors(goal, q, n, pe, oe);
+  constexpr double kTurn = 2 * std::numbers::pi;
+  constexpr double kTol2 = kDistinctSolutionDistance * kDistinctSolutionDistance;
+  int m = 0;
+  for (int c = 0; c < n; ++c) {
+    if (!(pe[c] <= options.position_tolerance && oe[c] <= options.orientation_tolerance)) continue;
+    // configurationsWithin(kDistinctSolutionDistance): angles modulo 2 pi,
+    // stopping at the first joint that already tells them apart.
+    bool repeat = false;
+    for (int j = 0; j < m && !repeat; ++j) {
+      double d2 = 0.0;
+      for (int i = 0; i < 6 && d2 <= kTol2; ++i) {
+        double d = std::abs(k[j].q[i] - k[c].q[i]);
+        if (d > std::numbers::pi) d = std::abs(d - kTurn * std::nearbyint(d / kTurn));
+        d2 += d * d;
+      }
+      repeat = d2 <= kTol2;
+    }
+    if (!repeat) k[m++] = k[c];
+  }
+  k.resize(std::max(m, 1));
+  return m;
+}
+
+}  // namespace ikbench::analytic
