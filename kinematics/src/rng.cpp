@@ -73,7 +73,15 @@ double Rng::normal() {
 
 Eigen::Vector3d Rng::unitVector() {
   for (;;) {
-    Eigen::Vector3d v(normal(), normal(), normal());
+    // The draws in an explicit order: the order in which a call's arguments
+    // are evaluated is unspecified (GCC goes right to left, clang left to
+    // right), so Vector3d(normal(), normal(), normal()) gave a seed different
+    // axes under clang (the fuzz and WebAssembly builds). z first keeps the
+    // GCC build's sequence.
+    const double z = normal();
+    const double y = normal();
+    const double x = normal();
+    const Eigen::Vector3d v(x, y, z);
     const double n = v.norm();
     if (n > 1e-9) return v / n;
   }
