@@ -1,9 +1,14 @@
 // The batch kernel for the build's baseline instruction set (SSE2 on
-// x86-64): the fallback when the CPU lacks AVX2 or FMA, or when it is asked
-// for (BatchIsa::kPortable, IKBENCH_BATCH_ISA=portable). A 4-lane vector is
-// two SSE2 registers here; there is no fused multiply-add, so vfma rounds
-// twice and the answers differ from the AVX2 kernel's at rounding level.
+// x86-64, plain lanes elsewhere: WebAssembly, see playground/): the fallback
+// when the CPU lacks AVX2 or FMA, or when it is asked for (BatchIsa::kPortable,
+// IKBENCH_BATCH_ISA=portable). A 4-lane vector is two SSE2 registers on
+// x86-64; there is no fused multiply-add, so vfma rounds twice and the answers
+// differ from the AVX2 kernel's at rounding level (and equal the portable
+// kernel's on any other target: every operation is a correctly rounded IEEE one).
+#if defined(__SSE2__)
 #include <emmintrin.h>
+#endif
+#include <cmath>
 
 #include <cstdint>
 
@@ -24,6 +29,7 @@ inline V vfma(V a, V b, V c) { return a * b + c; }
 inline V select(Mk m, V a, V b) { return (V)(((Mk)a & m) | ((Mk)b & ~m)); }
 inline V selectSign(Mk m, V a, V b) { return select(m >> 63, a, b); }  // arithmetic shift: sign to all bits
 inline V vsqrt(V a) {
+#if defined(__SSE2__)
   __m128d lo, hi;
   __builtin_memcpy(&lo, &a, sizeof lo);
   __builtin_memcpy(&hi, reinterpret_cast<const char*>(&a) + sizeof lo, sizeof hi);
@@ -33,6 +39,9 @@ inline V vsqrt(V a) {
   __builtin_memcpy(&out, &lo, sizeof lo);
   __builtin_memcpy(reinterpret_cast<char*>(&out) + sizeof lo, &hi, sizeof hi);
   return out;
+#else
+  return V{std::sqrt(a[0]), std::sqrt(a[1]), std::sqrt(a[2]), std::sqrt(a[3])};
+#endif
 }
 inline int movemask(Mk m) {
   return static_cast<int>((m[0] < 0) | ((m[1] < 0) << 1) | ((m[2] < 0) << 2) | ((m[3] < 0) << 3));

@@ -27,8 +27,10 @@ Registry& Registry::global() {
     auto* r = new Registry();
     registerJacobianSolvers(*r);
     registerGeometricSolvers(*r);
+#ifndef IKBENCH_WITHOUT_CERES_KDL  // the WebAssembly playground (playground/) has neither library
     registerCeresSolvers(*r);
     registerKdlSolvers(*r);
+#endif
     registerAnalyticIkSolvers(*r);
     registerPresets(*r);
     return r;
