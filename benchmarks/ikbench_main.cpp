@@ -14,6 +14,7 @@
 //   ikbench merge SHARD_DIR... --out DIR [--force]
 //   ikbench compare RUN_A [RUN_B] [--specs SPEC1 SPEC2] [--out FILE.md|FILE.html]
 //   ikbench report RUN_DIR [--out FILE]
+//   ikbench playground [--out FILE] [--module FILE]
 //   ikbench tune --solvers GRID --tune-on SET --evaluate-on SET [--criterion C] [--out DIR]
 //
 // Exit status: 0 on success, 1 when `verify` finds disagreements (and for
@@ -37,9 +38,11 @@
 #include "harness/chain_suite.h"
 #include "harness/memory_budget.h"
 #include "harness/merge.h"
+#include "harness/playground_page.h"
 #include "harness/results_format.h"
 #include "harness/run_directory.h"
 #include "harness/run_engine.h"
+#include "harness/solver_catalog.h"
 #include "harness/throughput.h"
 #include "harness/verify.h"
 #include "ikbench/scenarios/suite.h"
@@ -61,26 +64,6 @@ extern "C" void onStopSignal(int sig) {
   g_signal.store(sig);
   // A second signal ends the process at once (the default action).
   std::signal(sig, SIG_DFL);
-}
-
-json solversJson() {
-  auto param = [](const ParamInfo& p) {
-    return json{{"name", p.name},     {"type", kParamTypeNames.name(p.type)},
-                {"default", p.default_value}, {"range", p.rangeText()},
-                {"unit", p.unit},     {"help", p.help}};
-  };
-  json backends = json::array();
-  for (const SolverInfo& info : Registry::global().list()) {
-    json params = json::array();
-    for (const ParamInfo& p : info.params) params.push_back(param(p));
-    backends.push_back({{"name", info.name}, {"description", info.description}, {"parameters", params}});
-  }
-  json common = json::array();
-  for (const ParamInfo& p : Registry::commonParams()) common.push_back(param(p));
-  json presets = json::array();
-  for (const PresetInfo& p : Registry::global().presets())
-    presets.push_back({{"name", p.name}, {"spec", p.spec}, {"description", p.description}});
-  return {{"solvers", backends}, {"common_parameters", common}, {"presets", presets}};
 }
 
 const char* kSpecSyntax =
@@ -271,6 +254,14 @@ int realMain(int argc, char** argv) {
   mg->add_flag("--force", mg_force, "replace the results in --out");
   mg->footer("Exit status: 0 merged; 2 a missing, duplicated, incomplete or mismatched shard, or an unusable --out.");
 
+  // ---- playground ----
+  PlaygroundOptions pg;
+  CLI::App* play = app.add_subcommand("playground", "write playground.html: drag a target, watch the solvers follow it");
+  play->add_option("--out", pg.out, "the page to write")->capture_default_str();
+  play->add_option("--module", pg.module, "the WebAssembly module (ikbench_playground.js; default: this build's)");
+  play->footer("One self-contained page that opens offline in any browser (docs/playground.md).\n"
+               "Exit status: 0 written; 2 a missing part (module, three.js) or an unusable --out.");
+
   // ---- compare / report (the analysis library) ----
   CLI::App* cmp = app.add_subcommand("compare", "compare two runs, or two specs in one run, with uncertainty");
   CLI::App* rep = app.add_subcommand("report", "write the interactive report.html of a run");
@@ -313,6 +304,10 @@ int realMain(int argc, char** argv) {
     for (const std::string& a : sub->remaining()) args.push_back(a);
     const int rc = runAnalysis(args);
     return rc < 0 ? 2 : rc;
+  }
+  if (play->parsed()) {
+    fmt::print("playground: {}\n", writePlayground(pg));
+    return 0;
   }
   if (vf->parsed()) {
     const VerifyReport r = verifyRun(vf_dir, std::cout);

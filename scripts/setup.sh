@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages ikbench needs; a no-op when all are present.
-# slurm-wlm and munge are for scripts/slurm/ and its test (tests/slurm/).
+# slurm-wlm and munge are for scripts/slurm/ and its test (tests/slurm/); emscripten,
+# nodejs and libjs-three for the playground (docs/playground.md).
 # apt-get as root, sudo otherwise, and a clear message if neither works.
 set -euo pipefail
 
@@ -14,6 +15,7 @@ PACKAGES=(
   clang libfuzzer-14-dev libclang-rt-14-dev
   python3-plotly chromium chromium-driver python3-selenium
   python3-tabulate python3-jinja2 postgresql python3-psycopg2 ccache
+  emscripten nodejs libjs-three
 )
 
 missing=()

@@ -1,0 +1,147 @@
+#include "harness/playground_page.h"
+
+#include <fmt/format.h>
+
+#include <Eigen/Geometry>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <utility>
+#include <vector>
+
+#include "harness/build_info.h"
+#include "harness/results_format.h"
+#include "harness/run_config.h"
+#include "harness/run_directory.h"
+#include "ikbench/scenarios/suite.h"
+#include "ikbench/solvers/registry.h"
+
+namespace ikbench::harness {
+
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+// The families of the default suite whose models the page offers (the
+// shipped arms and the humanoid with anatomical limits); random and planar
+// chains are made in the page.
+constexpr const char* kModelSuite = "default";
+constexpr const char* kHumanoidFamily = "humanoid-anatomical";
+
+std::string readText(const fs::path& path, const std::string& what, const std::string& hint) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw HarnessError(fmt::format("playground: cannot read {} '{}'{}", what, path.string(), hint));
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::string envOr(const char* name, const std::string& fallback) {
+  const char* v = std::getenv(name);
+  return v != nullptr && *v != '\0' ? std::string(v) : fallback;
+}
+
+// Text placed inside <script>: "</script" would end the element early.
+std::string scriptSafe(std::string text) {
+  for (size_t at = text.find("</"); at != std::string::npos; at = text.find("</", at + 3)) text.replace(at, 2, "<\\/");
+  return text;
+}
+
+// The models of the page: per family, its first problem's model and goals,
+// with that problem's targets (reachable: FK of a random configuration) as
+// the page's first targets.
+json pageModels() {
+  const Suite suite = loadSuite(kModelSuite);
+  json models = json::array();
+  for (const Family& f : suite.families) {
+    const bool arm = f.type == "urdf";
+    if ((!arm && f.name != kHumanoidFamily) || f.problems.empty()) continue;
+    const Problem& p = f.problems.front();
+    json goals = json::array();
+    for (const Goal& g : p.goals) {
+      const Eigen::Quaterniond r(g.target_orientation);
+      goals.push_back({{"body", p.model->bodyName(g.body)},
+                       {"point", {g.point.x(), g.point.y(), g.point.z()}},
+                       {"target_position", {g.target_position.x(), g.target_position.y(), g.target_position.z()}},
+                       {"target_quat_xyzw", {r.x(), r.y(), r.z(), r.w()}}});
+    }
+    const std::string key = arm ? f.robot : "humanoid";
+    const std::string source = fs::path(f.source).filename().string();
+    models.push_back({{"key", key},
+                      {"label", arm ? fmt::format("{} ({})", f.robot, source)
+                                    : fmt::format("humanoid skeleton, {} effectors ({})", p.goals.size(), source)},
+                      {"kind", f.goal == "mixed" ? "pose" : f.goal},
+                      {"goals", goals},
+                      {"model", modelToJson(*p.model, key, source)}});
+  }
+  return models;
+}
+
+}  // namespace
+
+std::string playgroundPage(const PlaygroundOptions& options) {
+  const fs::path assets = options.assets_dir.empty() ? fs::path(IKBENCH_PLAYGROUND_ASSETS_DIR) : fs::path(options.assets_dir);
+  const std::string module_path =
+      !options.module.empty() ? options.module : envOr("IKBENCH_PLAYGROUND_MODULE", IKBENCH_PLAYGROUND_MODULE);
+  const fs::path three = !options.three_dir.empty() ? fs::path(options.three_dir)
+                                                     : fs::path(envOr("IKBENCH_THREE_DIR", "/usr/share/javascript/three"));
+  const std::string three_hint = " (Debian: libjs-three; scripts/setup.sh installs it)";
+  const std::string module =
+      readText(module_path, "the WebAssembly module",
+               module_path.empty()
+                   ? " (this ikbench was built without it: install emscripten, reconfigure, build playground_wasm)"
+                   : " (build it: cmake --build --preset release --target playground_wasm, or the wasm preset)");
+  const std::string three_js = readText(three / "build/three.min.js", "three.js", three_hint) + "\n" +
+                               readText(three / "examples/js/controls/OrbitControls.js", "three.js", three_hint) + "\n" +
+                               readText(three / "examples/js/controls/TransformControls.js", "three.js", three_hint);
+  const std::string js = readText(assets / "scene.js", "the page's script", "") + "\n" +
+                         readText(assets / "playground.js", "the page's script", "");
+
+  json native_solvers = json::array();
+  for (const SolverInfo& info : Registry::global().list()) native_solvers.push_back(info.name);
+  const json data = {{"format", "ikbench-playground/1"},
+                     {"revision", gitRevision()},
+                     {"models", pageModels()},
+                     {"native_solvers", native_solvers}};
+  const std::string about = fmt::format(
+      "Written by ikbench playground at revision {}. Every solve runs the project's C++ solvers compiled to "
+      "WebAssembly (portable kernel, no AVX2); times are this browser's.",
+      gitRevision());
+
+  const std::vector<std::pair<std::string, std::string>> parts = {
+      {"/*@@CSS@@*/", readText(assets / "playground.css", "the page's style", "")},
+      {"@@ABOUT@@", about},
+      {"@@DATA@@", scriptSafe(data.dump())},
+      {"/*@@THREE@@*/", scriptSafe(three_js)},
+      {"/*@@MODULE@@*/", scriptSafe(module)},
+      {"/*@@JS@@*/", scriptSafe(js)}};
+  // One pass over the template: inserted text is never scanned again.
+  const std::string tmpl = readText(assets / "playground.html", "the page's template", "");
+  std::string out;
+  size_t at = 0;
+  while (true) {
+    size_t best = std::string::npos;
+    const std::pair<std::string, std::string>* which = nullptr;
+    for (const auto& p : parts) {
+      const size_t k = tmpl.find(p.first, at);
+      if (k < best) best = k, which = &p;
+    }
+    if (which == nullptr) break;
+    out.append(tmpl, at, best - at);
+    out += which->second;
+    at = best + which->first.size();
+  }
+  out.append(tmpl, at, std::string::npos);
+  return out;
+}
+
+std::string writePlayground(const PlaygroundOptions& options) {
+  checkOutputFile(options.out);
+  writeOutputFile(options.out, playgroundPage(options));
+  return fs::absolute(options.out).string();
+}
+
+}  // namespace ikbench::harness
