@@ -58,6 +58,9 @@ echo
 echo "== plots (PNG/SVG for papers)"
 /usr/bin/python3 scripts/plot.py "$out" --no-report
 echo
+echo "== playground (docs/playground.md), beside the report, which links it"
+"$bin/ikbench" playground --out "$out/playground.html"
+echo
 echo "== report"
 "$bin/ikbench" report "$out"
 report="$(cd "$out" && pwd)/report.html"
@@ -66,3 +69,4 @@ echo "main job done in $(( $(date +%s) - start )) s"
 echo "results: $(cd "$out" && pwd)"
 echo "report:  $report"
 echo "         (self-contained, opens offline: chromium $report, or file://$report in any browser)"
+echo "playground: $(cd "$out" && pwd)/playground.html (drag a target, the solvers follow it live)"

@@ -44,6 +44,7 @@ ASSETS = Path(__file__).resolve().parent / "report_assets"
 PEERS = ("kdl-lma", "kdl-nr-jl")      # KDL's solvers: the peers drawn by default beside the best
 HEADLINE_PEER = figures.PEER          # the reference peer beside the leaders
 DEFAULT_PICKS = 4                     # best solvers picked by default in the per-family plots
+PLAYGROUND_PAGE = "playground.html"   # linked from the report when it is beside it
 
 DEFAULT_TRACE_PROBLEMS = 3
 DEFAULT_TRACE_HEAD = 40
@@ -1307,6 +1308,9 @@ def write_report(run_or_dir, out=None, opts=None, allow_incomplete=False, plots_
     path = Path(out) if out else run.path / "report.html"
     check_output_path(path, inputs=run.inputs)  # refused before the work, not after
     data = build(run, opts, plots_index=_plots_index(plots_dir or run.path / "plots", path), progress=progress)
+    # The interactive playground (`ikbench playground`, docs/playground.md) when one sits beside the
+    # page, as scripts/run.sh writes it: linked, by its name relative to the page.
+    data["playground"] = PLAYGROUND_PAGE if (path.parent / PLAYGROUND_PAGE).is_file() else None
     progress.stage("write the page")
     page = render_bytes(data)
     atomic_write_bytes(path, page, inputs=run.inputs)

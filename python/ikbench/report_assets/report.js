@@ -133,6 +133,11 @@
       r.git_revision ? "git " + String(r.git_revision).slice(0, 12) : null,
       "tolerances " + r.tolerances[0] + " m, " + r.tolerances[1] + " rad"];
     document.getElementById("facts").textContent = facts.filter(Boolean).join(" · ");
+    if (DATA.playground) {  // the interactive playground written beside the report (docs/playground.md)
+      var toc = document.getElementById("toc");
+      toc.appendChild(document.createTextNode(" "));
+      toc.appendChild(el("a", { id: "playground-link", href: DATA.playground, text: "interactive playground" }));
+    }
     var notes = document.getElementById("notes");
     (r.notes || []).forEach(function (n) { notes.appendChild(el("div", { cls: "note", text: "note: " + n })); });
     (r.issues || []).forEach(function (n) { notes.appendChild(el("div", { cls: "note", text: "INCOMPLETE: " + n })); });
