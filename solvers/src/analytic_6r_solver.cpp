@@ -36,6 +36,9 @@ using analytic::Plan6;
 using analytic::Solutions6;
 
 constexpr double kPi = std::numbers::pi;
+// The held joint's angle at which analytic-7r classifies the 6R left (one of
+// chooseFreeJoint's generic probe angles).
+constexpr double kLockAngle = 0.3;
 
 // One pose goal, or why not.
 bool singlePoseGoal(const Problem& problem, const char* solver, std::string* why) {
@@ -145,6 +148,7 @@ struct Prepared7 {
   Chain7 chain;
   int free = -1;             // chain index of the searched joint
   std::vector<double> grid;  // its sampled values
+  analytic::LockedPlan locked;  // the 6R left, classified once
 };
 
 struct Candidate7 {
@@ -197,13 +201,12 @@ class Analytic7rSolver final : public Solver {
         if ((k == n || r == k - 1 || r == 0) && std::abs(turn(ranges_[r].theta - theta)) <= kDistinctSolutionDistance)
           near_.push_back(r);
       ranges_.push_back({theta, kept_.size()});
-      if (analytic::classify6(analytic::lockJoint(P->chain, f, theta), &plan)) {
-        analytic::solve6(plan, g.target_orientation, g.target_position, hint, &sols);
-        found += sols.count;
-        if (sols.singular && !singular) singular_plan = plan;
-        singular |= sols.singular;
-        for (int s = 0; s < sols.count; ++s) addCandidate(*P, theta, sols.q[s], start);
-      }
+      analytic::planAt(P->locked, theta, &plan);
+      analytic::solve6(plan, g.target_orientation, g.target_position, hint, &sols);
+      found += sols.count;
+      if (sols.singular && !singular) singular_plan = plan;
+      singular |= sols.singular;
+      for (int s = 0; s < sols.count; ++s) addCandidate(*P, theta, sols.q[s], start);
       if (kept_.size() == ranges_.back().begin) ++empty_samples;
     }
     std::sort(kept_.begin(), kept_.end(), [](const auto& a, const auto& b) { return a.dist < b.dist; });
@@ -273,7 +276,7 @@ class Analytic7rSolver final : public Solver {
         std::copy(p.limits.lo.begin(), p.limits.lo.end(), lo.begin());
         std::copy(p.limits.hi.begin(), p.limits.hi.end(), hi.begin());
         p.free = analytic::chooseFreeJoint(p.chain, free_joint_, lo, hi, &cache_.why, &names);
-        cache_.ok = p.free >= 0;
+        cache_.ok = p.free >= 0 && analytic::lockPlan(p.chain, p.free, kLockAngle, &p.locked, &cache_.why);
         if (cache_.ok) p.grid = analytic::freeJointGrid(p.limits.lo[p.free], p.limits.hi[p.free], samples_);
       }
     }

@@ -8,6 +8,7 @@
 #include <Eigen/SVD>
 #include <algorithm>
 #include <functional>
+#include <initializer_list>
 #include <numbers>
 
 #include "ikbench/kinematics/forward_kinematics.h"
@@ -116,6 +117,19 @@ Chain6 reversedChain(const Chain6& c) {
   return r;
 }
 
+// The point nearest (least squares) to the lines of the given axes, which
+// are not all parallel.
+Eigen::Vector3d nearestPoint(const Chain6& k, std::initializer_list<int> axes) {
+  Eigen::Matrix3d A = Eigen::Matrix3d::Zero();
+  Eigen::Vector3d rhs = Eigen::Vector3d::Zero();
+  for (int m : axes) {
+    const Eigen::Matrix3d P = Eigen::Matrix3d::Identity() - k.h[m] * k.h[m].transpose();
+    A += P;
+    rhs += P * k.o[m];
+  }
+  return A.inverse() * rhs;
+}
+
 struct Lines {
   const Chain6& k;
   double tol;                         // [m]
@@ -156,14 +170,7 @@ struct Lines {
         return false;
       }
     }
-    Eigen::Matrix3d A = Eigen::Matrix3d::Zero();
-    Eigen::Vector3d rhs = Eigen::Vector3d::Zero();
-    for (int m : {i, j, l}) {
-      const Eigen::Matrix3d P = Eigen::Matrix3d::Identity() - k.h[m] * k.h[m].transpose();
-      A += P;
-      rhs += P * k.o[m];
-    }
-    *c = A.inverse() * rhs;
+    *c = nearestPoint(k, {i, j, l});
     double miss = 0.0;
     for (int m : {i, j, l}) miss = std::max(miss, distanceToLine(*c, m));
     if (miss > tol) {
@@ -528,6 +535,83 @@ void solve6(const Plan6& plan, const Eigen::Matrix3d& R_target, const Eigen::Vec
 }
 
 // ---------------------------------------------------------------- 7R search --
+
+bool lockPlan(const Chain7& chain, int locked, double theta0, LockedPlan* out, std::string* why) {
+  const Chain6 k = lockJoint(chain, locked, theta0);
+  if (!classify6(k, &out->plan, why)) return false;
+  out->theta0 = theta0;
+  const Eigen::Vector3d& h = chain.h[locked];
+  const Eigen::Vector3d& o = chain.o[locked];
+  if (!out->plan.reversed) {
+    // Forward: the joints after the held one (6R index >= locked) and the
+    // effector turn by G about the held axis.
+    out->point = o;
+    out->axis = h;
+    out->sign = 1.0;
+    for (int i = 0; i < 6; ++i) out->moving[i] = i >= locked;
+  } else {
+    // Reversed: plan joint i is 6R joint 5 - i, seen from the effector
+    // T0(theta) = G T0(theta0); the joints before the held one and the
+    // base turn by G^-1 about the held axis seen from T0(theta0).
+    const Eigen::Matrix3d Rt = k.R0.transpose();
+    out->point = Rt * (o - k.p0);
+    out->axis = Rt * h;
+    out->sign = -1.0;
+    for (int i = 0; i < 6; ++i) out->moving[i] = 5 - i < locked;
+  }
+  return true;
+}
+
+void planAt(const LockedPlan& L, double theta, Plan6* plan) {
+  const Plan6& P0 = L.plan;
+  Plan6& P = *plan;
+  P = P0;
+  const CosSin a = CosSin::of(L.sign * (theta - L.theta0));
+  auto dir = [&](const Eigen::Vector3d& v) -> Eigen::Vector3d { return rotate(L.axis, a, v); };
+  auto pt = [&](const Eigen::Vector3d& x) -> Eigen::Vector3d { return L.point + rotate(L.axis, a, x - L.point); };
+  for (int i = 0; i < 6; ++i)
+    if (L.moving[i]) {
+      P.k.h[i] = dir(P0.k.h[i]);
+      P.k.o[i] = pt(P0.k.o[i]);
+    }
+  for (int col = 0; col < 3; ++col) P.k.R0.col(col) = dir(P0.k.R0.col(col));
+  P.k.p0 = pt(P0.k.p0);
+  // A meeting point turns with its axes when they all turn and stays when
+  // none does; where a turning axis meets a fixed one the point moves along
+  // the fixed axis (two coplanar lines, one turning in their plane): it is
+  // found again as the point nearest both. The axes are put back through it.
+  auto meet = [&](Eigen::Vector3d* x, std::initializer_list<int> axes) {
+    int turning = 0;
+    for (int i : axes) turning += L.moving[i];
+    if (turning == static_cast<int>(axes.size())) {
+      *x = pt(*x);
+    } else if (turning > 0) {
+      *x = nearestPoint(P.k, axes);
+    }
+    for (int i : axes) P.k.o[i] = *x;
+  };
+  if (P.arm_class == ArmClass::kSphericalWrist) {
+    meet(&P.c, {3, 4, 5});
+    if (P.position == PositionCase::kIntersect12) {
+      meet(&P.s, {0, 1});
+    } else if (P.position == PositionCase::kIntersect23) {
+      meet(&P.s, {1, 2});
+    } else {
+      if (L.moving[1]) P.hp = dir(P0.hp);
+      P.k.h[2] = (P0.k.h[2].dot(P0.hp) >= 0.0 ? 1.0 : -1.0) * P.hp;
+    }
+  } else {
+    meet(&P.c, {4, 5});
+    if (L.moving[1]) {
+      P.hp = dir(P0.hp);
+      P.hp_perp = dir(P0.hp_perp);
+    }
+    P.k.h[1] = P.hp;
+    P.k.h[2] = P.sign3 * P.hp;
+    P.k.h[3] = P.sign4 * P.hp;
+  }
+  if (L.moving[5]) P.h6_perp = dir(P0.h6_perp);
+}
 
 std::array<double, 7> selfMotionShare(const Chain7& chain, const std::array<double, 7>& lo,
                                       const std::array<double, 7>& hi, int configurations) {

@@ -320,6 +320,31 @@ void solve6(const Plan6& plan, const Eigen::Matrix3d& R_target, const Eigen::Vec
 
 // ---------------------------------------------------------------- 7R search --
 
+// A 7R chain with joint `locked` held, classified once. Holding the joint at
+// theta carries every later joint and the effector by the rotation G(theta)
+// about the held axis (lockJoint), so the 6R plan at theta is the plan at
+// theta0 with the parts that G moves turned by theta - theta0 about that
+// line; in a reversed plan (the chain read from the tool, in the effector's
+// frame at q = 0) the joints before the held one move instead, by
+// -(theta - theta0) about the held axis seen from the effector. Meeting
+// points and parallel directions move with their axes (a point where a
+// moving and a fixed axis meet lies on the held axis: it stays). This
+// replaces a classification per sample (a dozen line distances and a 3 x 3
+// solve) by a few rotations.
+struct LockedPlan {
+  Plan6 plan;                                    // at theta0
+  double theta0 = 0.0;
+  Eigen::Vector3d point = Eigen::Vector3d::Zero();  // a point of the held axis, in the plan's frame
+  Eigen::Vector3d axis = Eigen::Vector3d::UnitZ();  // its direction; the plan turns by sign (theta - theta0)
+  double sign = 1.0;
+  std::array<bool, 6> moving{};  // which of the plan's joints turn with the held joint
+};
+// Classifies the 6R left by holding `locked` at theta0. False (and why)
+// when that leaves no supported class.
+bool lockPlan(const Chain7& chain, int locked, double theta0, LockedPlan* out, std::string* why = nullptr);
+// The plan of the 6R left with the held joint at theta.
+void planAt(const LockedPlan& locked, double theta, Plan6* plan);
+
 // The joint of a 7R chain held during the 1-D search: `requested` (a chain
 // index 0-6) if holding it leaves a supported 6R class; for requested = -1,
 // of the joints that do, the one that moves most along the self-motion
