@@ -8,7 +8,9 @@
 //                                  UR5, and the corpus ABB IRB 2400 and KUKA
 //                                  KR 210 when their files exist
 //                                  (and the shipped Puma 560 and IRB 2400)
-//   SolveRobot/analytic-7r/iiwa14  the same for the shipped iiwa14 (64 samples)
+//   SolveRobot/analytic-7r/<arm>   the same for the shipped iiwa14 and Panda
+//                                  and the synthetic 7R arm with an offset
+//                                  wrist (64 samples, every solution up to 64)
 //   SolveRobot/<auto spec>/<arm>   `auto` (closed form first) and
 //                                  auto:closed_form=off (the numerical recipe
 //                                  alone) on the 6R arms, and on perturbed
@@ -159,6 +161,7 @@ void registerSolve(const std::string& spec, const std::string& arm, std::shared_
 void registerAll() {
   const std::filesystem::path shipped = std::filesystem::path(dataDirectory()) / "robots";
   const std::filesystem::path corpus = std::filesystem::path(corpusDirectory()) / "robots";
+  const std::filesystem::path synthetic = std::filesystem::path(dataDirectory()) / "synthetic";
   const std::vector<BenchArm> arms = {
       {"ur5", (shipped / "ur5.urdf").string(), "", "", "analytic-6r"},
       {"puma560", (shipped / "puma560.urdf").string(), "", "", "analytic-6r"},
@@ -166,6 +169,8 @@ void registerAll() {
       {"abb_irb2400", (corpus / "abb_irb2400.urdf").string(), "base_link", "tool0", "analytic-6r"},
       {"kuka_kr210l150", (corpus / "kuka_kr210l150.urdf").string(), "base_link", "tool0", "analytic-6r"},
       {"iiwa14", (shipped / "iiwa14.urdf").string(), "", "", "analytic-7r"},
+      {"panda", (shipped / "panda.urdf").string(), "panda_link0", "panda_hand_tcp", "analytic-7r"},
+      {"offset_wrist_7r", (synthetic / "offset_wrist_7r.urdf").string(), "", "tool0", "analytic-7r"},
   };
   const std::vector<std::string> auto_specs = {"auto", "auto:closed_form=off", "auto:closed_form_near=0.1"};
   for (const BenchArm& arm : arms) {

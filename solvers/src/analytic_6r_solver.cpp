@@ -149,6 +149,7 @@ struct Prepared7 {
   int free = -1;             // chain index of the searched joint
   std::vector<double> grid;  // its sampled values
   analytic::LockedPlan locked;  // the 6R left, classified once
+  analytic::Limits6 limits6;    // the limits of the 6 joints left
 };
 
 struct Candidate7 {
@@ -197,13 +198,19 @@ class Analytic7rSolver final : public Solver {
       // Earlier values within the duplicate distance: for a grid value its
       // neighbours (only on a very fine grid), for the start's value any.
       near_.clear();
-      for (int r = 0; r < k; ++r)
-        if ((k == n || r == k - 1 || r == 0) && std::abs(turn(ranges_[r].theta - theta)) <= kDistinctSolutionDistance)
-          near_.push_back(r);
+      auto near = [&](int r) {
+        if (std::abs(turn(ranges_[r].theta - theta)) <= kDistinctSolutionDistance) near_.push_back(r);
+      };
+      if (k == n) {
+        for (int r = 0; r < k; ++r) near(r);
+      } else if (k > 0) {
+        near(k - 1);
+        if (k > 1) near(0);
+      }
       ranges_.push_back({theta, kept_.size()});
       analytic::planAt(P->locked, theta, &plan);
-      analytic::solve6(plan, g.target_orientation, g.target_position, hint, &sols);
-      found += sols.count;
+      analytic::solve6(plan, g.target_orientation, g.target_position, hint, &sols, &P->limits6);
+      found += sols.count + sols.outside;
       if (sols.singular && !singular) singular_plan = plan;
       singular |= sols.singular;
       for (int s = 0; s < sols.count; ++s) addCandidate(*P, theta, sols.q[s], start);
@@ -229,27 +236,29 @@ class Analytic7rSolver final : public Solver {
   // d - 2 pi k in [-pi, pi].
   static double turn(double d) { return d - 2 * kPi * std::nearbyint(d / (2 * kPi)); }
 
-  // Wraps a 6R solution with the held joint at theta into the limits and
-  // keeps it unless it repeats one kept before: of the same value (singular
+  // Keeps a 6R solution (within the limits) with the held joint at theta
+  // unless it repeats one kept before: of the same value (singular
   // targets) or of a value in near_ (the start's value next to a grid value).
   void addCandidate(const Prepared7& P, double theta, const std::array<double, 6>& q6,
                     const std::array<double, 7>& start) {
     const int f = P.free;
     Candidate7 c{0.0, {}};
     for (int i = 0, m = 0; i < 7; ++i) c.q[i] = i == f ? theta : q6[m++];
+    // solve6 wrapped the six angles into their limits (and theta is a grid
+    // value within them, or the start's, clamped into them).
     for (int i = 0; i < 7; ++i) {
-      if (!P.limits.wrap(i, c.q[i])) return;
       const double d = c.q[i] - start[i];
       c.dist += d * d;
     }
     auto repeats = [&](size_t begin, size_t end) {
       for (size_t j = begin; j < end; ++j) {
+        constexpr double kTol2 = kDistinctSolutionDistance * kDistinctSolutionDistance;
         double d2 = 0.0;
-        for (int i = 0; i < 7; ++i) {
+        for (int i = 0; i < 7 && d2 <= kTol2; ++i) {
           const double d = turn(kept_[j].q[i] - c.q[i]);
           d2 += d * d;
         }
-        if (d2 <= kDistinctSolutionDistance * kDistinctSolutionDistance) return true;
+        if (d2 <= kTol2) return true;
       }
       return false;
     };
@@ -277,7 +286,14 @@ class Analytic7rSolver final : public Solver {
         std::copy(p.limits.hi.begin(), p.limits.hi.end(), hi.begin());
         p.free = analytic::chooseFreeJoint(p.chain, free_joint_, lo, hi, &cache_.why, &names);
         cache_.ok = p.free >= 0 && analytic::lockPlan(p.chain, p.free, kLockAngle, &p.locked, &cache_.why);
-        if (cache_.ok) p.grid = analytic::freeJointGrid(p.limits.lo[p.free], p.limits.hi[p.free], samples_);
+        if (cache_.ok) {
+          p.grid = analytic::freeJointGrid(p.limits.lo[p.free], p.limits.hi[p.free], samples_);
+          for (int i = 0, m = 0; i < 7; ++i)
+            if (i != p.free) {
+              p.limits6.lo[m] = lo[i];
+              p.limits6.hi[m++] = hi[i];
+            }
+        }
       }
     }
     if (!cache_.ok && why) *why = cache_.why;

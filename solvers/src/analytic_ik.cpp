@@ -11,6 +11,8 @@
 #include <initializer_list>
 #include <numbers>
 
+#include "ikbench/core/numeric.h"
+#include "ikbench/kinematics/config.h"
 #include "ikbench/kinematics/forward_kinematics.h"
 #include "ikbench/kinematics/model.h"
 #include "ikbench/kinematics/rng.h"
@@ -332,8 +334,33 @@ std::string describe(const Plan6& plan) {
 // ------------------------------------------------------------------- solve --
 namespace {
 
-void store(Solutions6* out, double q1, double q2, double q3, double q4, double q5, double q6) {
+// The limits in the plan's joint order (reversed for a reversed plan); null
+// for none.
+struct PlanLimits {
+  const Limits6* lim = nullptr;
+  std::array<double, 6> lo, hi;
+  // Wraps a into joint i's limits; false if no representative is within.
+  bool ok(int i, double& a) const {
+    if (!lim) return true;
+    a = wrapAngleIntoLimits(a, lo[i], hi[i]);
+    return a >= lo[i] - kLimitSlack && a <= hi[i] + kLimitSlack;
+  }
+  // The first three angles of a branch; counts the branch as dropped if not.
+  bool first3(double& q1, double& q2, double& q3, Solutions6* out) const {
+    const bool in = ok(0, q1) && ok(1, q2) && ok(2, q3);
+    out->outside += !in;
+    return in;
+  }
+};
+
+// Stores a solution whose first three angles passed PlanLimits::first3.
+void store(const PlanLimits& L, Solutions6* out, double q1, double q2, double q3, double q4, double q5, double q6) {
+  // q4-q6 wrapped into the limits here
   if (out->count >= 8) return;
+  if (!(L.ok(3, q4) && L.ok(4, q5) && L.ok(5, q6))) {  // q1-q3 checked by first3
+    ++out->outside;
+    return;
+  }
   out->q[out->count++] = {q1, q2, q3, q4, q5, q6};
 }
 
@@ -343,7 +370,7 @@ struct Position3 {
 
 // Spherical wrist: the wrist centre (Pieper 1968), then the orientation.
 void solveSphericalWrist(const Plan6& P, const Eigen::Matrix3d& Rd, const Eigen::Vector3d& p,
-                         const std::array<double, 6>& hint, Solutions6* out) {
+                         const std::array<double, 6>& hint, const PlanLimits& lim, Solutions6* out) {
   const Chain6& k = P.k;
   const Eigen::Vector3d w = p - Rd * (k.p0 - P.c);
   Position3 pos[4];
@@ -421,6 +448,8 @@ void solveSphericalWrist(const Plan6& P, const Eigen::Matrix3d& Rd, const Eigen:
   const Eigen::Vector3d y0 = Rd * k.h[5], z0 = Rd * P.h6_perp;
   for (int i = 0; i < np; ++i) {
     const Position3& x = pos[i];
+    double q1 = x.t1.angle(), q2 = x.t2.angle(), q3 = x.t3.angle();
+    if (!lim.first3(q1, q2, q3, out)) continue;
     const Eigen::Vector3d y =
         rotate(k.h[2], x.t3.inverse(), rotate(k.h[1], x.t2.inverse(), rotate(k.h[0], x.t1.inverse(), y0)));
     const Eigen::Vector3d z =
@@ -429,20 +458,19 @@ void solveSphericalWrist(const Plan6& P, const Eigen::Matrix3d& Rd, const Eigen:
     const Roots2 r = subproblem2(k.h[3], y, k.h[4], k.h[5], -hint[3], hint[4]);
     if (r.free1) flags |= kWristFree;
     if (r.double_root && r.count > 0 && !r.free1) flags |= kWristDouble;
-    const double q1 = x.t1.angle(), q2 = x.t2.angle(), q3 = x.t3.angle();
     for (int m = 0; m < r.count; ++m) {
       // R6 = R5^T R4^T R_w: SP1 on a vector normal to h6.
       const Eigen::Vector3d u = rotate(k.h[4], r.t2[m].inverse(), rotate(k.h[3], r.t1[m], z));
       CosSin t6;
       subproblem1(k.h[5], P.h6_perp, u, &t6);
-      store(out, q1, q2, q3, -r.t1[m].angle(), r.t2[m].angle(), t6.angle());
+      store(lim, out, q1, q2, q3, -r.t1[m].angle(), r.t2[m].angle(), t6.angle());
     }
   }
 }
 
 // Three parallel axes 2, 3, 4 (direction h) and axes 5, 6 meeting at b.
 void solveThreeParallel(const Plan6& P, const Eigen::Matrix3d& Rd, const Eigen::Vector3d& p,
-                        const std::array<double, 6>& hint, Solutions6* out) {
+                        const std::array<double, 6>& hint, const PlanLimits& lim, Solutions6* out) {
   const Chain6& k = P.k;
   const Eigen::Vector3d& h = P.hp;
   unsigned& flags = out->singular;
@@ -485,7 +513,7 @@ void solveThreeParallel(const Plan6& P, const Eigen::Matrix3d& Rd, const Eigen::
       const Eigen::Vector3d b = xr - p10 - rotate(h, t234, pb3);
       const Roots r3 = subproblem3(k.h[2], p43, p13, b.norm());
       if (r3.double_root && r3.count > 0) flags |= kElbowDouble;
-      const double q1 = t1.angle(), q5 = t5.angle(), q6 = t6.angle(), q234 = t234.angle();
+      const double q1_turn = t1.angle(), q5 = t5.angle(), q6 = t6.angle(), q234 = t234.angle();
       for (int m = 0; m < r3.count; ++m) {
         const Eigen::Vector3d v = p21 + rotate(k.h[2], r3.t[m], p43);
         CosSin t2;
@@ -493,9 +521,10 @@ void solveThreeParallel(const Plan6& P, const Eigen::Matrix3d& Rd, const Eigen::
           t2 = CosSin::of(hint[1]);
           flags |= kArmFree;
         }
-        const double q2 = t2.angle(), q3 = r3.t[m].angle();
+        double q1 = q1_turn, q2 = t2.angle(), q3 = r3.t[m].angle();
+        if (!lim.first3(q1, q2, q3, out)) continue;
         const double q4 = wrapPi(P.sign4 * (q234 - q2 - P.sign3 * q3));
-        store(out, q1, q2, q3, q4, q5, q6);
+        store(lim, out, q1, q2, q3, q4, q5, q6);
       }
       if (wrist_free) break;  // the second q5 root is the same point of the continuum
     }
@@ -509,26 +538,38 @@ void solveThreeParallel(const Plan6& P, const Eigen::Matrix3d& Rd, const Eigen::
 }  // namespace
 
 void solve6(const Plan6& plan, const Eigen::Matrix3d& R_target, const Eigen::Vector3d& p_target,
-            const std::array<double, 6>& hint, Solutions6* out) {
+            const std::array<double, 6>& hint, Solutions6* out, const Limits6* limits) {
   out->count = 0;
   out->singular = 0;
+  out->outside = 0;
   Eigen::Matrix3d R;
   Eigen::Vector3d p;
   std::array<double, 6> h;
+  PlanLimits lim;
+  lim.lim = limits;
   if (plan.reversed) {
     R = R_target.transpose();
     p = -(R * p_target);
     for (int i = 0; i < 6; ++i) h[i] = hint[5 - i];
+    if (limits)
+      for (int i = 0; i < 6; ++i) {
+        lim.lo[i] = limits->lo[5 - i];
+        lim.hi[i] = limits->hi[5 - i];
+      }
   } else {
     R = R_target;
     p = p_target;
     h = hint;
+    if (limits) {
+      lim.lo = limits->lo;
+      lim.hi = limits->hi;
+    }
   }
   const Eigen::Matrix3d Rd = R * plan.k.R0.transpose();
   if (plan.arm_class == ArmClass::kSphericalWrist) {
-    solveSphericalWrist(plan, Rd, p, h, out);
+    solveSphericalWrist(plan, Rd, p, h, lim, out);
   } else {
-    solveThreeParallel(plan, Rd, p, h, out);
+    solveThreeParallel(plan, Rd, p, h, lim, out);
   }
   if (plan.reversed)
     for (int i = 0; i < out->count; ++i) std::reverse(out->q[i].begin(), out->q[i].end());

@@ -84,7 +84,7 @@ struct CosSin {
 };
 
 // R(k, t) v by Rodrigues' formula (k unit).
-inline Eigen::Vector3d rotate(const Eigen::Vector3d& k, const CosSin& a, const Eigen::Vector3d& v) {
+[[gnu::always_inline]] inline Eigen::Vector3d rotate(const Eigen::Vector3d& k, const CosSin& a, const Eigen::Vector3d& v) {
   return a.c * v + a.s * k.cross(v) + ((1.0 - a.c) * k.dot(v)) * k;
 }
 
@@ -305,18 +305,33 @@ enum Singularity : unsigned {
   kWristDouble = 32u,     // the wrist flip's two roots coincide
 };
 
-// Up to 8 solutions, each angle in (-pi, pi], in the original chain order.
+// Up to 8 solutions, each angle in (-pi, pi] (with limits given to solve6:
+// the representative within them), in the original chain order.
 struct Solutions6 {
   std::array<std::array<double, 6>, 8> q;
   int count = 0;
   unsigned singular = 0;
+  // Solutions (or branches of them: a shoulder-elbow branch whose angles are
+  // outside the limits is dropped before its wrist is solved) dropped by
+  // the limits given to solve6.
+  int outside = 0;
+};
+
+// Joint limits (original chain order) a solution must meet: each angle has
+// a representative angle + 2 pi k within [lo - kLimitSlack, hi + kLimitSlack]
+// (infinite bounds allowed), as wrapAngleIntoLimits finds it.
+struct Limits6 {
+  std::array<double, 6> lo, hi;
 };
 
 // Every solution of R(q) R0 = R_target, p(q) = p_target. `hint` (original
 // chain order) gives the free angle's value at a singular target (the start
-// configuration, so that the representative is the closest one).
+// configuration, so that the representative is the closest one). With
+// `limits`, solutions outside them are dropped while solving (a branch as
+// soon as its first angles are known), so that their remaining angles are
+// not computed; the kept ones are the same as without.
 void solve6(const Plan6& plan, const Eigen::Matrix3d& R_target, const Eigen::Vector3d& p_target,
-            const std::array<double, 6>& hint, Solutions6* out);
+            const std::array<double, 6>& hint, Solutions6* out, const Limits6* limits = nullptr);
 
 // ---------------------------------------------------------------- 7R search --
 
