@@ -9,7 +9,7 @@
 #   scripts/fuzz.sh 600 urdf bvh         # chosen targets, 10 minutes each
 #   scripts/fuzz.sh --runs 10000000      # a fixed number of executions per target
 #
-# Targets: urdf bvh suite solver_spec solver results. Logs and any crashing inputs go
+# Targets: urdf bvh suite scene solver_spec solver results. Logs and any crashing inputs go
 # to results/fuzz/<timestamp>/ (IKBENCH_FUZZ_OUT overrides); new inputs found
 # are written to a scratch corpus there, never into fuzz/corpus.
 set -euo pipefail
@@ -27,7 +27,7 @@ elif [ $# -gt 0 ] && [[ "$1" =~ ^[0-9]+$ ]]; then
   shift
 fi
 targets=("$@")
-[ ${#targets[@]} -eq 0 ] && targets=(urdf bvh suite solver_spec solver results)
+[ ${#targets[@]} -eq 0 ] && targets=(urdf bvh suite scene solver_spec solver results)
 
 ./scripts/setup.sh
 cmake --preset fuzz -G "Unix Makefiles" >/dev/null
@@ -35,7 +35,7 @@ cmake --build --preset fuzz -j "${IKBENCH_JOBS:-$(nproc)}"
 
 out="${IKBENCH_FUZZ_OUT:-results/fuzz/$(date +%Y%m%d-%H%M%S)}"
 mkdir -p "$out"
-declare -A extra=([urdf]=scenarios/data/robots [bvh]=scenarios/data/skeletons [suite]=scenarios/data/suites)
+declare -A extra=([urdf]=scenarios/data/robots [bvh]=scenarios/data/skeletons [suite]=scenarios/data/suites [scene]=scenarios/data/scenes)
 
 run_one() {
   local t="$1"

@@ -390,7 +390,32 @@ std::vector<Problem> makeGoals(const std::shared_ptr<const Model>& model, const 
     p.name = fmt::format("{}{}", name_prefix, i);
     makeGoalsFor(*model, data, effectors, spec, p.goals);
     p.q0 = q0;
+    p.collision = spec.scene;
     out.push_back(std::move(p));
+  };
+  if (spec.scene && spec.scene->modelPtr() != model)
+    throw std::invalid_argument("goal set: the scene is built on another model");
+  if (spec.scene && spec.type != GoalSetType::kReachable)
+    throw std::invalid_argument(fmt::format("goal set '{}': a family with a scene takes set 'reachable' (targets from "
+                                            "collision-free configurations)",
+                                            toString(spec.type)));
+  // A reachable target's configuration: in a scene, the first draw that is
+  // collision-free (and near an obstacle when asked).
+  auto targetConfiguration = [&](Rng& rng, int i) {
+    Eigen::VectorXd q = randomConfiguration(*model, rng);
+    if (!spec.scene) return q;
+    for (int draw = 1;; ++draw) {
+      forwardKinematics(*model, q, data);
+      const CollisionReport r = spec.scene->check(data);
+      if (r.collision_free && (spec.obstacle_distance <= 0.0 || r.min_clearance < spec.obstacle_distance)) return q;
+      if (draw >= GoalSetSpec::kMaxSceneDraws)
+        throw std::invalid_argument(fmt::format(
+            "goal set: target {}: no collision-free configuration{} in {} random draws (is the robot inside an "
+            "obstacle everywhere?)",
+            i, spec.obstacle_distance > 0.0 ? fmt::format(" with a clearance below {} m", spec.obstacle_distance) : "",
+            draw));
+      q = randomConfiguration(*model, rng);
+    }
   };
   // Target t's problems t * starts + k, k < starts, each from its own start:
   // drawn after the target from its stream, or from spec.start_seed's.
@@ -412,7 +437,7 @@ std::vector<Problem> makeGoals(const std::shared_ptr<const Model>& model, const 
       for (int i = 0; i < spec.count; ++i) {
         Rng rng(Rng::mix(seed, static_cast<std::uint64_t>(i)));
         const Eigen::VectorXd q_target = spec.type == GoalSetType::kIkfast ? ikfastConfiguration(*model, rng)
-                                                                           : randomConfiguration(*model, rng);
+                                                                           : targetConfiguration(rng, i);
         forwardKinematics(*model, q_target, data);
         pushStarts(i, rng, &q_target);
       }

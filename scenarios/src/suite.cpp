@@ -23,6 +23,8 @@
 #include "ikbench/scenarios/bvh.h"
 #include "ikbench/scenarios/generators.h"
 #include "ikbench/scenarios/input_limits.h"
+#include "ikbench/scenarios/scene.h"
+#include "json_input.h"
 #include "ikbench/scenarios/skeleton.h"
 #include "ikbench/scenarios/urdf.h"
 
@@ -32,307 +34,7 @@ using nlohmann::json;
 
 namespace {
 
-// ---- locating a field in the JSON text ------------------------------------
-
-using PathPart = std::variant<std::string, size_t>;
-struct Path {
-  std::vector<PathPart> parts;
-  Path operator/(const std::string& key) const {
-    Path p = *this;
-    p.parts.emplace_back(key);
-    return p;
-  }
-  Path operator/(size_t index) const {
-    Path p = *this;
-    p.parts.emplace_back(index);
-    return p;
-  }
-  std::string str() const {
-    std::string out;
-    for (const PathPart& part : parts) {
-      if (const auto* k = std::get_if<std::string>(&part)) {
-        out += (out.empty() ? "" : ".") + *k;
-      } else {
-        out += fmt::format("[{}]", std::get<size_t>(part));
-      }
-    }
-    return out.empty() ? "(top level)" : out;
-  }
-};
-
-struct Scanner {
-  const std::string& s;
-  size_t i = 0;
-  bool ok() const { return i < s.size(); }
-  void ws() {
-    while (ok() && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r')) ++i;
-  }
-  std::string string() {  // at '"'; returns the (simply unescaped) content
-    std::string out;
-    ++i;
-    while (ok() && s[i] != '"') {
-      if (s[i] == '\\' && i + 1 < s.size()) ++i;
-      out += s[i++];
-    }
-    ++i;
-    return out;
-  }
-  void value() {
-    ws();
-    if (!ok()) return;
-    if (s[i] == '"') {
-      string();
-    } else if (s[i] == '{' || s[i] == '[') {
-      int depth = 0;
-      while (ok()) {
-        const char c = s[i];
-        if (c == '"') {
-          string();
-          continue;
-        }
-        ++i;
-        if (c == '{' || c == '[') ++depth;
-        if (c == '}' || c == ']') {
-          if (--depth == 0) return;
-        }
-      }
-    } else {
-      while (ok() && s[i] != ',' && s[i] != '}' && s[i] != ']' && s[i] != ' ' && s[i] != '\n' && s[i] != '\r' &&
-             s[i] != '\t')
-        ++i;
-    }
-  }
-};
-
-// Byte offset of the value at `path`, or of the deepest enclosing value that
-// exists (for a missing field: the object that should hold it).
-size_t locate(const std::string& text, const Path& path) {
-  Scanner sc{text};
-  sc.ws();
-  size_t best = sc.i;
-  for (const PathPart& part : path.parts) {
-    if (!sc.ok()) return best;
-    best = sc.i;
-    bool found = false;
-    if (const auto* key = std::get_if<std::string>(&part); key && text[sc.i] == '{') {
-      ++sc.i;
-      while (sc.ok()) {
-        sc.ws();
-        if (!sc.ok() || text[sc.i] != '"') break;
-        const std::string k = sc.string();
-        sc.ws();
-        if (sc.ok() && text[sc.i] == ':') ++sc.i;
-        sc.ws();
-        if (k == *key) {
-          found = true;
-          break;
-        }
-        sc.value();
-        sc.ws();
-        if (sc.ok() && text[sc.i] == ',') ++sc.i;
-      }
-    } else if (const auto* idx = std::get_if<size_t>(&part); idx && text[sc.i] == '[') {
-      ++sc.i;
-      for (size_t k = 0; sc.ok(); ++k) {
-        sc.ws();
-        if (!sc.ok() || text[sc.i] == ']') break;
-        if (k == *idx) {
-          found = true;
-          break;
-        }
-        sc.value();
-        sc.ws();
-        if (sc.ok() && text[sc.i] == ',') ++sc.i;
-      }
-    }
-    if (!found) return best;
-  }
-  return sc.i;
-}
-
-int lineAt(const std::string& text, size_t pos) {
-  pos = std::min(pos, text.size());
-  return 1 + static_cast<int>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(pos), '\n'));
-}
-
-// Checks what nlohmann's parser accepts but a suite must not contain, on the
-// raw text and without recursion, before the JSON is parsed: nesting deeper
-// than kMaxJsonNesting (the parsed value is later walked recursively), a
-// duplicate key in one object (nlohmann keeps the last one silently), and a
-// number outside the range of a double (e.g. 1e400). Syntax errors are left
-// to the parser, which reports them with their line.
-void checkJsonText(const std::string& text, const std::string& file) {
-  struct Level {
-    bool object = false;
-    bool expect_key = false;
-    std::map<std::string, int> keys;  // key -> line
-  };
-  std::vector<Level> stack;
-  int line = 1;
-  auto fail = [&](int at, const std::string& msg) { throw SuiteError(fmt::format("{}:{}: {}", file, at, msg)); };
-  const size_t n = text.size();
-  for (size_t i = 0; i < n;) {
-    const char c = text[i];
-    if (c == '\n') {
-      ++line;
-      ++i;
-    } else if (c == '{' || c == '[') {
-      if (stack.size() >= static_cast<size_t>(kMaxJsonNesting))
-        fail(line, fmt::format("objects and arrays are nested more than {} levels deep (the limit)", kMaxJsonNesting));
-      stack.push_back(Level{c == '{', c == '{', {}});
-      ++i;
-    } else if (c == '}' || c == ']') {
-      if (!stack.empty()) stack.pop_back();
-      ++i;
-    } else if (c == ',') {
-      if (!stack.empty() && stack.back().object) stack.back().expect_key = true;
-      ++i;
-    } else if (c == '"') {
-      size_t k = i + 1;
-      while (k < n && text[k] != '"') {
-        if (text[k] == '\n') ++line;
-        k += text[k] == '\\' ? 2 : 1;
-      }
-      if (!stack.empty() && stack.back().expect_key) {
-        Level& level = stack.back();
-        level.expect_key = false;
-        const std::string key = text.substr(i + 1, std::min(k, n) - i - 1);
-        if (const auto [it, fresh] = level.keys.emplace(key, line); !fresh)
-          fail(line, fmt::format("key \"{}\" appears twice in one object (first on line {})", key, it->second));
-      }
-      i = k + 1;
-    } else if (c == '-' || (c >= '0' && c <= '9')) {
-      size_t k = i + 1;
-      while (k < n && (std::isdigit(static_cast<unsigned char>(text[k])) || text[k] == '.' || text[k] == 'e' ||
-                       text[k] == 'E' || text[k] == '+' || text[k] == '-'))
-        ++k;
-      const std::string token = text.substr(i, k - i);
-      char* end = nullptr;
-      const double v = std::strtod(token.c_str(), &end);
-      if (end != token.c_str() && std::isinf(v))
-        fail(line, fmt::format("number {} is out of the range of a double (largest magnitude about 1.8e308)", token));
-      i = k;
-    } else {
-      ++i;
-    }
-  }
-}
-
-std::string describe(const json& v) {
-  std::string dump = v.dump();
-  if (dump.size() > 40) dump = dump.substr(0, 37) + "...";
-  return fmt::format("{} {}", v.type_name(), dump);
-}
-
-// ---- typed field access with errors naming file:line: field ----------------
-
-struct Ctx {
-  std::string file, text;
-  fs::path dir;  // directory of the suite file
-
-  [[noreturn]] void fail(const Path& path, const std::string& msg) const {
-    throw SuiteError(fmt::format("{}:{}: {}: {}", file, lineAt(text, locate(text, path)), path.str(), msg));
-  }
-
-  void checkObject(const json& obj, const Path& path) const {
-    if (!obj.is_object()) fail(path, fmt::format("expected an object {{...}}, got {}", describe(obj)));
-  }
-
-  void allowKeys(const json& obj, const Path& path, const std::vector<std::string>& allowed) const {
-    for (auto it = obj.begin(); it != obj.end(); ++it) {
-      if (std::find(allowed.begin(), allowed.end(), it.key()) == allowed.end()) {
-        std::string list;
-        for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
-        fail(path / it.key(), fmt::format("unknown field '{}' (expected one of: {})", it.key(), list));
-      }
-    }
-  }
-
-  const json* find(const json& obj, const std::string& key) const {
-    auto it = obj.find(key);
-    return it == obj.end() ? nullptr : &*it;
-  }
-
-  const json& require(const json& obj, const Path& path, const std::string& key, const char* expected) const {
-    const json* v = find(obj, key);
-    if (!v) fail(path, fmt::format("missing field '{}' (expected {})", key, expected));
-    return *v;
-  }
-
-  double number(const json& obj, const Path& path, const std::string& key, std::optional<double> dflt,
-                double lo = -std::numeric_limits<double>::infinity(),
-                double hi = std::numeric_limits<double>::infinity()) const {
-    const std::string expected = fmt::format("a number in [{}, {}]", lo, hi);
-    const json* v = dflt ? find(obj, key) : &require(obj, path, key, expected.c_str());
-    if (!v) return *dflt;
-    if (!v->is_number()) fail(path / key, fmt::format("expected {}, got {}", expected, describe(*v)));
-    const double x = v->get<double>();
-    if (!std::isfinite(x) || x < lo || x > hi) fail(path / key, fmt::format("expected {}, got {}", expected, x));
-    return x;
-  }
-
-  std::int64_t integer(const json& obj, const Path& path, const std::string& key, std::optional<std::int64_t> dflt,
-                       std::int64_t lo = 0, std::int64_t hi = std::numeric_limits<int>::max()) const {
-    const std::string expected = fmt::format("an integer in [{}, {}]", lo, hi);
-    const json* v = dflt ? find(obj, key) : &require(obj, path, key, expected.c_str());
-    if (!v) return *dflt;
-    if (!v->is_number_integer()) fail(path / key, fmt::format("expected {}, got {}", expected, describe(*v)));
-    if (v->is_number_unsigned() && v->get<std::uint64_t>() > static_cast<std::uint64_t>(hi))
-      fail(path / key, fmt::format("expected {}, got {}", expected, v->dump()));
-    const std::int64_t x = v->get<std::int64_t>();
-    if (x < lo || x > hi) fail(path / key, fmt::format("expected {}, got {}", expected, x));
-    return x;
-  }
-
-  std::string string(const json& obj, const Path& path, const std::string& key, std::optional<std::string> dflt) const {
-    const json* v = dflt ? find(obj, key) : &require(obj, path, key, "a string");
-    if (!v) return *dflt;
-    if (!v->is_string()) fail(path / key, fmt::format("expected a string, got {}", describe(*v)));
-    return v->get<std::string>();
-  }
-
-  bool boolean(const json& obj, const Path& path, const std::string& key, bool dflt) const {
-    const json* v = find(obj, key);
-    if (!v) return dflt;
-    if (!v->is_boolean()) fail(path / key, fmt::format("expected true or false, got {}", describe(*v)));
-    return v->get<bool>();
-  }
-
-  std::vector<std::string> strings(const json& obj, const Path& path, const std::string& key) const {
-    std::vector<std::string> out;
-    const json* v = find(obj, key);
-    if (!v) return out;
-    if (!v->is_array()) fail(path / key, fmt::format("expected an array of strings, got {}", describe(*v)));
-    for (size_t k = 0; k < v->size(); ++k) {
-      if (!(*v)[k].is_string()) fail(path / key / k, fmt::format("expected a string, got {}", describe((*v)[k])));
-      out.push_back((*v)[k].get<std::string>());
-    }
-    return out;
-  }
-
-  template <typename E, size_t N>
-  E parseEnumField(const json& obj, const Path& path, const std::string& key, const std::string& dflt,
-                   const EnumTable<E, N>& table) const {
-    const std::string s = string(obj, path, key, dflt);
-    try {
-      return table.parse(s);
-    } catch (const std::invalid_argument& e) {
-      fail(path / key, e.what());
-    }
-  }
-
-  // A data file named in a suite: absolute, relative to the suite file, or
-  // relative to the shipped data directory, in that order.
-  std::string resolve(const json& obj, const Path& path, const std::string& key) const {
-    const std::string name = string(obj, path, key, std::nullopt);
-    const fs::path p(name);
-    if (p.is_absolute()) return p.string();
-    if (fs::exists(dir / p)) return (dir / p).string();
-    const fs::path d = fs::path(dataDirectory()) / p;
-    if (fs::exists(d)) return d.string();
-    fail(path / key, fmt::format("file '{}' not found (looked in '{}' and '{}')", name, dir.string(), dataDirectory()));
-  }
-};
+using namespace json_input;  // Path, Ctx: the typed field access of every JSON input
 
 const std::vector<std::string> kJointKeys = {"revolute", "ball",   "prismatic", "min_length",     "max_length",
                                              "axes",     "limits", "limit",     "prismatic_range"};
@@ -365,7 +67,7 @@ GoalSetSpec parseGoals(const Ctx& c, const json& f, const Path& fp, int count) {
   c.checkObject(*gj, p);
   c.allowKeys(*gj, p,
               {"set", "kind", "start", "factor", "perturbation", "step", "orientation_scale", "effectors", "starts",
-               "frame_rate", "branch_jump", "targets_seed"});
+               "frame_rate", "branch_jump", "targets_seed", "near_obstacle"});
   g.type = c.parseEnumField(*gj, p, "set", "reachable", kGoalSetTypeNames);
   g.kind = c.parseEnumField(*gj, p, "kind", "position", kGoalKindNames);
   const bool in_order = g.type == GoalSetType::kTrajectory || g.type == GoalSetType::kPath;
@@ -382,6 +84,7 @@ GoalSetSpec parseGoals(const Ctx& c, const json& f, const Path& fp, int count) {
   g.trajectory_step = c.number(*gj, p, "step", 0.05, 1e-9, 10.0);
   g.orientation_scale = c.number(*gj, p, "orientation_scale", 1.0, 1e-9, 1e6);
   g.effectors = c.strings(*gj, p, "effectors");
+  g.obstacle_distance = c.number(*gj, p, "near_obstacle", 0.0, 0.0, 10.0);
   if (g.type == GoalSetType::kUnreachable && !hasPosition(g.kind))
     c.fail(p / "kind", "an 'unreachable' goal set needs kind 'position' or 'pose'");
   return g;
@@ -442,12 +145,12 @@ void randomModelFamily(const Ctx& c, const json& f, const Path& fp, Family& fam,
 // "limits": {"<joint>": {"cone": rad, "twist": [lo, hi]} | {"hinge": [x, y, z],
 // "range": [lo, hi]} | {"translation": m, "cone": ..., "twist": ...}}, "goals": {...}}.
 void parseSkeletonFamily(const Ctx& c, const json& f, const Path& fp, Family& fam, std::uint64_t family_seed) {
-  c.allowKeys(f, fp, {"name", "description", "type", "file", "scale", "count", "limits", "goals"});
+  c.allowKeys(f, fp, {"name", "description", "type", "file", "scale", "count", "limits", "goals", "scene"});
   const std::string file = c.resolve(f, fp, "file");
   BvhOptions bo;
   bo.scale = c.number(f, fp, "scale", 0.0, 0.0, 1e6);
   const int count = static_cast<int>(c.integer(f, fp, "count", std::nullopt, 0, 1000000));
-  const GoalSetSpec g = parseGoals(c, f, fp, count);
+  GoalSetSpec g = parseGoals(c, f, fp, count);
   // [a, b] or [x, y, z] of finite numbers.
   auto numbers = [&](const json& o, const Path& p, const std::string& key, size_t n) {
     const json& v = c.require(o, p, key, n == 2 ? "an array [lo, hi]" : "an array [x, y, z]");
@@ -493,7 +196,16 @@ void parseSkeletonFamily(const Ctx& c, const json& f, const Path& fp, Family& fa
   }
   try {
     const BvhClip clip = loadBvh(file, bo);
-    fam.problems = makeGoals(constrainSkeleton(*clip.model, limits), g, family_seed, "");
+    const auto model = constrainSkeleton(*clip.model, limits);
+    if (c.find(f, "scene")) {
+      fam.scene = c.resolve(f, fp, "scene");
+      try {
+        g.scene = buildCollisionWorld(loadScene(fam.scene), model);
+      } catch (const SuiteError& e) {
+        c.fail(fp / "scene", e.what());
+      }
+    }
+    fam.problems = makeGoals(model, g, family_seed, "");
   } catch (const SuiteError& e) {
     c.fail(fp / "file", e.what());
   } catch (const std::invalid_argument& e) {  // also ModelError
@@ -542,7 +254,8 @@ Family parseFamily(const Ctx& c, const json& f, const Path& fp, std::uint64_t su
     spec.spread = c.number(tj, tp, "spread", 0.8, -10.0, 10.0);
     randomModelFamily(c, f, fp, fam, family_seed, [&](std::uint64_t s) { return randomTree(spec, s); });
   } else if (type == "urdf") {
-    c.allowKeys(f, fp, {"name", "description", "type", "count", "file", "base", "tip", "floating_base", "goals"});
+    c.allowKeys(f, fp,
+                {"name", "description", "type", "count", "file", "base", "tip", "floating_base", "goals", "scene"});
     const std::string file = c.resolve(f, fp, "file");
     UrdfOptions uo;
     uo.base = c.string(f, fp, "base", "");
@@ -562,6 +275,17 @@ Family parseFamily(const Ctx& c, const json& f, const Path& fp, std::uint64_t su
       um = loadUrdf(file, uo);
     } catch (const SuiteError& e) {
       c.fail(fp / "file", e.what());
+    }
+    if (c.find(f, "scene")) {
+      const std::string scene = c.resolve(f, fp, "scene");
+      try {
+        g.scene = buildCollisionWorld(loadScene(scene), um.model, um.collision);
+      } catch (const SuiteError& e) {
+        c.fail(fp / "scene", e.what());
+      }
+      fam.scene = scene;
+    } else if (g.obstacle_distance > 0.0) {
+      c.fail(fp / "goals" / "near_obstacle", "a goal set near obstacles needs a field 'scene' in its family");
     }
     try {
       fam.problems = makeGoals(um.model, g, target_seed, "");
@@ -654,21 +378,8 @@ Suite loadSuite(const std::string& name_or_path, std::optional<std::uint64_t> se
 }
 
 Suite parseSuite(const std::string& text, const std::string& path, std::optional<std::uint64_t> seed_override) {
-  Ctx c;
-  c.file = path;
-  c.text = text;
-  c.dir = fs::path(path).parent_path();
-  checkJsonText(c.text, path);
-  json root;
-  try {
-    root = json::parse(c.text);
-  } catch (const json::parse_error& e) {
-    // nlohmann's message already says "at line L, column C".
-    throw SuiteError(
-        fmt::format("{}:{}: invalid JSON: {}", path, lineAt(c.text, e.byte > 0 ? e.byte - 1 : 0), e.what()));
-  } catch (const json::exception& e) {
-    throw SuiteError(fmt::format("{}: invalid JSON: {}", path, e.what()));
-  }
+  const Ctx c = inputContext(text, path);
+  const json root = parseJsonInput(c);
   const Path top;
   c.checkObject(root, top);
   c.allowKeys(root, top, {"name", "description", "seed", "options", "solvers", "families", "protocol"});
@@ -755,7 +466,7 @@ std::string defaultUrdfTip(const std::string& path, const UrdfOptions& uo, const
 }  // namespace
 
 Family urdfFamily(const std::string& path, const std::string& base, const std::string& tip, int samples,
-                  std::uint64_t seed) {
+                  std::uint64_t seed, const std::string& scene) {
   if (samples < 0) throw SuiteError(fmt::format("{}: samples = {} must be >= 0", path, samples));
   UrdfOptions uo;
   uo.base = base;
@@ -766,10 +477,12 @@ Family urdfFamily(const std::string& path, const std::string& base, const std::s
   g.count = samples;
   g.kind = GoalKind::kPose;
   g.start = StartPolicy::kNominal;
+  if (!scene.empty()) g.scene = buildCollisionWorld(loadScene(scene), um.model, um.collision);
   Family fam;
   // <robot>-pose for the default tip, given or not; <robot>-<tip>-pose for
   // another tip: one chain, one name (and so the same solve seeds).
-  fam.name = fs::path(path).stem().string() + (uo.tip == default_tip ? "" : "-" + uo.tip) + "-pose";
+  fam.name = fs::path(path).stem().string() + (uo.tip == default_tip ? "" : "-" + uo.tip) +
+             (scene.empty() ? "" : "-" + g.scene->sceneName()) + "-pose";
   fam.description = fmt::format("{}: {} random reachable pose targets within limits on '{}' (chain {} -> {}, "
                                 "{} DOF{})",
                                 path, samples, uo.tip, um.model->bodyName(0), uo.tip, um.model->nv(),
@@ -783,6 +496,10 @@ Family urdfFamily(const std::string& path, const std::string& base, const std::s
   fam.type = "urdf";
   fam.source = path;
   fam.robot = um.robot_name;
+  fam.scene = scene;
+  if (!scene.empty())
+    fam.description += fmt::format("; targets from collision-free configurations in scene '{}' ({})",
+                                   g.scene->sceneName(), scene);
   return fam;
 }
 

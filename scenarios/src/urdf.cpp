@@ -397,6 +397,38 @@ UrdfModel parseUrdf(const std::string& xml, const std::string& source, const Urd
   } catch (const ModelError& e) {
     throw SuiteError(fmt::format("{}: {}", source, e.what()));
   }
+  // <collision> primitives of the kept links (meshes are left to the fitted
+  // capsules: collision/world.h).
+  for (const auto& [link_name, body] : body_of_link) {
+    const urdf::LinkConstSharedPtr link = urdf->getLink(link_name);
+    if (!link) continue;
+    for (const auto& col : link->collision_array) {
+      if (!col || !col->geometry) continue;
+      const Pose3d pose = toPose(col->origin);
+      const std::string where = fmt::format("{}: link '{}': <collision>", source, link_name);
+      Shape shape;
+      switch (col->geometry->type) {
+        case urdf::Geometry::BOX: {
+          const auto& b = static_cast<const urdf::Box&>(*col->geometry);
+          shape = Shape::box(link_name, Eigen::Vector3d(b.dim.x, b.dim.y, b.dim.z), pose);
+          break;
+        }
+        case urdf::Geometry::SPHERE:
+          shape = Shape::sphere(link_name, static_cast<const urdf::Sphere&>(*col->geometry).radius, pose);
+          break;
+        case urdf::Geometry::CYLINDER: {
+          const auto& c = static_cast<const urdf::Cylinder&>(*col->geometry);
+          shape = Shape::cylinder(link_name, c.radius, c.length, pose);
+          break;
+        }
+        default: continue;  // mesh
+      }
+      const double size = shape.kind == ShapeKind::kBox ? shape.size.minCoeff() : shape.radius;
+      if (!(size > 0.0) || !std::isfinite(size) || !std::isfinite(shape.length) || shape.length < 0.0)
+        throw SuiteError(fmt::format("{}: sizes must be finite and > 0", where));
+      out.collision.push_back({body, std::move(shape), false});
+    }
+  }
   return out;
 }
 

@@ -44,11 +44,16 @@ struct Goal {
   double orientation_scale = 1.0;  // [m/rad], multiplies orientation rows (> 0)
 };
 
+class CollisionWorld;  // ikbench/collision/world.h
+
 struct Problem {
   std::shared_ptr<const Model> model;
   std::vector<Goal> goals;
   Eigen::VectorXd q0;  // start configuration (nq)
   std::string name;    // for results files and messages
+  // The scene the problem is posed in (obstacles and the robot's collision
+  // geometry, for `model`), or null: no collision checking.
+  std::shared_ptr<const CollisionWorld> collision;
   // Checks everything a solver relies on; writes the reason into *why.
   bool isValid(std::string* why) const;
   int rows() const;

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "ikbench/core/enum_table.h"
+#include "ikbench/collision/world.h"
 #include "ikbench/kinematics/goal.h"
 #include "ikbench/kinematics/model.h"
 #include "ikbench/kinematics/rng.h"
@@ -134,6 +135,17 @@ struct GoalSetSpec {
   std::optional<std::uint64_t> start_seed;
   // kPath: frames per second of the path (its duration is count / frame_rate).
   double frame_rate = 100.0;
+  // A scene (collision/world.h, built on the same model), or null. With a
+  // scene every problem carries it, and kReachable targets are the FK of
+  // collision-free configurations (by the exact check; REACH's protocol):
+  // random draws are repeated, from the problem's own stream, until one is
+  // clear, at most kMaxSceneDraws times.
+  std::shared_ptr<const CollisionWorld> scene;
+  // With a scene and > 0: the target configurations are also within this
+  // distance [m] of a collision (their smallest clearance is below it), so
+  // that the solutions near them pass close to an obstacle.
+  double obstacle_distance = 0.0;
+  static constexpr int kMaxSceneDraws = 100000;
 };
 
 // Reachable goals (the TRAC-IK protocol): for each problem, a random

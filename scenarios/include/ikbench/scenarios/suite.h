@@ -31,6 +31,7 @@ struct Family {
   std::string type;    // the family type: "random_chain", "random_tree", "urdf", "bvh"
   std::string source;  // the URDF or BVH file of a loaded model, else empty
   std::string robot;   // the robot's name for a URDF family (per-robot tables), else empty
+  std::string scene;   // the scene file of a family posed in a scene (Problem::collision), else empty
   // Trajectory / mocap tracking ("previous solution" start policy): problem
   // i starts from the solver's answer to problem i-1, so the harness runs the
   // family in order on one thread; problems[i].q0 is used only for i == 0.
@@ -81,9 +82,11 @@ Suite parseSuite(const std::string& text, const std::string& path,
 // started at the middle of the limits. The family is named <robot>-pose
 // (robot = the file's stem) when the tip is the default one (the only leaf
 // link moved by a joint), whether or not it was given, else
-// <robot>-<tip>-pose.
+// <robot>-<tip>-pose. With a scene file, the targets come from collision-free
+// configurations in it, every problem carries it, and the scene's name joins
+// the family's: <robot>-<scene>-pose.
 Family urdfFamily(const std::string& path, const std::string& base, const std::string& tip, int samples,
-                  std::uint64_t seed);
+                  std::uint64_t seed, const std::string& scene = "");
 // The names of the shipped protocols (files in <data>/protocols/).
 std::vector<std::string> builtinProtocolNames();
 // For `ikbench run --protocol NAME --urdf FILE [--base B --tip T]`: the

@@ -14,7 +14,8 @@
 //   planar     -> error (not supported)
 // Mimic joints are approximated as FIXED at their offset (the joint's motion
 // at q = multiplier * 0 + offset): a mimic follower cannot be expressed as an
-// independent DOF; the approximation is listed in UrdfModel::warnings. Meshes,
+// independent DOF; the approximation is listed in UrdfModel::warnings.
+// <collision> primitives are kept (UrdfModel::collision); meshes,
 // inertias, transmissions and Gazebo blocks are ignored.
 //
 // Errors (SuiteError) name the file, the line where known and what was
@@ -27,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include "ikbench/collision/world.h"
 #include "ikbench/kinematics/model.h"
 #include "ikbench/scenarios/suite.h"
 
@@ -43,6 +45,9 @@ struct UrdfModel {
   std::string robot_name;
   std::vector<std::string> warnings;  // approximations (mimic joints, ...)
   int mimic_joints = 0;               // mimic joints fixed at their offset
+  // The <collision> boxes, spheres and cylinders of the model's links (in
+  // their body frames); meshes are not read.
+  std::vector<LinkShape> collision;
 };
 
 // Parses a file / an XML string (`source` names it in messages).

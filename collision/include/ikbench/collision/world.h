@@ -1,0 +1,160 @@
+// A collision world: a robot's link geometry, the obstacles of a scene and
+// the pairs to check, with the two kinds of query the project needs:
+//
+// * the exact check (FCL, Pan, Chitta & Manocha 2012, "FCL: A general purpose
+//   library for collision and proximity queries", ICRA): whether a
+//   configuration collides, its smallest clearance and the pair that has it.
+//   It decides a result's `collision_free`, as forward kinematics decides
+//   `converged`;
+// * the inner-loop distances: every pair's closest points on the enclosing
+//   approximations of shapes.h (capsules and boxes), cheap enough to run at
+//   every solver iteration; they never exceed the exact distance (up to
+//   kFastDistanceSlack), so a configuration they find clear is clear.
+//
+// Link geometry comes from the URDF's <collision> primitives where a link has
+// them, otherwise from capsules fitted along the link's segments (the
+// segment from the body's origin to each child joint's origin; radius rule:
+// RobotGeometryOptions). Pairs: every link shape against every obstacle, and
+// every two link shapes of different bodies, except the obstacle pairs of
+// static bodies (no joint moves them: the base and what is fixed to it, as
+// still as the obstacles), pairs of adjacent bodies
+// (parent and child), pairs of link shapes that already collide in the
+// model's neutral configuration (the SRDF "default" pairs a MoveIt setup
+// assistant disables), pairs (with links or obstacles) that collide in every
+// one of kAlwaysSamples seeded random configurations (its "always" pairs),
+// and the pairs a scene lists as disabled.
+#pragma once
+
+#include <Eigen/Core>
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "ikbench/collision/shapes.h"
+#include "ikbench/kinematics/data.h"
+#include "ikbench/kinematics/model.h"
+
+namespace ikbench {
+
+// One shape attached to a body of the model (pose: body_T_shape).
+struct LinkShape {
+  int body = -1;
+  Shape shape;
+  bool fitted = false;  // a fitted capsule (not the URDF's own geometry)
+};
+
+// The radius rule of fitted capsules: r = clamp(fraction * L, min, max) for a
+// segment of length L [m], unless the link's name has its own radius.
+// Segments shorter than min_segment get no capsule (a sphere of radius r at
+// the body's origin when the body has no other shape).
+struct CapsuleRule {
+  double fraction = 0.15;
+  double min_radius = 0.025;
+  double max_radius = 0.06;
+  double min_segment = 1e-3;
+  std::map<std::string, double> link_radius;  // body name -> radius [m]
+};
+
+// Capsules along every body's segments, for bodies that have no shape in
+// `given` (which is returned first, unchanged).
+std::vector<LinkShape> fitLinkCapsules(const Model& model, const CapsuleRule& rule, std::vector<LinkShape> given = {});
+
+// Parameters of collision avoidance (the velocity damper of Faverjon &
+// Tournassoud 1987; docs/collision.md): pairs closer than influence_distance
+// enter the step as inequality rows that keep them at least
+// security_distance apart, with damper gain xi.
+struct AvoidanceParameters {
+  double influence_distance = 0.05;  // d_i [m]
+  double security_distance = 0.002;  // d_s [m], < d_i
+  double damper_gain = 0.5;          // xi, in (0, 1]
+};
+
+struct CollisionPair {
+  int a = -1;  // link shape index
+  int b = -1;  // link shape index, or obstacle index when obstacle is true
+  bool obstacle = false;
+};
+
+// The exact check's answer for one configuration.
+struct CollisionReport {
+  bool collision_free = true;
+  // Smallest signed distance over the checked pairs [m]: the separation, or
+  // minus the penetration depth of a colliding pair; +inf with no pairs.
+  double min_clearance = 0.0;
+  std::string pair;  // the pair that has it, "<link>~<obstacle or link>"; empty with no pairs
+  int pair_index = -1;
+};
+
+class CollisionWorld {
+ public:
+  // The "always in collision" rule: configurations sampled, and their seed.
+  static constexpr int kAlwaysSamples = 256;
+  static constexpr std::uint64_t kAlwaysSeed = 0x5ce9e;
+
+  // Throws std::invalid_argument naming the shape or pair for a link shape on
+  // a body the model does not have, a shape with a non-positive or
+  // non-finite size, or a disabled pair naming an unknown link or obstacle.
+  CollisionWorld(std::shared_ptr<const Model> model, std::vector<LinkShape> links, std::vector<Shape> obstacles,
+                 const std::vector<std::pair<std::string, std::string>>& disabled, std::string scene_name,
+                 AvoidanceParameters avoid = {});
+  ~CollisionWorld();
+  CollisionWorld(const CollisionWorld&) = delete;
+  CollisionWorld& operator=(const CollisionWorld&) = delete;
+
+  const Model& model() const { return *model_; }
+  const std::shared_ptr<const Model>& modelPtr() const { return model_; }
+  const std::string& sceneName() const { return scene_name_; }
+  const std::vector<LinkShape>& links() const { return links_; }
+  const std::vector<Shape>& obstacles() const { return obstacles_; }
+  const std::vector<CollisionPair>& pairs() const { return pairs_; }
+  // The pairs left out (by name), for the results files: adjacent bodies,
+  // collide-at-neutral, always-colliding and the scene's own list.
+  const std::vector<std::pair<std::string, std::string>>& disabledPairs() const { return disabled_; }
+  const AvoidanceParameters& avoidance() const { return avoid_; }
+  std::string pairName(int pair) const;
+  // A link shape's name: "<body>" or "<body>#k" for its k-th shape (k > 0).
+  std::string linkShapeName(int link) const;
+
+  // ---- the exact check (FCL); needs forwardKinematics(model, q, data) ----
+  CollisionReport check(const Data& data) const;
+  // Whether the configuration collides: the inner-loop distances first
+  // (clear by them is clear), FCL for the pairs they cannot clear.
+  bool collides(const Data& data) const;
+
+  // ---- the inner loop ----
+  // Closest points of every pair on the enclosing approximations, into
+  // out[pair] (resized to pairs().size()). A pair whose bounding spheres are
+  // farther apart than `cutoff` gets only that lower bound of its distance
+  // (witness points unset): the closest points of far pairs are not needed.
+  void approximateDistances(const Data& data, double cutoff, std::vector<ClosestPoints>* out) const;
+  // Of one pair; with a cutoff as above (infinity: always the closest points).
+  ClosestPoints approximateDistance(const Data& data, int pair,
+                                    double cutoff = std::numeric_limits<double>::infinity()) const;
+
+ private:
+  struct Fcl;
+  std::shared_ptr<const Model> model_;
+  std::vector<LinkShape> links_;
+  std::vector<Shape> obstacles_;
+  std::vector<ApproxShape> link_approx_;      // in the body frame
+  std::vector<ApproxShape> obstacle_approx_;  // in the world
+  // Bounding spheres: centre (link: body frame) and radius.
+  std::vector<std::pair<Eigen::Vector3d, double>> link_bound_, obstacle_bound_;
+  std::vector<CollisionPair> pairs_;
+  std::vector<std::pair<std::string, std::string>> disabled_;
+  std::string scene_name_;
+  AvoidanceParameters avoid_;
+  std::unique_ptr<Fcl> fcl_;
+  double exactPair(const Data& data, int pair, bool* colliding) const;
+};
+
+// Reads a binary or ASCII STL file into a mesh (vertices not merged).
+// Throws std::runtime_error naming the file for one that cannot be read, is
+// truncated, holds more than max_triangles triangles, or a non-finite value.
+TriangleMesh readStl(const std::string& path, std::size_t max_triangles);
+
+}  // namespace ikbench

@@ -1,0 +1,366 @@
+#include "ikbench/collision/world.h"
+
+#include <fcl/geometry/bvh/BVH_model.h>
+#include <fcl/geometry/shape/box.h>
+#include <fcl/geometry/shape/capsule.h>
+#include <fcl/geometry/shape/cylinder.h>
+#include <fcl/geometry/shape/sphere.h>
+#include <fcl/math/bv/OBBRSS.h>
+#include <fcl/narrowphase/collision.h>
+#include <fcl/narrowphase/distance.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <set>
+#include <stdexcept>
+
+#include "ikbench/kinematics/config.h"
+#include "ikbench/kinematics/forward_kinematics.h"
+#include "ikbench/kinematics/rng.h"
+
+namespace ikbench {
+
+// ---- fitted capsules ------------------------------------------------------------
+
+std::vector<LinkShape> fitLinkCapsules(const Model& model, const CapsuleRule& rule, std::vector<LinkShape> given) {
+  std::vector<char> has(static_cast<size_t>(model.numJoints()), 0);
+  for (const LinkShape& s : given)
+    if (s.body >= 0 && s.body < model.numJoints()) has[static_cast<size_t>(s.body)] = 1;
+  std::vector<LinkShape> out = std::move(given);
+  for (int b = 0; b < model.numJoints(); ++b) {
+    if (has[static_cast<size_t>(b)]) continue;
+    const std::string& name = model.bodyName(b);
+    const auto own = rule.link_radius.find(name);
+    int made = 0;
+    for (int c : model.children(b)) {
+      const Eigen::Vector3d end = model.parentTJoint(c).p;
+      const double len = end.norm();
+      if (len < rule.min_segment) continue;
+      const double r = own != rule.link_radius.end()
+                           ? own->second
+                           : std::clamp(rule.fraction * len, rule.min_radius, rule.max_radius);
+      out.push_back({b, Shape::capsuleBetween(name, Eigen::Vector3d::Zero(), end, r), true});
+      ++made;
+    }
+    // A body with a radius of its own but no segment (a tool flange, a hand
+    // at a leaf) gets a sphere at its origin.
+    if (made == 0 && own != rule.link_radius.end())
+      out.push_back({b, Shape::sphere(name, own->second, Pose3d()), true});
+  }
+  return out;
+}
+
+// ---- FCL ------------------------------------------------------------------------
+
+struct CollisionWorld::Fcl {
+  std::vector<std::shared_ptr<fcl::CollisionGeometryd>> links, obstacles;
+  std::vector<Eigen::Isometry3d> obstacle_tf;
+};
+
+namespace {
+
+std::shared_ptr<fcl::CollisionGeometryd> fclGeometry(const Shape& s) {
+  switch (s.kind) {
+    case ShapeKind::kBox: return std::make_shared<fcl::Boxd>(s.size);
+    case ShapeKind::kSphere: return std::make_shared<fcl::Sphered>(s.radius);
+    case ShapeKind::kCapsule:
+      // FCL's capsule of length 0 is a degenerate case its GJK handles poorly:
+      // a sphere is the same shape.
+      if (s.length <= 0.0) return std::make_shared<fcl::Sphered>(s.radius);
+      return std::make_shared<fcl::Capsuled>(s.radius, s.length);
+    case ShapeKind::kCylinder: return std::make_shared<fcl::Cylinderd>(s.radius, s.length);
+    case ShapeKind::kMesh: {
+      auto m = std::make_shared<fcl::BVHModel<fcl::OBBRSSd>>();
+      std::vector<fcl::Triangle> tris;
+      tris.reserve(s.mesh->triangles.size());
+      for (const auto& t : s.mesh->triangles) tris.emplace_back(t[0], t[1], t[2]);
+      m->beginModel();
+      m->addSubModel(s.mesh->vertices, tris);
+      m->endModel();
+      return m;
+    }
+  }
+  return nullptr;
+}
+
+void checkShape(const Shape& s, const std::string& what) {
+  auto bad = [&](const std::string& msg) {
+    throw std::invalid_argument(fmt::format("{} '{}' ({}): {}", what, s.name, toString(s.kind), msg));
+  };
+  if (!s.pose.R.allFinite() || !s.pose.p.allFinite()) bad("pose is not finite");
+  switch (s.kind) {
+    case ShapeKind::kBox:
+      if (!(s.size.minCoeff() > 0.0) || !s.size.allFinite()) bad("box sizes must be finite and > 0");
+      break;
+    case ShapeKind::kSphere:
+      if (!(s.radius > 0.0) || !std::isfinite(s.radius)) bad("radius must be finite and > 0");
+      break;
+    case ShapeKind::kCapsule:
+    case ShapeKind::kCylinder:
+      if (!(s.radius > 0.0) || !std::isfinite(s.radius)) bad("radius must be finite and > 0");
+      if (!(s.length >= 0.0) || !std::isfinite(s.length) || (s.kind == ShapeKind::kCylinder && !(s.length > 0.0)))
+        bad("length must be finite and >= 0 (> 0 for a cylinder)");
+      break;
+    case ShapeKind::kMesh:
+      if (!s.mesh || s.mesh->triangles.empty()) bad("mesh has no triangles");
+      for (const auto& t : s.mesh->triangles)
+        if (t.minCoeff() < 0 || t.maxCoeff() >= static_cast<int>(s.mesh->vertices.size()))
+          bad("a triangle names a vertex the mesh does not have");
+      break;
+  }
+}
+
+std::pair<Eigen::Vector3d, double> boundingSphere(const ApproxShape& s) {
+  if (s.is_box) return {s.box.pose.p, s.box.half.norm()};
+  return {0.5 * (s.capsule.a + s.capsule.b), 0.5 * (s.capsule.b - s.capsule.a).norm() + s.capsule.radius};
+}
+
+}  // namespace
+
+CollisionWorld::CollisionWorld(std::shared_ptr<const Model> model, std::vector<LinkShape> links,
+                               std::vector<Shape> obstacles,
+                               const std::vector<std::pair<std::string, std::string>>& disabled, std::string scene_name,
+                               AvoidanceParameters avoid)
+    : model_(std::move(model)),
+      links_(std::move(links)),
+      obstacles_(std::move(obstacles)),
+      scene_name_(std::move(scene_name)),
+      avoid_(avoid),
+      fcl_(std::make_unique<Fcl>()) {
+  if (!model_) throw std::invalid_argument("collision world: no model");
+  const Model& m = *model_;
+  if (!(avoid_.security_distance >= 0.0 && avoid_.influence_distance > avoid_.security_distance &&
+        avoid_.damper_gain > 0.0 && avoid_.damper_gain <= 1.0))
+    throw std::invalid_argument(fmt::format(
+        "collision world: avoidance parameters need 0 <= security_distance ({}) < influence_distance ({}) and "
+        "damper_gain ({}) in (0, 1]",
+        avoid_.security_distance, avoid_.influence_distance, avoid_.damper_gain));
+  for (const LinkShape& l : links_) {
+    if (l.body < 0 || l.body >= m.numJoints())
+      throw std::invalid_argument(fmt::format("link shape '{}': body {} is not in the model", l.shape.name, l.body));
+    checkShape(l.shape, "link shape");
+    link_approx_.push_back(approximate(l.shape));
+    link_bound_.push_back(boundingSphere(link_approx_.back()));
+    fcl_->links.push_back(fclGeometry(l.shape));
+  }
+  std::set<std::string> obstacle_names;
+  for (const Shape& o : obstacles_) {
+    checkShape(o, "obstacle");
+    if (!obstacle_names.insert(o.name).second)
+      throw std::invalid_argument(fmt::format("obstacle '{}': a second obstacle of this name", o.name));
+    obstacle_approx_.push_back(approximate(o));
+    obstacle_bound_.push_back(boundingSphere(obstacle_approx_.back()));
+    fcl_->obstacles.push_back(fclGeometry(o));
+    fcl_->obstacle_tf.push_back(o.pose.toIsometry());
+  }
+  // The scene's disabled pairs, by name: a body (all its shapes) or an obstacle.
+  std::set<std::pair<int, int>> off_self;      // body pairs (lo, hi)
+  std::set<std::pair<int, int>> off_obstacle;  // (body, obstacle)
+  auto obstacleIndex = [&](const std::string& n) {
+    for (size_t i = 0; i < obstacles_.size(); ++i)
+      if (obstacles_[i].name == n) return static_cast<int>(i);
+    return -1;
+  };
+  for (const auto& [x, y] : disabled) {
+    const int bx = m.bodyIndex(x), by = m.bodyIndex(y), ox = obstacleIndex(x), oy = obstacleIndex(y);
+    if (bx >= 0 && by >= 0) {
+      off_self.insert({std::min(bx, by), std::max(bx, by)});
+    } else if (bx >= 0 && oy >= 0) {
+      off_obstacle.insert({bx, oy});
+    } else if (by >= 0 && ox >= 0) {
+      off_obstacle.insert({by, ox});
+    } else {
+      throw std::invalid_argument(fmt::format(
+          "disabled pair ['{}', '{}']: expected two links of the model or a link and an obstacle of the scene", x, y));
+    }
+    disabled_.emplace_back(x, y);
+  }
+  // Adjacent bodies.
+  for (int b = 0; b < m.numJoints(); ++b)
+    if (const int p = m.parent(b); p >= 0 && off_self.insert({p, b}).second)
+      disabled_.emplace_back(m.bodyName(p), m.bodyName(b));
+  for (int i = 0; i < static_cast<int>(links_.size()); ++i) {
+    const int bi = links_[static_cast<size_t>(i)].body;
+    // A body no joint moves (the base, what is fixed to it) is as static as
+    // the obstacles: the pair cannot change, so it is not a question for IK.
+    if (m.supportingJoints(bi).empty()) continue;
+    for (int o = 0; o < static_cast<int>(obstacles_.size()); ++o)
+      if (!off_obstacle.count({bi, o})) pairs_.push_back({i, o, true});
+  }
+  // Self pairs, less those that collide at the neutral configuration.
+  Data data(m);
+  forwardKinematics(m, m.neutralConfiguration(), data);
+  std::set<std::pair<int, int>> neutral_off;
+  for (int i = 0; i < static_cast<int>(links_.size()); ++i)
+    for (int j = i + 1; j < static_cast<int>(links_.size()); ++j) {
+      const int bi = links_[static_cast<size_t>(i)].body, bj = links_[static_cast<size_t>(j)].body;
+      if (bi == bj || off_self.count({std::min(bi, bj), std::max(bi, bj)})) continue;
+      pairs_.push_back({i, j, false});
+      bool colliding = false;
+      exactPair(data, static_cast<int>(pairs_.size()) - 1, &colliding);
+      if (colliding) {
+        pairs_.pop_back();
+        if (neutral_off.insert({std::min(bi, bj), std::max(bi, bj)}).second)
+          disabled_.emplace_back(m.bodyName(bi), m.bodyName(bj));
+      }
+    }
+  // Pairs that collide in every one of kAlwaysSamples seeded random
+  // configurations within the limits (the first moving link of an arm
+  // standing on a table, turning on it): a constant of the scene, not a
+  // question for IK.
+  std::vector<char> always(pairs_.size(), 1);
+  Rng rng(kAlwaysSeed);
+  for (int k = 0; k < kAlwaysSamples; ++k) {
+    forwardKinematics(m, randomConfiguration(m, rng), data);
+    for (int i = 0; i < static_cast<int>(pairs_.size()); ++i) {
+      if (!always[static_cast<size_t>(i)]) continue;
+      bool colliding = false;
+      exactPair(data, i, &colliding);
+      always[static_cast<size_t>(i)] = colliding;
+    }
+  }
+  std::vector<CollisionPair> kept;
+  for (size_t i = 0; i < pairs_.size(); ++i) {
+    if (!always[i]) {
+      kept.push_back(pairs_[i]);
+      continue;
+    }
+    const CollisionPair& p = pairs_[i];
+    disabled_.emplace_back(m.bodyName(links_[static_cast<size_t>(p.a)].body),
+                           p.obstacle ? obstacles_[static_cast<size_t>(p.b)].name
+                                      : m.bodyName(links_[static_cast<size_t>(p.b)].body));
+  }
+  pairs_ = std::move(kept);
+}
+
+CollisionWorld::~CollisionWorld() = default;
+
+std::string CollisionWorld::linkShapeName(int link) const {
+  const LinkShape& l = links_[static_cast<size_t>(link)];
+  int k = 0;
+  for (int i = 0; i < link; ++i) k += links_[static_cast<size_t>(i)].body == l.body;
+  const std::string& body = model_->bodyName(l.body);
+  return k == 0 ? body : fmt::format("{}#{}", body, k);
+}
+
+std::string CollisionWorld::pairName(int pair) const {
+  const CollisionPair& p = pairs_[static_cast<size_t>(pair)];
+  return linkShapeName(p.a) + "~" + (p.obstacle ? obstacles_[static_cast<size_t>(p.b)].name : linkShapeName(p.b));
+}
+
+double CollisionWorld::exactPair(const Data& data, int pair, bool* colliding) const {
+  const CollisionPair& p = pairs_[static_cast<size_t>(pair)];
+  const LinkShape& la = links_[static_cast<size_t>(p.a)];
+  const Eigen::Isometry3d ta = (data.world_T_body[static_cast<size_t>(la.body)] * la.shape.pose).toIsometry();
+  const fcl::CollisionGeometryd* ga = fcl_->links[static_cast<size_t>(p.a)].get();
+  const fcl::CollisionGeometryd* gb;
+  Eigen::Isometry3d tb;
+  if (p.obstacle) {
+    gb = fcl_->obstacles[static_cast<size_t>(p.b)].get();
+    tb = fcl_->obstacle_tf[static_cast<size_t>(p.b)];
+  } else {
+    const LinkShape& lb = links_[static_cast<size_t>(p.b)];
+    gb = fcl_->links[static_cast<size_t>(p.b)].get();
+    tb = (data.world_T_body[static_cast<size_t>(lb.body)] * lb.shape.pose).toIsometry();
+  }
+  // FCL's default GJK tolerance (1e-6) leaves box distances 1e-5 m off; 1e-9 makes them exact to rounding.
+  fcl::DistanceRequestd dreq(false, false, 0.0, 0.0, 1e-9);
+  fcl::DistanceResultd dres;
+  const double d = fcl::distance(ga, ta, gb, tb, dreq, dres);
+  if (d > 0.0) {
+    *colliding = false;
+    return d;
+  }
+  // In contact: the penetration depth from the collision query.
+  fcl::CollisionRequestd creq(1, true);
+  fcl::CollisionResultd cres;
+  fcl::collide(ga, ta, gb, tb, creq, cres);
+  *colliding = true;
+  if (!cres.isCollision()) return 0.0;  // touching: distance 0, counted as a collision
+  return -std::abs(cres.getContact(0).penetration_depth);
+}
+
+CollisionReport CollisionWorld::check(const Data& data) const {
+  CollisionReport r;
+  r.min_clearance = std::numeric_limits<double>::infinity();
+  for (int i = 0; i < static_cast<int>(pairs_.size()); ++i) {
+    bool colliding = false;
+    const double d = exactPair(data, i, &colliding);
+    if (colliding) r.collision_free = false;
+    if (d < r.min_clearance || r.pair_index < 0) {
+      r.min_clearance = d;
+      r.pair_index = i;
+    }
+  }
+  if (r.pair_index >= 0) r.pair = pairName(r.pair_index);
+  return r;
+}
+
+bool CollisionWorld::collides(const Data& data) const {
+  for (int i = 0; i < static_cast<int>(pairs_.size()); ++i) {
+    if (approximateDistance(data, i, kFastDistanceSlack).distance > kFastDistanceSlack) continue;
+    bool colliding = false;
+    exactPair(data, i, &colliding);
+    if (colliding) return true;
+  }
+  return false;
+}
+
+ClosestPoints CollisionWorld::approximateDistance(const Data& data, int pair, double cutoff) const {
+  const CollisionPair& p = pairs_[static_cast<size_t>(pair)];
+  const LinkShape& la = links_[static_cast<size_t>(p.a)];
+  if (std::isfinite(cutoff)) {
+    const auto& [ca, ra] = link_bound_[static_cast<size_t>(p.a)];
+    const Eigen::Vector3d wa = data.world_T_body[static_cast<size_t>(la.body)].act(ca);
+    Eigen::Vector3d wb;
+    double rb;
+    if (p.obstacle && obstacle_approx_[static_cast<size_t>(p.b)].is_box) {
+      // A box's bounding sphere is loose (a table): the point's distance to
+      // the box itself is as cheap and far tighter.
+      ClosestPoints bound;
+      bound.distance = boxSignedDistance(obstacle_approx_[static_cast<size_t>(p.b)].box, wa) - ra;
+      if (bound.distance > cutoff) return bound;
+      wb = wa;
+      rb = 0.0;
+    } else if (p.obstacle) {
+      wb = obstacle_bound_[static_cast<size_t>(p.b)].first;
+      rb = obstacle_bound_[static_cast<size_t>(p.b)].second;
+    } else {
+      const auto& [cb, r] = link_bound_[static_cast<size_t>(p.b)];
+      wb = data.world_T_body[static_cast<size_t>(links_[static_cast<size_t>(p.b)].body)].act(cb);
+      rb = r;
+    }
+    ClosestPoints bound;
+    bound.distance = (wa - wb).norm() - ra - rb;
+    if (bound.distance > cutoff) return bound;
+  }
+  const ApproxShape a = transformed(link_approx_[static_cast<size_t>(p.a)], data.world_T_body[static_cast<size_t>(la.body)]);
+  if (a.is_box) {
+    // A link given as a box (URDF <collision><box>): its enclosing capsule
+    // along the longest side, so that one side of every pair is a capsule.
+    const Box& bx = a.box;
+    int k = 0;
+    bx.half.maxCoeff(&k);
+    const Eigen::Vector3d axis = bx.pose.R.col(k) * bx.half[k];
+    Eigen::Vector3d rest = bx.half;
+    rest[k] = 0.0;
+    const Capsule c{bx.pose.p - axis, bx.pose.p + axis, rest.norm()};
+    return p.obstacle ? closestPoints(c, obstacle_approx_[static_cast<size_t>(p.b)])
+                      : closestPoints(c, transformed(link_approx_[static_cast<size_t>(p.b)],
+                                                     data.world_T_body[static_cast<size_t>(links_[static_cast<size_t>(p.b)].body)]));
+  }
+  if (p.obstacle) return closestPoints(a.capsule, obstacle_approx_[static_cast<size_t>(p.b)]);
+  const LinkShape& lb = links_[static_cast<size_t>(p.b)];
+  return closestPoints(a.capsule, transformed(link_approx_[static_cast<size_t>(p.b)],
+                                              data.world_T_body[static_cast<size_t>(lb.body)]));
+}
+
+void CollisionWorld::approximateDistances(const Data& data, double cutoff, std::vector<ClosestPoints>* out) const {
+  out->resize(pairs_.size());
+  for (int i = 0; i < static_cast<int>(pairs_.size()); ++i)
+    (*out)[static_cast<size_t>(i)] = approximateDistance(data, i, cutoff);
+}
+
+}  // namespace ikbench
