@@ -23,6 +23,10 @@
 //   lower (an unscored attempt 0 leaves a finite configuration of its own:
 //   the start for the generic loop, the attempt's best iterate for the
 //   kernel, which keeps no other).
+// * In a scene with collision=reject|avoid, an attempt whose configuration
+//   collides (CollisionWorld::collides) has not converged, whatever its
+//   errors, and scores kCollidingScore: worse than any collision-free answer
+//   (TRAC-IK's and MoveIt's re-seed on a rejected answer).
 // * The attempts end at the first converged attempt (unless every solution is
 //   wanted), when the time budget is spent, or after the last restart.
 // * The answer's status comes from forward kinematics of its configuration:
@@ -55,7 +59,12 @@ struct AttemptStart {
 struct AttemptOutcome {
   bool q_finite = false;   // the attempt's configuration is finite
   double position_error = 0.0, orientation_error = 0.0;  // of that configuration
+  bool colliding = false;  // collision=reject|avoid: the configuration collides in the scene
 };
+
+// The score of a colliding attempt (finite: a colliding answer is still kept
+// over one that is not finite).
+inline constexpr double kCollidingScore = 1e300;
 
 // The score of a configuration's errors: <= 1 within both tolerances.
 inline double attemptScore(double position_error, double orientation_error, const SolverOptions& options) {
@@ -96,7 +105,8 @@ class AttemptSequence {
     Taken t;
     if (!o.q_finite) return t;
     t.scored = true;
-    const double score = attemptScore(o.position_error, o.orientation_error, options);
+    const double score =
+        o.colliding ? kCollidingScore : attemptScore(o.position_error, o.orientation_error, options);
     t.best = score < best_score_ || first;
     if (t.best) best_score_ = score;
     t.converged = score <= 1.0;

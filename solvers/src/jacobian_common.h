@@ -27,6 +27,7 @@
 #include "ikbench/solvers/jacobian_options.h"
 #include "ikbench/solvers/registry.h"
 #include "ikbench/solvers/solver.h"
+#include "velocity_damper.h"
 
 namespace ikbench::jacobian {
 
@@ -117,6 +118,10 @@ class JacobianSolver : public Solver {
   JacobianSolver(std::string name, const JacobianOptions& options, const NullSpaceOptions& null_space = {})
       : name_(std::move(name)), jopt_(options), null_(null_space) {}
 
+  // collision=avoid: computeStep keeps every step clear of the scene
+  // (velocity_damper.h).
+  bool avoidsCollisions() const override { return true; }
+
  protected:
   void solveImpl(const Problem& problem, Eigen::VectorXd& q, SolveContext& ctx) final;
 
@@ -176,7 +181,9 @@ class JacobianSolver : public Solver {
   int m_ = 0, nv_ = 0;
   double clamp_factor_ = 1.0;
   Eigen::MatrixXd null_Am_, null_An_;
-  Eigen::LLT<Eigen::MatrixXd> null_llt_m_, null_llt_n_;  // |dq| after / before the max_step clamp of the last step
+  Eigen::LLT<Eigen::MatrixXd> null_llt_m_, null_llt_n_;
+  const CollisionWorld* avoid_ = nullptr;  // the scene to keep clear of (collision=avoid), else null
+  VelocityDamper damper_;  // |dq| after / before the max_step clamp of the last step
 
  private:
   virtual bool supportsNullSpace() const { return false; }

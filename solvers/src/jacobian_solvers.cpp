@@ -86,6 +86,7 @@ void JacobianSolver::setup(const Problem& problem) {
 
 void JacobianSolver::solveImpl(const Problem& problem, Eigen::VectorXd& q, SolveContext& ctx) {
   setup(problem);
+  avoid_ = commonOptions().collision == CollisionMode::kAvoid ? problem.collision.get() : nullptr;
   resetAttempt();
   GoalErrors e = ctx.evaluate(q);
   if (ctx.begin(q, e)) return;
@@ -165,6 +166,7 @@ bool JacobianSolver::computeStep(const Model& model, const Eigen::VectorXd& q, c
     }
     if (!any) break;
   }
+  if (avoid_ != nullptr) damper_.constrain(*avoid_, q, dq_);
   if (!dq_.allFinite()) {
     *why = "non-finite step";
     return false;

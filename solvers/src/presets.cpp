@@ -18,14 +18,18 @@ void registerPresets(Registry& registry) {
   // docs/tuning.md. Before any of it, the closed-form stage (closed_form=auto,
   // closed_form_stage.h): a 6R arm analytic-6r solves is answered in closed
   // form, one that almost qualifies starts from the closed form of its
-  // idealised chain.
+  // idealised chain. collision=reject changes nothing off a scene (the compiled
+  // kernel still runs it); in a scene it is the collision-aware form, chosen
+  // over collision=avoid by the measurements of docs/collision.md.
   registry.addPreset({"auto",
                       "dls-adaptive:restarts=5000:time_budget_us=5000:mode=error:err_gain=0.05:limits=auto:max_step=2:"
-                      "max_iterations=12:stall_iterations=4:stall_relative_improvement=0.35:closed_form=auto",
+                      "max_iterations=12:stall_iterations=4:stall_relative_improvement=0.35:closed_form=auto:"
+                      "collision=reject",
                       "the general-purpose recipe (no per-robot parameter): the closed form where the chain is a 6R arm "
                       "analytic-6r solves (or almost: the start then comes from it), else error-damped DLS with short "
                       "attempts, abandoned when they stop converging, and random restarts within a 5 ms budget; the "
-                      "default solver of ikbench run --urdf"});
+                      "default solver of ikbench run --urdf; in a family with a scene a colliding answer is a failed "
+                      "attempt (collision=reject, docs/collision.md), off scenes it solves as without the key"});
 }
 
 }  // namespace ikbench

@@ -179,6 +179,10 @@ std::unique_ptr<Solver> Registry::create(const SolverSpec& spec) const {
     info = *found;
   }
   std::unique_ptr<Solver> solver = info.factory(spec);
+  if (spec.common.collision == CollisionMode::kAvoid && !solver->avoidsCollisions())
+    throw SpecError(fmt::format("spec '{}': collision=avoid is for the Jacobian family (dls, dls-adaptive, sdls, ...); "
+                                "'{}' accepts collision=off|reject",
+                                spec.text, spec.name));
   solver->configure(spec.text, spec.common);
   return solver;
 }

@@ -146,6 +146,10 @@ const OptionsBinding<CommonSpecOptions>& commonSpecBinding() {
     b.real("closed_form_near", &CommonSpecOptions::closed_form_near, Range::closed(0, 0.5), "",
            "closed_form=auto's near case: axes count as parallel up to this sine of their angle and as meeting "
            "up to this share of the arm's size apart (0 = the exact case only)");
+    b.choice("collision", &CommonSpecOptions::collision, kCollisionModeNames,
+             "in a family with a scene: 'off': the answer is only checked; 'reject': an answer that collides is a "
+             "failed attempt and the solve restarts within its budget; 'avoid' (Jacobian family): distance "
+             "constraints keep each step clear of collisions (velocity damper), colliding answers are rejected too");
     return b;
   }();
   return binding;

@@ -14,7 +14,11 @@
 //   3. keeps the distinct converged solutions a backend offered (closed-form
 //      backends, `solutions=all`);
 //   4. clamps the result into the joint limits, recomputes every goal error by
-//      forward kinematics and decides "converged" from those errors alone.
+//      forward kinematics and decides "converged" from those errors alone;
+//   5. in a scene (Problem::collision), checks the result exactly (FCL)
+//      after the solve's time is taken: Summary::collision_free. With
+//      collision=reject|avoid an attempt whose answer collides counts as a
+//      failed attempt (attempt_policy.h).
 //
 // Thread safety: a Solver instance keeps its workspace between calls (so that
 // repeated solves do not allocate); use one instance per thread.
@@ -155,6 +159,8 @@ class Solver {
   virtual bool supports(const Problem& problem, std::string* why) const;
   // Restarts only make sense for iterative, seed-dependent backends.
   virtual bool restartable() const { return true; }
+  // Whether the backend can keep its steps clear of a scene (collision=avoid).
+  virtual bool avoidsCollisions() const { return false; }
 
   // Called by the registry after construction with the spec and its common
   // keys. User solvers built without the registry may call it too.
@@ -202,6 +208,10 @@ class Solver {
   void collectSolutions(const Model& model, const Eigen::VectorXd& start, SolveContext& ctx, Summary* summary);
   // 4. The verdict by forward kinematics of the returned configuration.
   void verdict(const Model& model, const AttemptResult& best, SolveContext& ctx, Summary* summary);
+  // The timed part of solve(): steps 1 to 4.
+  Summary solveTimed(const Problem& problem, Eigen::VectorXd& q, const SolverOptions& base_options);
+  // Whether q collides in the problem's scene (collision=reject|avoid).
+  bool collides(const Problem& problem, const Eigen::VectorXd& q);
 
   std::string spec_ = "unnamed";
   CommonSpecOptions common_;
@@ -220,6 +230,8 @@ class Solver {
   // allocate them.
   Eigen::VectorXd start_, attempt_q_;
   AttemptResult best_;
+  std::unique_ptr<Data> collision_data_;  // FK for the collision checks, kept between solves
+  std::shared_ptr<const CollisionWorld> collision_owner_;
 };
 
 }  // namespace ikbench

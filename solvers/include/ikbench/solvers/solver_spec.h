@@ -49,6 +49,16 @@ inline constexpr EnumTable<StartMode, 2> kStartModeNames{
 enum class ClosedFormMode { kOff, kAuto };
 inline constexpr EnumTable<ClosedFormMode, 2> kClosedFormModeNames{
     {{{ClosedFormMode::kOff, "off"}, {ClosedFormMode::kAuto, "auto"}}}, "closed-form mode"};
+// What a solve does with the scene of a problem (Problem::collision); without
+// a scene every mode solves as `off` does.
+enum class CollisionMode {
+  kOff,     // the scene is not the solver's concern (the result still reports it)
+  kReject,  // an attempt whose answer collides is a failed attempt: restart within the budget
+  kAvoid,   // reject, and the Jacobian family keeps clear of collisions at every step
+};
+inline constexpr EnumTable<CollisionMode, 3> kCollisionModeNames{
+    {{{CollisionMode::kOff, "off"}, {CollisionMode::kReject, "reject"}, {CollisionMode::kAvoid, "avoid"}}},
+    "collision mode"};
 
 // The keys every solver accepts, beside its own.
 struct CommonSpecOptions {
@@ -85,11 +95,13 @@ struct CommonSpecOptions {
   // near case: the sine of the angle between axes taken as parallel, and the
   // distance between axes taken as meeting relative to the arm's size.
   double closed_form_near = 0.02;
+  // collision=reject|avoid (docs/collision.md); avoid is the Jacobian family's.
+  CollisionMode collision = CollisionMode::kOff;
 
   bool isValid(std::string* why) const;
 };
 // The binding of the common keys (restarts, time_budget_us, max_iterations, stall_iterations,
-// stall_relative_improvement, solutions, library, start, closed_form, closed_form_near).
+// stall_relative_improvement, solutions, library, start, closed_form, closed_form_near, collision).
 const OptionsBinding<CommonSpecOptions>& commonSpecBinding();
 // `base` with the keys the spec gives (time_budget_us, max_iterations, stall_iterations,
 // stall_relative_improvement) in place of the run's settings: the options a solve of

@@ -60,6 +60,13 @@ struct Summary {
   long jacobian_evals = 0;
   double time_us = 0.0;  // wall time of the whole solve call
   bool within_limits = false;
+  // In a scene (Problem::collision): the exact check (FCL) of the returned q,
+  // made after the solve's time is taken. collision_free is -1 without a
+  // scene; min_clearance is the smallest signed distance [m] (negative: the
+  // penetration depth) and collision_pair the pair that has it.
+  int collision_free = -1;
+  double min_clearance = 0.0;
+  std::string collision_pair;
   // Only with SolverOptions::record_trace; at most kMaxTraceRecords records
   // (past that, the last record is overwritten, so the trace still ends at the
   // solve's last iteration).
