@@ -3,7 +3,7 @@
 //   ikbench run --suite quick|default|FILE [--solvers SPEC,SPEC...] [--threads N]
 //               [--seed S] [--out DIR] [--force | --resume] [--shard K/N]
 //               [--no-trace] [--trace-problems K] [--no-summary]
-//   ikbench run --urdf FILE [--base LINK --tip LINK] [--samples N] [...]
+//   ikbench run --urdf FILE [--base LINK --tip LINK] [--scene FILE] [--samples N] [...]
 //   ikbench run --protocol trac-ik|ikfast-test|seeds|tracking --urdf FILE [--base LINK --tip LINK] [...]
 //   ikbench run --bvh FILE [...]
 //   ikbench run --chain DOF [--samples N] [...]
@@ -152,7 +152,7 @@ int realMain(int argc, char** argv) {
   std::string suite_arg, urdf, base, tip, bvh, solvers, out, progress = "auto", seed_text, shard, protocol;
   int chain = 0, samples = 200, threads = 0, trace_problems = 20;
   bool no_trace = false, force = false, resume = false, no_summary = false, quality = false;
-  std::string history_db;
+  std::string history_db, scene_file;
   auto* o_suite = run->add_option("--suite", suite_arg, "shipped suite name (quick, default, ...) or suite file");
   auto* o_urdf = run->add_option("--urdf", urdf, "benchmark a URDF robot: random reachable pose targets");
   run->add_option("--base", base, "URDF base link (default: the root link)");
@@ -167,11 +167,15 @@ int realMain(int argc, char** argv) {
                         ->check(CLI::Range(1, 1000000));
   run->add_flag("--quality", quality,
                 "append the outcome and answer-quality columns to solves.csv (always on with --protocol)");
+  auto* o_scene = run->add_option("--scene", scene_file,
+                                  "with --urdf: a scene file (obstacles, collision geometry; docs/collision.md): "
+                                  "targets from collision-free configurations, results checked for collisions");
   auto* o_bvh = run->add_option("--bvh", bvh, "benchmark a BVH skeleton on its own motion frames");
   auto* o_chain = run->add_option("--chain", chain, "benchmark random revolute chains of this many DOF")
                       ->check(CLI::Range(1, 10000));
   o_suite->excludes(o_urdf)->excludes(o_bvh)->excludes(o_chain);
   o_urdf->excludes(o_bvh)->excludes(o_chain);
+  o_scene->needs(o_urdf)->excludes(o_protocol);
   o_bvh->excludes(o_chain);
   o_protocol->needs(o_urdf);
   run->add_option("--solvers", solvers,
@@ -351,7 +355,7 @@ int realMain(int argc, char** argv) {
     suite.name = fs::path(urdf).stem().string();
     suite.source = urdf;
     suite.seed = seed_override.value_or(1);
-    suite.families.push_back(urdfFamily(urdf, base, tip, samples, suite.seed));
+    suite.families.push_back(urdfFamily(urdf, base, tip, samples, suite.seed, scene_file));
     fmt::print("urdf: {}\n", suite.families.back().description);
     // A robot's question: how does the recommended recipe do against a
     // reference peer (and the closed form, where the chain has one)?

@@ -32,13 +32,19 @@ const std::vector<std::string> kTimeColumns = {"time_us", "time_per_iteration_us
 const std::vector<std::string> kQualityColumns = {"outcome",        "manipulability", "limit_margin",
                                                   "joint_jump",     "branch_switch",  "joint_velocity",
                                                   "joint_acceleration", "joint_jerk"};
-const std::vector<std::string> kOptionalSolveColumns = kQualityColumns;
+const std::vector<std::string> kCollisionColumns = {"collision_free", "min_clearance", "collision_pair"};
+const std::vector<std::string> kOptionalSolveColumns = [] {
+  std::vector<std::string> c = kQualityColumns;
+  c.insert(c.end(), kCollisionColumns.begin(), kCollisionColumns.end());
+  return c;
+}();
 const std::vector<std::string> kOutcomeNames = {"converged", "wrong", "not-found", "refused", "timed-out",
                                                 "not-attempted"};
 
 std::vector<std::string> solveHeader() {
   std::vector<std::string> h = kSolveColumns;
   h.insert(h.end(), kSolveExtraColumns.begin(), kSolveExtraColumns.end());
+  if (collision) h.insert(h.end(), kCollisionColumns.begin(), kCollisionColumns.end());
   return h;
 }
 
@@ -221,9 +227,151 @@ Eigen::Matrix3d rotationFromQuat(const json& j, const std::string& where, const 
   return qt.toRotationMatrix();
 }
 
+// ---- scenes in models.json ----------------------------------------------------
+// {"name", "obstacles": [shape], "links": [shape + "body"], "disabled_pairs":
+// [[a, b]], "pairs": [[link index, index, "obstacle" | "link"]], "avoid": {...}}
+// with shape = {"name", "type", "size" | "radius" + "length", "xyz",
+// "quat_xyzw"} (+ "vertices", "triangles" for a mesh), in the frame of the
+// world (obstacles) or of the body (links). "pairs" are the checked pairs,
+// for readers that do not rebuild them.
+
+json shapeToJson(const Shape& s) {
+  json j = {{"name", s.name}, {"type", toString(s.kind)}, {"xyz", vec(s.pose.p)}, {"quat_xyzw", quatJson(s.pose.R)}};
+  switch (s.kind) {
+    case ShapeKind::kBox: j["size"] = vec(s.size); break;
+    case ShapeKind::kSphere: j["radius"] = s.radius; break;
+    case ShapeKind::kCapsule:
+    case ShapeKind::kCylinder:
+      j["radius"] = s.radius;
+      j["length"] = s.length;
+      break;
+    case ShapeKind::kMesh: {
+      json v = json::array(), t = json::array();
+      for (const auto& x : s.mesh->vertices) v.push_back(vec(x));
+      for (const auto& x : s.mesh->triangles) t.push_back({x[0], x[1], x[2]});
+      j["vertices"] = v;
+      j["triangles"] = t;
+      break;
+    }
+  }
+  return j;
+}
+
+json sceneToJson(const CollisionWorld& w) {
+  json obstacles = json::array(), links = json::array(), disabled = json::array(), pairs = json::array();
+  for (const Shape& s : w.obstacles()) obstacles.push_back(shapeToJson(s));
+  for (const LinkShape& l : w.links()) {
+    json j = shapeToJson(l.shape);
+    j["body"] = w.model().bodyName(l.body);
+    j["fitted"] = l.fitted;
+    links.push_back(j);
+  }
+  for (const auto& [a, b] : w.disabledPairs()) disabled.push_back({a, b});
+  for (const CollisionPair& p : w.pairs()) pairs.push_back({p.a, p.b, p.obstacle ? "obstacle" : "link"});
+  const AvoidanceParameters& a = w.avoidance();
+  return {{"name", w.sceneName()},
+          {"obstacles", obstacles},
+          {"links", links},
+          {"disabled_pairs", disabled},
+          {"pairs", pairs},
+          {"avoid",
+           {{"influence_distance", a.influence_distance},
+            {"security_distance", a.security_distance},
+            {"damper_gain", a.damper_gain}}}};
+}
+
+Shape shapeFromJson(const json& j, const std::string& w) {
+  Shape s;
+  const json& name = member(j, "name", w);
+  const json& type = member(j, "type", w);
+  if (!name.is_string() || !type.is_string()) fail(w, "name/type", "expected strings");
+  s.name = name.get<std::string>();
+  const auto k = kShapeKindNames.find(type.get<std::string>());
+  if (!k) fail(w, "type", fmt::format("expected one of: {}", kShapeKindNames.names()));
+  s.kind = *k;
+  s.pose.p = numbers(member(j, "xyz", w), 3, w, "xyz");
+  s.pose.R = rotationFromQuat(member(j, "quat_xyzw", w), w, "quat_xyzw");
+  auto real = [&](const char* key) {
+    const json& v = member(j, key, w);
+    if (!v.is_number()) fail(w, key, "expected a number");
+    return v.get<double>();
+  };
+  switch (s.kind) {
+    case ShapeKind::kBox: s.size = numbers(member(j, "size", w), 3, w, "size"); break;
+    case ShapeKind::kSphere: s.radius = real("radius"); break;
+    case ShapeKind::kCapsule:
+    case ShapeKind::kCylinder:
+      s.radius = real("radius");
+      s.length = real("length");
+      break;
+    case ShapeKind::kMesh: {
+      const json& v = member(j, "vertices", w);
+      const json& t = member(j, "triangles", w);
+      if (!v.is_array() || !t.is_array()) fail(w, "vertices/triangles", "expected arrays");
+      auto mesh = std::make_shared<TriangleMesh>();
+      for (size_t i = 0; i < v.size(); ++i) mesh->vertices.push_back(numbers(v[i], 3, w, "vertices"));
+      for (size_t i = 0; i < t.size(); ++i) {
+        if (!t[i].is_array() || t[i].size() != 3 || !t[i][0].is_number_integer() || !t[i][1].is_number_integer() ||
+            !t[i][2].is_number_integer())
+          fail(w, "triangles", "expected [i, j, k] vertex indices");
+        mesh->triangles.emplace_back(t[i][0].get<int>(), t[i][1].get<int>(), t[i][2].get<int>());
+      }
+      s.mesh = std::move(mesh);
+      break;
+    }
+  }
+  return s;
+}
+
 }  // namespace
 
-json modelToJson(const Model& model, const std::string& id, const std::string& source) {
+std::shared_ptr<const CollisionWorld> sceneFromJson(const json& entry, const std::shared_ptr<const Model>& model,
+                                                    const std::string& where) {
+  if (!entry.is_object() || !entry.contains("scene")) return nullptr;
+  const json& sc = entry["scene"];
+  const std::string w = where + ": scene";
+  if (!sc.is_object()) fail(where, "scene", "expected an object");
+  const json& name = member(sc, "name", w);
+  if (!name.is_string()) fail(w, "name", "expected a string");
+  std::vector<Shape> obstacles;
+  std::vector<LinkShape> links;
+  const json& obs = member(sc, "obstacles", w);
+  const json& lks = member(sc, "links", w);
+  const json& dis = member(sc, "disabled_pairs", w);
+  if (!obs.is_array() || !lks.is_array() || !dis.is_array()) fail(w, "obstacles/links/disabled_pairs", "expected arrays");
+  for (size_t i = 0; i < obs.size(); ++i) obstacles.push_back(shapeFromJson(obs[i], fmt::format("{}: obstacles[{}]", w, i)));
+  for (size_t i = 0; i < lks.size(); ++i) {
+    const std::string lw = fmt::format("{}: links[{}]", w, i);
+    LinkShape l;
+    l.shape = shapeFromJson(lks[i], lw);
+    const json& body = member(lks[i], "body", lw);
+    l.body = body.is_string() ? model->bodyIndex(body.get<std::string>()) : -1;
+    if (l.body < 0) fail(lw, "body", "expected a body of the model");
+    l.fitted = lks[i].value("fitted", false);
+    links.push_back(std::move(l));
+  }
+  std::vector<std::pair<std::string, std::string>> disabled;
+  for (size_t i = 0; i < dis.size(); ++i) {
+    if (!dis[i].is_array() || dis[i].size() != 2 || !dis[i][0].is_string() || !dis[i][1].is_string())
+      fail(w, fmt::format("disabled_pairs[{}]", i), "expected a pair of names");
+    disabled.emplace_back(dis[i][0].get<std::string>(), dis[i][1].get<std::string>());
+  }
+  AvoidanceParameters avoid;
+  if (sc.contains("avoid") && sc["avoid"].is_object()) {
+    const json& a = sc["avoid"];
+    avoid.influence_distance = a.value("influence_distance", avoid.influence_distance);
+    avoid.security_distance = a.value("security_distance", avoid.security_distance);
+    avoid.damper_gain = a.value("damper_gain", avoid.damper_gain);
+  }
+  try {
+    return std::make_shared<const CollisionWorld>(model, std::move(links), std::move(obstacles), disabled,
+                                                  name.get<std::string>(), avoid);
+  } catch (const std::exception& e) {
+    throw ResultsError(fmt::format("{}: {}", w, e.what()));
+  }
+}
+
+json modelToJson(const Model& model, const std::string& id, const std::string& source, const CollisionWorld* scene) {
   json joints = json::array();
   for (int i = 0; i < model.numJoints(); ++i) {
     const JointSpec& js = model.joint(i);
@@ -240,12 +388,14 @@ json modelToJson(const Model& model, const std::string& id, const std::string& s
                       {"idx_q", model.idxQ(i)},
                       {"idx_v", iv}});
   }
-  return {{"id", id},
-          {"name", model.name()},
-          {"source", source.empty() ? json(nullptr) : json(source)},
-          {"nq", model.nq()},
-          {"nv", model.nv()},
-          {"joints", joints}};
+  json out = {{"id", id},
+              {"name", model.name()},
+              {"source", source.empty() ? json(nullptr) : json(source)},
+              {"nq", model.nq()},
+              {"nv", model.nv()},
+              {"joints", joints}};
+  if (scene) out["scene"] = sceneToJson(*scene);
+  return out;
 }
 
 std::shared_ptr<const Model> modelFromJson(const json& j, const std::string& where) {
@@ -316,8 +466,10 @@ json problemToJson(const std::string& family, int index, const std::string& mode
                      {"orientation_scale", g.orientation_scale}});
   json q0 = json::array();
   for (Eigen::Index k = 0; k < problem.q0.size(); ++k) q0.push_back(problem.q0[k]);
-  return {{"family", family}, {"problem", index}, {"name", problem.name}, {"model", model_id},
-          {"sequential", sequential}, {"q0", q0}, {"goals", goals}};
+  json out = {{"family", family}, {"problem", index}, {"name", problem.name}, {"model", model_id},
+              {"sequential", sequential}, {"q0", q0}, {"goals", goals}};
+  if (problem.collision) out["scene"] = problem.collision->sceneName();  // the model's scene in models.json
+  return out;
 }
 
 Problem problemFromJson(const json& j, const std::map<std::string, std::shared_ptr<const Model>>& models,

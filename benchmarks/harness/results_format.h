@@ -16,6 +16,8 @@
 #include <string_view>
 #include <vector>
 
+#include "ikbench/collision/world.h"
+
 #include "ikbench/kinematics/goal.h"
 #include "ikbench/kinematics/model.h"
 #include "ikbench/solvers/summary.h"
@@ -46,6 +48,10 @@ extern const std::vector<std::string> kQualityColumns;
 extern const std::vector<std::string> kOptionalSolveColumns;
 // The values of the column `outcome`.
 extern const std::vector<std::string> kOutcomeNames;
+// The columns a run with a scene appends (docs/collision.md), after the
+// quality columns: the exact check of the returned q (collision_free 0/1,
+// min_clearance [m], the pair); empty in the rows of families without a scene.
+extern const std::vector<std::string> kCollisionColumns;
 extern const std::vector<std::string> kTraceColumns;
 extern const std::vector<std::string> kSolutionColumns;
 // Columns whose values depend on the machine's speed.
@@ -69,7 +75,12 @@ bool parseResultNumber(std::string_view text, double* out);
 
 // One model of models.json (joints in order, rest transforms as xyz + quaternion
 // xyzw, axes, limits with null for infinite, weights, q/v indices).
-nlohmann::json modelToJson(const Model& model, const std::string& id, const std::string& source);
+nlohmann::json modelToJson(const Model& model, const std::string& id, const std::string& source,
+                           const CollisionWorld* scene = nullptr);
+// A model's scene ("scene" of its models.json entry) back as a collision
+// world on `model`; null when the entry has none. Throws ResultsError.
+std::shared_ptr<const CollisionWorld> sceneFromJson(const nlohmann::json& model_entry,
+                                                    const std::shared_ptr<const Model>& model, const std::string& where);
 // The Model back from its JSON; throws ResultsError naming `where` and the field.
 std::shared_ptr<const Model> modelFromJson(const nlohmann::json& j, const std::string& where);
 

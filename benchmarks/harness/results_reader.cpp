@@ -243,6 +243,21 @@ std::map<std::string, std::shared_ptr<const Model>> readModels(const ResultsDire
   return out;
 }
 
+void attachScenes(const ResultsDirectory& r, const std::map<std::string, std::shared_ptr<const Model>>& models,
+                  std::map<std::pair<int, int>, Problem>& problems) {
+  const json j = parseJsonText(readRegularFile(r.file("models.json"), kMaxModelsJsonBytes), r.file("models.json"));
+  std::map<const Model*, std::shared_ptr<const CollisionWorld>> worlds;
+  for (size_t i = 0; i < j["models"].size(); ++i) {
+    const json& m = j["models"][i];
+    const auto it = models.find(m["id"].get<std::string>());
+    if (it == models.end()) continue;
+    if (auto w = sceneFromJson(m, it->second, fmt::format("{}: models[{}]", r.file("models.json"), i)))
+      worlds[it->second.get()] = std::move(w);
+  }
+  for (auto& [key, p] : problems)
+    if (const auto w = worlds.find(p.model.get()); w != worlds.end()) p.collision = w->second;
+}
+
 std::map<std::pair<int, int>, Problem> readProblems(const ResultsDirectory& r,
                                                     const std::map<std::string, std::shared_ptr<const Model>>& models) {
   const std::string path = r.file("problems.jsonl");
@@ -322,7 +337,8 @@ Kind kindOf(const std::string& column) {
       {"outcome", Kind::kOutcome},   {"manipulability", Kind::kMaybeEmpty}, {"limit_margin", Kind::kMaybeNumber},
       {"joint_jump", Kind::kMaybeEmpty}, {"branch_switch", Kind::kMaybeFlag},
       {"joint_velocity", Kind::kMaybeEmpty}, {"joint_acceleration", Kind::kMaybeEmpty},
-      {"joint_jerk", Kind::kMaybeEmpty}};
+      {"joint_jerk", Kind::kMaybeEmpty}, {"collision_free", Kind::kMaybeFlag},
+      {"min_clearance", Kind::kMaybeNumber}};
   const auto it = kinds.find(column);
   return it == kinds.end() ? Kind::kText : it->second;
 }

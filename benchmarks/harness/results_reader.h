@@ -45,6 +45,10 @@ ResultsDirectory readResults(const std::string& dir, bool require_complete, bool
 std::map<std::string, std::shared_ptr<const Model>> readModels(const ResultsDirectory& r);
 std::map<std::pair<int, int>, Problem> readProblems(const ResultsDirectory& r,
                                                     const std::map<std::string, std::shared_ptr<const Model>>& models);
+// The scenes of models.json's entries (docs/collision.md) rebuilt as
+// collision worlds and set as Problem::collision of their models' problems.
+void attachScenes(const ResultsDirectory& r, const std::map<std::string, std::shared_ptr<const Model>>& models,
+                  std::map<std::pair<int, int>, Problem>& problems);
 
 // Every row of solves.csv and solutions.csv (and traces.csv with `traces`)
 // checked column by column as the Python reader checks them: UTF-8 text,

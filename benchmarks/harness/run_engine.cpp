@@ -213,6 +213,7 @@ class Engine {
   std::vector<std::string> header() const {
     std::vector<std::string> h = solveHeader();
     if (quality()) h.insert(h.end(), kQualityColumns.begin(), kQualityColumns.end());
+    if (collision_) h.insert(h.end(), kCollisionColumns.begin(), kCollisionColumns.end());
     return h;
   }
   // A progress display of one pass: a bar on a terminal, lines otherwise.
@@ -222,6 +223,9 @@ class Engine {
   void finish();
 
   const Suite& suite_;
+  // A family has a scene: solves.csv gets the collision columns.
+  const bool collision_ = std::any_of(suite_.families.begin(), suite_.families.end(),
+                                      [](const Family& f) { return !f.problems.empty() && f.problems.front().collision; });
   const RunConfig& config_;
   SolverList list_;
   std::unique_ptr<RunDirectory> dir_;
@@ -382,7 +386,8 @@ void Engine::writeModelsAndProblems() {
     for (size_t k = 0; k < f.problems.size(); ++k) {
       const Problem& p = f.problems[k];
       const auto it = model_ids_.find(p.model.get());
-      if (written.insert(p.model.get()).second) models.push_back(modelToJson(*p.model, it->second, f.source));
+      if (written.insert(p.model.get()).second)
+        models.push_back(modelToJson(*p.model, it->second, f.source, p.collision.get()));
       problems += problemToJson(f.name, static_cast<int>(k), it->second, p, f.sequential)
                       .dump(-1, ' ', false, json::error_handler_t::replace);
       problems += '\n';
@@ -579,6 +584,13 @@ void Engine::formatRow(int f, int p, int s, const Summary& sm, const Eigen::Vect
     out.row.pop_back();  // the '\n'
     out.row += qualityCells(*prob.model, prob.goals, data, sm.status, sm.converged(), sm.within_limits,
                             fam.targets == "unreachable", fam.sequential, history, fam.frame_rate, fam.branch_jump);
+    out.row += '\n';
+  }
+  if (collision_) {
+    out.row.pop_back();  // the '\n'
+    out.row += sm.collision_free < 0 ? std::string(",,,")
+                                     : fmt::format(",{},{},{}", sm.collision_free, numText(sm.min_clearance),
+                                                   csvField(sm.collision_pair));
     out.row += '\n';
   }
   out.solutions.clear();
@@ -901,6 +913,14 @@ std::vector<std::string> robotDefaultSolvers(const Family& family) {
   if (Registry::global().contains("analytic-6r") && !family.problems.empty()) {
     const auto solver = Registry::global().create(Registry::global().parse("analytic-6r"));
     if (solver->supports(family.problems.front(), nullptr)) out.push_back("analytic-6r");
+  }
+  // In a scene, `auto` rejects colliding answers (its preset says
+  // collision=reject); beside it the recipe that avoids collisions at every
+  // step, and the peer re-seeding within a 5 ms budget as TRAC-IK and MoveIt
+  // do when an answer collides.
+  if (!family.scene.empty()) {
+    out.insert(out.begin() + 1, "auto:collision=avoid");
+    if (Registry::global().contains("kdl-lma")) out.push_back("kdl-lma:restarts=1000:time_budget_us=5000:collision=reject");
   }
   return out;
 }

@@ -84,7 +84,8 @@ void verifyQuality(const ResultsDirectory& r, const std::map<std::pair<int, int>
 VerifyReport verifyRun(const std::string& dir, std::ostream& out, int max_listed) {
   const ResultsDirectory r = readResults(dir, /*require_complete=*/true, /*rows=*/true);
   const auto models = readModels(r);
-  const auto problems = readProblems(r, models);
+  auto problems = readProblems(r, models);
+  attachScenes(r, models, problems);
   checkRows(r, problems, /*traces=*/false);  // the traces are not verify's (the report reads them)
   // Every solve of the run is in solves.csv exactly once, and every problem
   // in problems.jsonl (the reader refused duplicates and indices out of range).
@@ -106,10 +107,12 @@ VerifyReport verifyRun(const std::string& dir, std::ostream& out, int max_listed
   constexpr double kEdge = 1e-9;
   const size_t c_conv = r.column("converged"), c_lim = r.column("within_limits"), c_q = r.column("q"),
                c_status = r.column("status");
+  const auto free_it = std::find(r.solve_header.begin(), r.solve_header.end(), "collision_free");
+  const long c_free = free_it == r.solve_header.end() ? -1 : static_cast<long>(free_it - r.solve_header.begin());
 
   VerifyReport rep;
   auto check = [&](const RowKey& key, const std::string& where, const Eigen::VectorXd& q, int claimed_converged,
-                   int claimed_limits) {
+                   int claimed_limits, int claimed_free) {
     auto pit = problems.find({std::get<0>(key), std::get<1>(key)});
     if (pit == problems.end()) throw ResultsError(fmt::format("{}: no such problem in problems.jsonl", where));
     const Problem& p = pit->second;
@@ -124,15 +127,29 @@ VerifyReport verifyRun(const std::string& dir, std::ostream& out, int max_listed
     const int limits = withinLimits(*p.model, q, kLimitSlack);
     const bool conv_bad = claimed_converged >= 0 && claimed_converged != converged && !edge;
     const bool lim_bad = claimed_limits >= 0 && claimed_limits != limits;
-    if (!conv_bad && !lim_bad) return;
+    // In a scene: the exact check of q, against the row's collision_free (a
+    // row of a scene family must have one).
+    int collision_free = -1;
+    std::string collision;
+    if (p.collision) {
+      const CollisionReport cr = p.collision->check(data);
+      collision_free = cr.collision_free ? 1 : 0;
+      collision = fmt::format(", collision-free {} (clearance {:.3g} m at {})", collision_free, cr.min_clearance, cr.pair);
+      ++rep.collision_checks;
+    }
+    const bool free_bad = claimed_free != -2 && (p.collision ? claimed_free != collision_free : claimed_free >= 0);
+    if (!conv_bad && !lim_bad && !free_bad) return;
     ++rep.disagreements;
-    if (claimed_converged == 1 && !converged) ++rep.false_successes;
+    if (claimed_converged == 1 && (!converged || (free_bad && claimed_free == 1))) ++rep.false_successes;
     if (rep.disagreements <= max_listed)
-      out << fmt::format("{}: {}{}recomputed position error {:.3g} m (tolerance {:g}), orientation error {:.3g} rad "
-                         "(tolerance {:g}), within limits {}\n",
+      out << fmt::format("{}: {}{}{}recomputed position error {:.3g} m (tolerance {:g}), orientation error {:.3g} rad "
+                         "(tolerance {:g}), within limits {}{}\n",
                          where, conv_bad ? fmt::format("converged={} disagrees; ", claimed_converged) : "",
-                         lim_bad ? fmt::format("within_limits={} disagrees; ", claimed_limits) : "", e.position,
-                         tol_p, e.orientation, tol_o, limits);
+                         lim_bad ? fmt::format("within_limits={} disagrees; ", claimed_limits) : "",
+                         free_bad ? fmt::format("collision_free={} disagrees; ",
+                                                claimed_free < 0 ? std::string("(none)") : std::to_string(claimed_free))
+                                  : "",
+                         e.position, tol_p, e.orientation, tol_o, limits, collision);
   };
 
   for (const auto& [key, line] : r.solves) {
@@ -143,7 +160,9 @@ VerifyReport verifyRun(const std::string& dir, std::ostream& out, int max_listed
     if (!parseStatus(cells[c_status], &st)) throw ResultsError(fmt::format("{}: bad status '{}'", where, cells[c_status]));
     if (st == Status::kUnsupported || st == Status::kInvalidInput) continue;
     ++rep.rows;
-    check(key, where, parseConfigText(cells[c_q], where), cells[c_conv] == "1", cells[c_lim] == "1");
+    const std::string free_cell = c_free >= 0 ? cells[static_cast<size_t>(c_free)] : std::string();
+    check(key, where, parseConfigText(cells[c_q], where), cells[c_conv] == "1", cells[c_lim] == "1",
+          free_cell.empty() ? -1 : free_cell == "1");
   }
   // Every extra solution is claimed to converge within the limits.
   for (const auto& [key, lines] : r.solutions) {
@@ -157,14 +176,19 @@ VerifyReport verifyRun(const std::string& dir, std::ostream& out, int max_listed
                                             std::get<1>(key), r.solvers[std::get<2>(key)]);
       const std::vector<std::string> cells = parseCsvLine(line, where);
       ++rep.solutions;
-      check(key, where + " solution " + cells.at(3), parseConfigText(cells.at(4), where), 1, 1);
+      // An extra solution's collisions are not claimed (solutions.csv has no such column): -2.
+      check(key, where + " solution " + cells.at(3), parseConfigText(cells.at(4), where), 1, 1, -2);
     }
   }
   verifyQuality(r, problems, out, max_listed, rep);
   if (rep.disagreements > max_listed) out << fmt::format("... and {} more\n", rep.disagreements - max_listed);
   out << fmt::format("verify {}: {} solves and {} extra solutions recomputed by forward kinematics from models.json "
-                     "and problems.jsonl: {} disagree ({} false successes)\n",
-                     dir, rep.rows, rep.solutions, rep.disagreements, rep.false_successes);
+                     "and problems.jsonl{}: {} disagree ({} false successes)\n",
+                     dir, rep.rows, rep.solutions,
+                     rep.collision_checks > 0
+                         ? fmt::format(", {} of them checked for collisions in their scene", rep.collision_checks)
+                         : "",
+                     rep.disagreements, rep.false_successes);
   if (rep.quality_rows > 0)
     out << fmt::format("verify {}: outcome and quality columns of {} solves recomputed: {} disagree\n", dir,
                        rep.quality_rows, rep.quality_disagreements);

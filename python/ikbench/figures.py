@@ -45,8 +45,12 @@ PEER = "kdl-lma"      # the reference peer shown beside the leaders (Orocos KDL'
 
 
 def success_mask(solves):
-    """The one definition of a successful solve: converged and within the joint limits."""
-    return solves["converged"].to_numpy(dtype=bool) & solves["within_limits"].to_numpy(dtype=bool)
+    """The one definition of a successful solve: converged and within the joint limits, and, in a
+    family with a scene, collision-free by the exact check (collision_free nan: no scene)."""
+    ok = solves["converged"].to_numpy(dtype=bool) & solves["within_limits"].to_numpy(dtype=bool)
+    if "collision_free" in solves:
+        ok &= solves["collision_free"].to_numpy(dtype=float) != 0.0
+    return ok
 
 
 def attempted_mask(solves):

@@ -44,6 +44,10 @@ LEADING_SOLVE_COLUMNS = [
 ]
 SOLVE_COLUMNS_V1 = LEADING_SOLVE_COLUMNS + ["time_per_iteration_us", "seed", "problem_name", "message"]
 SOLVE_COLUMNS = SOLVE_COLUMNS_V1 + ["q", "seed_distance", "solutions"]
+# Appended by a run with a scene (docs/collision.md): the exact check of the returned q, empty in
+# the rows of families without a scene. Read as collision_free in {1.0, 0.0, nan (no scene)},
+# min_clearance [m] (nan: no scene), collision_pair as text.
+COLLISION_COLUMNS = ["collision_free", "min_clearance", "collision_pair"]
 
 TRACE_COLUMNS_V1 = ["family", "problem", "solver", "iteration", "position_error", "orientation_error",
                     "step_norm", "damping", "elapsed_us"]
@@ -1024,6 +1028,8 @@ def load(path, *, allow_incomplete=False, require_run_json=True):
             table.fail("outcome", bad, f"an outcome ({', '.join(OUTCOMES)})")
     for c in extra:  # columns of a later format version: kept as text
         solves[c] = table.columns[c]
+    if "collision_free" in solves:
+        _type_collision_columns(solves_path, table.lines, solves)
     table.columns.clear()  # the text of the typed columns is not needed again
     _check_statuses(table, solves)
     _check_unique(table, solves, ["family", "problem", "solver"], "solve")
@@ -1240,6 +1246,25 @@ def version_note(run, what):
     if run.format_version >= 2:
         return None
     return f"{run.path} is format version 1: {what} needs version 2 and is not shown"
+
+
+def _type_collision_columns(path, lines, solves):
+    """collision_free as 1.0 / 0.0 / nan and min_clearance as a float, checked cell by cell."""
+    flags = solves["collision_free"].astype(str).str.strip()
+    bad = ~flags.isin(["0", "1", ""])
+    if bad.any():
+        i = int(np.flatnonzero(bad.to_numpy())[0])
+        raise ResultsError(f"{_where(path, lines[i], 'collision_free')}: '{flags.iat[i][:60]}' is not 0, 1 or nothing")
+    solves["collision_free"] = flags.map({"1": 1.0, "0": 0.0, "": np.nan}).astype(float)
+    if "min_clearance" in solves:
+        text = solves["min_clearance"].astype(str).str.strip()
+        values = pd.to_numeric(text.where(text != "", "nan"), errors="coerce")
+        bad = values.isna() & ~text.str.lower().isin(["", "nan", "-nan"])
+        if bad.any():
+            i = int(np.flatnonzero(bad.to_numpy())[0])
+            raise ResultsError(f"{_where(path, lines[i], 'min_clearance')}: '{text.iat[i][:60]}' is not a number "
+                               "or nothing")
+        solves["min_clearance"] = values.astype(float)
 
 
 __all__ = ["load", "Run", "ResultsError", "SOLVE_COLUMNS", "SOLVE_COLUMNS_V1", "LEADING_SOLVE_COLUMNS",

@@ -221,7 +221,8 @@ def summary_table(run, summary=None, markdown=False, table=None):
     else:
         rows, seps, partial = _full_rows(summary)
         out += [_tabulate(SUMMARY_HEADER, rows, left=2, markdown=markdown, sep_before=seps), ""]
-        out.append("success = converged and within limits, over all solves [Wilson 95% interval]; it., err., t. "
+        out.append("success = converged and within limits (and collision-free in a family with a scene), over all "
+                   "solves [Wilson 95% interval]; it., err., t. "
                    "(us, median [bootstrap 95%]) and evaluations over supported solves; n/a = no supported solve "
                    "(never ranked)")
         out.append(RANK_LEGEND)

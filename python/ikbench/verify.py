@@ -16,6 +16,10 @@ is inside its limits up to 1e-9. A row whose `converged` or `within_limits` diff
 recomputation is reported: "false success" when the file claims 1 and the recomputation says 0,
 "false failure" the other way round.
 
+In a run with a scene (docs/collision.md) a row's `collision_free` is re-checked too, with the
+numpy distances of ikbench.collision (not FCL): free when every checked pair is more than 0 m
+apart; a smallest distance within COLLISION_BORDERLINE of 0 is borderline.
+
 Last bits: this FK and the C++ one round differently. A recomputed error within a relative 1e-9
 of its tolerance (or a recomputed ball/free rotation-vector component within a relative 1e-12 of
 its limit band's edge) is borderline: the row agrees whatever it claims, and the report counts
@@ -35,6 +39,9 @@ BORDERLINE_RTOL = 1e-9   # recomputed errors this close (relative) to a toleranc
 # Joint values are read exactly from q (a value clamped onto its limit is clearly inside, 1e-9 from
 # the band's edge); only ball/free rotation vectors are recomputed, with rounding near 1e-15.
 LIMIT_BORDERLINE_RTOL = 1e-12
+# A pair closer to touching than this [m] (the golden-section search's and FCL's rounding) is
+# borderline: the row's collision_free agrees either way.
+COLLISION_BORDERLINE = 1e-6
 
 
 # ---------------------------------------------------------------- rotations (batched)
@@ -172,6 +179,7 @@ class VerifyReport:
     disagreements: pd.DataFrame = None
     max_error_difference: tuple = (0.0, 0.0)  # largest |reported - recomputed| position, orientation error
     recomputed: pd.DataFrame = field(default=None, repr=False)
+    collision_checked: int = 0            # rows whose collision_free was re-checked in their scene
 
 
 def _decide(claimed, strict, loose):
@@ -208,6 +216,11 @@ def verify_run(run):
                            f"'{solves['family'].iat[i]}' is not in problems.jsonl")
     model_of = run.problems["model"].to_numpy()[prob_rows] if n else np.zeros(0, dtype=object)
     compiled = {}
+    from . import collision  # (it imports this module's rotations)
+    has_free = "collision_free" in solves
+    claimed_free = solves["collision_free"].to_numpy(dtype=float) if has_free else np.full(n, np.nan)
+    free = claimed_free == 1.0
+    scene_rows = np.zeros(n, dtype=bool)
     for mid in pd.unique(model_of[has_q]):
         rows = np.flatnonzero(has_q & (model_of == mid))
         model = compiled.setdefault(mid, Model(run.models[mid]))
@@ -259,6 +272,13 @@ def verify_run(run):
         w, bw = _decide(claimed_within[rows], in_strict, in_loose)
         rec_pos[rows], rec_ori[rows] = maxp, maxo
         conv[rows], within[rows], border[rows] = c, w, bc | bw
+        if has_free and "scene" in run.models[mid]:
+            scene = collision.prepare(run.models[mid]["scene"], [j["body"] for j in run.models[mid]["joints"]])
+            d, chk = collision.pair_distances(scene, R, p)
+            dmin = np.min(np.where(chk, d, np.inf), axis=1)
+            fr, bf = _decide(claimed_free[rows] == 1.0, dmin > COLLISION_BORDERLINE, dmin > -COLLISION_BORDERLINE)
+            free[rows], scene_rows[rows] = fr, True
+            border[rows] |= bf
     # Rows without a configuration: nothing to recompute; they must not claim anything.
     conv[~has_q] = False
     within[~has_q] = claimed_within[~has_q]  # no configuration: nothing to check the limits of
@@ -267,9 +287,14 @@ def verify_run(run):
                                "within_limits": within, "borderline": border})
     bad_c = has_q & (conv != claimed_conv) | no_q_claims
     bad_w = has_q & (within != claimed_within)
+    # A row of a scene family claims collision_free 0 or 1; others claim nothing.
+    bad_f = scene_rows & (free != (claimed_free == 1.0)) | (~scene_rows & has_q & ~np.isnan(claimed_free))
     rows = []
-    for i in np.flatnonzero(bad_c | bad_w):
+    for i in np.flatnonzero(bad_c | bad_w | bad_f):
         what = []
+        if bad_f[i]:
+            what.append((("false success" if claimed_free[i] == 1.0 else "false failure") + " (collision-free)")
+                        if scene_rows[i] else "collision_free claimed without a scene")
         if bad_c[i]:
             what.append(("false success" if claimed_conv[i] else "false failure") + " (converged)")
         if bad_w[i]:
@@ -295,7 +320,7 @@ def verify_run(run):
                float(np.nanmax(do)) if np.isfinite(do).any() else 0.0)
     return VerifyReport(str(run.path), (tol_p, tol_o), checked=int(has_q.sum()), skipped=int((~has_q).sum()),
                         borderline=int(border.sum()), disagreements=dis, max_error_difference=maxdiff,
-                        recomputed=recomputed)
+                        recomputed=recomputed, collision_checked=int(scene_rows.sum()))
 
 
 def format_report(report, limit=50):
@@ -310,7 +335,9 @@ def format_report(report, limit=50):
                    f"of its tolerance, or a rotation within {LIMIT_BORDERLINE_RTOL:g} of a limit) agree with what "
                    "they claim")
     if d is None or d.empty:
-        out.append("OK: every converged and within_limits flag agrees with the recomputation")
+        out.append("OK: every converged and within_limits flag agrees with the recomputation" +
+                   (f"; {report.collision_checked} collision_free flags re-checked in their scene agree"
+                    if report.collision_checked else ""))
         return "\n".join(out) + "\n"
     fs = d["finding"].str.contains("false success").sum()
     ff = d["finding"].str.contains("false failure").sum()
