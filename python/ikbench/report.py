@@ -914,8 +914,65 @@ def _slim_model(m):
                        "axis": j.get("axis") or [0, 0, 1], "lower": j["lower"], "upper": j["upper"],
                        "iq": j["idx_q"]})
     src = m.get("source") or ""
-    return {"id": m["id"], "name": m.get("name"), "source": os.path.basename(src) if src else None,
-            "nq": m["nq"], "nv": m["nv"], "up": "y" if src.lower().endswith(".bvh") else "z", "joints": joints}
+    out = {"id": m["id"], "name": m.get("name"), "source": os.path.basename(src) if src else None,
+           "nq": m["nq"], "nv": m["nv"], "up": "y" if src.lower().endswith(".bvh") else "z", "joints": joints}
+    if isinstance(m.get("scene"), dict):
+        out["scene"] = _slim_scene(m["scene"], {j["body"]: i for i, j in enumerate(m["joints"])})
+    for j, mj in zip(joints, m["joints"]):
+        j["body_name"] = mj.get("body")
+    return out
+
+
+MAX_DRAWN_TRIANGLES = 20000   # a mesh obstacle with more is drawn as its bounding box
+
+
+def _slim_scene(scene, body_index):
+    """What the viewer draws of a scene: the obstacles (world frame) and each link shape as the segment
+    of its capsule (body frame; a sphere is one of length 0, other link shapes are not drawn)."""
+    obstacles = []
+    for o in scene.get("obstacles", []):
+        d = {"name": o["name"], "type": o["type"], "xyz": o["xyz"], "quat": o["quat_xyzw"]}
+        for k in ("size", "radius", "length"):
+            if k in o:
+                d[k] = o[k]
+        if o["type"] == "mesh":
+            v = np.asarray(o["vertices"], dtype=float).reshape(-1, 3)
+            if len(o["triangles"]) <= MAX_DRAWN_TRIANGLES:
+                d["vertices"], d["triangles"] = v.tolist(), o["triangles"]
+            else:
+                lo, hi = v.min(axis=0), v.max(axis=0)
+                d["size"] = (hi - lo).tolist()
+                d["xyz"] = (np.asarray(o["xyz"]) + verify_rotate(o["quat_xyzw"], (lo + hi) / 2)).tolist()
+        obstacles.append(d)
+    links = []
+    for l in scene.get("links", []):
+        if l["type"] not in ("capsule", "sphere") or l.get("body") not in body_index:
+            continue
+        R = quat_matrix(l["quat_xyzw"])
+        h = 0.5 * l.get("length", 0.0)
+        c = np.asarray(l["xyz"], dtype=float)
+        links.append({"body": body_index[l["body"]], "a": (c - h * R[:, 2]).tolist(), "b": (c + h * R[:, 2]).tolist(),
+                      "r": l["radius"]})
+    return {"name": scene.get("name"), "obstacles": obstacles, "links": links}
+
+
+def quat_matrix(q):
+    from .verify import quat_to_matrix
+    return quat_to_matrix(np.asarray(q, dtype=float))
+
+
+def verify_rotate(q, x):
+    return quat_matrix(q) @ np.asarray(x, dtype=float)
+
+
+def _collision_info(r):
+    """The exact check of a solve in a scene (collision_free 0/1, clearance, pair), else nothing."""
+    free = r.get("collision_free")
+    if free is None or (isinstance(free, float) and math.isnan(free)):
+        return {}
+    clear = r.get("min_clearance")
+    return {"collision_free": int(free), "min_clearance": None if clear is None or math.isnan(clear) else float(clear),
+            "collision_pair": r.get("collision_pair") or ""}
 
 
 def _goals(goals):
@@ -1034,7 +1091,8 @@ def viewer_data(run, opts, sequential, traces_table=None):
                 d["q"] = np.array(qs, dtype=float) if qs else []   # (records, nq): 8 bytes a number
     scols = ["family", "problem", "solver", "status", "converged", "within_limits", "iterations", "position_error",
              "orientation_error", "time_us", "message", "q"] + (["restarts"] if "restarts" in solves else []) + \
-        (["solutions"] if "solutions" in solves else [])
+        (["solutions"] if "solutions" in solves else []) + \
+        [c for c in ("collision_free", "min_clearance", "collision_pair") if c in solves]
     # solutions.csv rows of the embedded problems: {(family, problem, solver): [q of solution 0, 1, ...]}
     several = {}
     sol = getattr(run, "solutions", None)
@@ -1081,10 +1139,11 @@ def viewer_data(run, opts, sequential, traces_table=None):
                 trace = traces.get(key)
                 sv[r["solver"]] = {
                     "status": r["status"], "converged": bool(r["converged"]),
-                    "success": bool(r["converged"] and r["within_limits"]), "iterations": r["iterations"],
+                    "success": bool(figures.success_mask(pd.DataFrame([r]))[0]), "iterations": r["iterations"],
                     "restarts": r.get("restarts"),
                     "position_error": r["position_error"], "orientation_error": r["orientation_error"],
                     "time_us": r["time_us"], "message": r["message"] or "", "q": q,
+                    **_collision_info(r),
                     "trace": trace, **_outcomes(model, rec["goals"], run.tolerances, r, q, trace, several.get(key))}
             plist.append({"problem": int(rec["problem"]), "name": rec.get("name"), "model": rec["model"],
                           "q0": rec["q0"], "goals": _goals(rec["goals"]), "solves": sv})

@@ -912,10 +912,67 @@
   }
   var AXIS_COLOURS = ["#d62728", "#2ca02c", "#1f77b4"];
 
+  // The scene of a model posed in one (docs/collision.md): its obstacles as meshes, and the link
+  // shapes' capsule segments, red on the returned configuration when the exact check found that
+  // link in a collision, orange when it came within NEAR of one (the pair the results name).
+  var NEAR = 0.01, OBSTACLE = "#8c7b6b";
+  function shapeMesh(s) {
+    var R = quatMat(s.quat[0], s.quat[1], s.quat[2], s.quat[3]), v = [], f = [], k, a;
+    function ring(z, r, n) { var base = v.length; for (k = 0; k < n; k++) { a = 2 * Math.PI * k / n; v.push([r * Math.cos(a), r * Math.sin(a), z]); } return base; }
+    function band(b0, b1, n) { for (k = 0; k < n; k++) { var k1 = (k + 1) % n; f.push([b0 + k, b0 + k1, b1 + k]); f.push([b0 + k1, b1 + k1, b1 + k]); } }
+    if (s.type === "box" || s.type === "mesh" && !s.vertices) {
+      var h = s.size.map(function (x) { return x / 2; });
+      for (k = 0; k < 8; k++) v.push([(k & 1 ? 1 : -1) * h[0], (k & 2 ? 1 : -1) * h[1], (k & 4 ? 1 : -1) * h[2]]);
+      f = [[0, 1, 3], [0, 3, 2], [4, 6, 7], [4, 7, 5], [0, 4, 5], [0, 5, 1], [2, 3, 7], [2, 7, 6], [0, 2, 6], [0, 6, 4], [1, 5, 7], [1, 7, 3]];
+    } else if (s.type === "mesh") {
+      v = s.vertices; f = s.triangles;
+    } else {
+      // sphere, capsule, cylinder: rings along z (hemispherical caps for sphere and capsule)
+      var n = 16, r = s.radius, L = s.length || 0, rings = [], caps = s.type !== "cylinder";
+      if (caps) for (k = 0; k <= 4; k++) { a = -Math.PI / 2 + Math.PI / 2 * k / 4; rings.push([-L / 2 + r * Math.sin(a), r * Math.cos(a) + 1e-9]); }
+      else rings.push([-L / 2, r]);
+      if (caps) for (k = 0; k <= 4; k++) { a = Math.PI / 2 * k / 4; rings.push([L / 2 + r * Math.sin(a), r * Math.cos(a) + 1e-9]); }
+      else rings.push([L / 2, r]);
+      var bases = rings.map(function (zr) { return ring(zr[0], zr[1], n); });
+      for (k = 0; k + 1 < bases.length; k++) band(bases[k], bases[k + 1], n);
+    }
+    var w = v.map(function (x) { return add(mv(R, x), s.xyz); });
+    return { x: w.map(function (p) { return p[0]; }), y: w.map(function (p) { return p[1]; }), z: w.map(function (p) { return p[2]; }),
+      i: f.map(function (t) { return t[0]; }), j: f.map(function (t) { return t[1]; }), k: f.map(function (t) { return t[2]; }) };
+  }
+  function sceneTraces(model, F, info, result, scene) {
+    var sc = model.scene, out = [];
+    if (!sc) return out;
+    if (!sc._meshes) sc._meshes = sc.obstacles.map(shapeMesh);
+    sc.obstacles.forEach(function (o, i) {
+      out.push(Object.assign({ type: "mesh3d", name: o.name, scene: scene, color: OBSTACLE, opacity: 0.35, flatshading: true,
+        hovertemplate: o.name + " (" + o.type + ")<extra></extra>", showlegend: false }, sc._meshes[i]));
+    });
+    if (!F) return out;
+    var hit = {}, state = null;
+    if (result && info && info.collision_free != null && info.collision_pair) {
+      state = info.collision_free === 0 ? "collides" : info.min_clearance < NEAR ? "near" : null;
+      info.collision_pair.split("~").forEach(function (n) { hit[n.split("#")[0]] = true; });
+    }
+    [["#9a9a9a", null], ["#ff7f0e", "near"], ["#d62728", "collides"]].forEach(function (cs) {
+      var segs = [];
+      sc.links.forEach(function (l) {
+        var on = state && hit[model.joints[l.body].body_name];
+        if ((on ? state : null) !== cs[1]) return;
+        var R = F.R[l.body], p = F.p[l.body];
+        segs.push([add(mv(R, l.a), p), add(mv(R, l.b), p)]);
+      });
+      if (segs.length) out.push(Object.assign({ type: "scatter3d", mode: "lines", name: "collision geometry", scene: scene, hoverinfo: "skip", showlegend: false,
+        opacity: 0.6, line: { color: cs[0], width: cs[1] ? 14 : 10 } }, lineSegments(segs)));
+    });
+    return out;
+  }
+
   function goalsAt(n) { var fd = famData(); return fd.mode === "clip" ? fd.frames[n].goals : currentProblem().goals; }
 
   function viewTraces(v, n, scene) {
     var model = V.model, d = drawnOf(v, n), F = d.F, goals = goalsAt(n), out = [], st = STYLE[v.spec] || { colour: "#444" };
+    out.push.apply(out, sceneTraces(model, F, v.info, (V.frames[n] || {}).result, scene));
     var ghost = links(model, V.start);
     out.push(Object.assign({ type: "scatter3d", mode: "lines", name: "start", scene: scene, hoverinfo: "skip", showlegend: false, line: { color: "#c8c8c8", width: 3 } }, ghost));
     var state = null;
@@ -1027,6 +1084,9 @@
         parts.push("solve: " + info.status + (info.success ? " ✓" : info.converged ? " (outside limits)" : "") + " after " + info.iterations + " iterations" +
           (A > 1 ? " over " + A + " attempts" : "") + ", " + fmtNum(info.time_us, 1) + " µs" + (v.sols.length > 1 ? ", " + v.sols.length + " solutions" : ""));
         if (info.message) parts.push(info.message);
+        if (info.collision_free != null)
+          parts.push(info.collision_free ? "collision-free (clearance " + fmtNum(info.min_clearance * 1000, 1) + " mm, " + info.collision_pair + ")"
+            : "COLLIDES: " + info.collision_pair + " (" + fmtNum(-info.min_clearance * 1000, 1) + " mm deep)");
         parts.push(st.label);
         if (info.trace && info.trace.records > info.trace.q.length) parts.push("trace of " + info.trace.records + " records thinned to " + info.trace.q.length + " (each attempt's first and last kept)");
       }
