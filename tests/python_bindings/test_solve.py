@@ -196,7 +196,7 @@ def test_registry_listing():
     assert names == sorted(names) and {"dls", "ccd", "fabrik", "kdl-lma", "ceres-lm"} <= set(names)
     assert [p["name"] for p in reg["common_parameters"]] == ["restarts", "time_budget_us", "max_iterations", "stall_iterations",
                                                          "stall_relative_improvement", "solutions", "library", "start",
-                                                         "closed_form", "closed_form_near"]
+                                                         "closed_form", "closed_form_near", "collision"]
     assert any(p["name"] == "auto" for p in reg["presets"])
     for b in reg["solvers"]:
         assert ik.Solver(b["name"]).name == b["name"]
