@@ -101,7 +101,7 @@ Family nearFamily(int count) {
   const std::string suite = R"({"name": "t", "seed": 5, "families": [{"name": "ur5-near", "type": "urdf",
     "file": "robots/ur5.urdf", "base": "base_link", "tip": "tool0", "count": )" +
                             std::to_string(count) + R"(, "scene": "scenes/workcell.json",
-    "goals": {"set": "reachable", "kind": "pose", "start": "nominal", "near_distance": 0.02}}]})";
+    "goals": {"set": "reachable", "kind": "pose", "start": "nominal", "near_obstacle": 0.02}}]})";
   return parseSuite(suite, dataDirectory() + "/suites/t.json").families.front();
 }
 
