@@ -44,7 +44,6 @@ const std::vector<std::string> kOutcomeNames = {"converged", "wrong", "not-found
 std::vector<std::string> solveHeader() {
   std::vector<std::string> h = kSolveColumns;
   h.insert(h.end(), kSolveExtraColumns.begin(), kSolveExtraColumns.end());
-  if (collision) h.insert(h.end(), kCollisionColumns.begin(), kCollisionColumns.end());
   return h;
 }
 
