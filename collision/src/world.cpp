@@ -1,5 +1,6 @@
 #include "ikbench/collision/world.h"
 
+#if IKBENCH_HAVE_FCL
 #include <fcl/geometry/bvh/BVH_model.h>
 #include <fcl/geometry/shape/box.h>
 #include <fcl/geometry/shape/capsule.h>
@@ -8,6 +9,7 @@
 #include <fcl/math/bv/OBBRSS.h>
 #include <fcl/narrowphase/collision.h>
 #include <fcl/narrowphase/distance.h>
+#endif
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -54,13 +56,18 @@ std::vector<LinkShape> fitLinkCapsules(const Model& model, const CapsuleRule& ru
 
 // ---- FCL ------------------------------------------------------------------------
 
+#if IKBENCH_HAVE_FCL
 struct CollisionWorld::Fcl {
   std::vector<std::shared_ptr<fcl::CollisionGeometryd>> links, obstacles;
   std::vector<Eigen::Isometry3d> obstacle_tf;
 };
+#else
+struct CollisionWorld::Fcl {};
+#endif
 
 namespace {
 
+#if IKBENCH_HAVE_FCL
 std::shared_ptr<fcl::CollisionGeometryd> fclGeometry(const Shape& s) {
   switch (s.kind) {
     case ShapeKind::kBox: return std::make_shared<fcl::Boxd>(s.size);
@@ -84,6 +91,8 @@ std::shared_ptr<fcl::CollisionGeometryd> fclGeometry(const Shape& s) {
   }
   return nullptr;
 }
+
+#endif
 
 void checkShape(const Shape& s, const std::string& what) {
   auto bad = [&](const std::string& msg) {
@@ -143,7 +152,9 @@ CollisionWorld::CollisionWorld(std::shared_ptr<const Model> model, std::vector<L
     checkShape(l.shape, "link shape");
     link_approx_.push_back(approximate(l.shape));
     link_bound_.push_back(boundingSphere(link_approx_.back()));
+#if IKBENCH_HAVE_FCL
     fcl_->links.push_back(fclGeometry(l.shape));
+#endif
   }
   std::set<std::string> obstacle_names;
   for (const Shape& o : obstacles_) {
@@ -152,8 +163,10 @@ CollisionWorld::CollisionWorld(std::shared_ptr<const Model> model, std::vector<L
       throw std::invalid_argument(fmt::format("obstacle '{}': a second obstacle of this name", o.name));
     obstacle_approx_.push_back(approximate(o));
     obstacle_bound_.push_back(boundingSphere(obstacle_approx_.back()));
+#if IKBENCH_HAVE_FCL
     fcl_->obstacles.push_back(fclGeometry(o));
     fcl_->obstacle_tf.push_back(o.pose.toIsometry());
+#endif
   }
   // The scene's disabled pairs, by name: a body (all its shapes) or an obstacle.
   std::set<std::pair<int, int>> off_self;      // body pairs (lo, hi)
@@ -251,6 +264,12 @@ std::string CollisionWorld::pairName(int pair) const {
 }
 
 double CollisionWorld::exactPair(const Data& data, int pair, bool* colliding) const {
+#if !IKBENCH_HAVE_FCL
+  // No FCL in this build (the playground): the enclosing approximations.
+  const double d = approximateDistance(data, pair).distance;
+  *colliding = d <= 0.0;
+  return d;
+#else
   const CollisionPair& p = pairs_[static_cast<size_t>(pair)];
   const LinkShape& la = links_[static_cast<size_t>(p.a)];
   const Eigen::Isometry3d ta = (data.world_T_body[static_cast<size_t>(la.body)] * la.shape.pose).toIsometry();
@@ -280,6 +299,7 @@ double CollisionWorld::exactPair(const Data& data, int pair, bool* colliding) co
   *colliding = true;
   if (!cres.isCollision()) return 0.0;  // touching: distance 0, counted as a collision
   return -std::abs(cres.getContact(0).penetration_depth);
+#endif
 }
 
 CollisionReport CollisionWorld::check(const Data& data) const {
