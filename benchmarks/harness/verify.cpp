@@ -82,10 +82,11 @@ void verifyQuality(const ResultsDirectory& r, const std::map<std::pair<int, int>
 }  // namespace
 
 VerifyReport verifyRun(const std::string& dir, std::ostream& out, int max_listed) {
-  const ResultsDirectory r = readResults(dir, /*require_complete=*/true, /*rows=*/true);
+  // The traces are not verify's (the report reads them): not read.
+  const ResultsDirectory r = readResults(dir, /*require_complete=*/true, /*rows=*/true, /*traces=*/false);
   const auto models = readModels(r);
   const auto problems = readProblems(r, models);
-  checkRows(r, problems, /*traces=*/false);  // the traces are not verify's (the report reads them)
+  checkRows(r, problems, /*traces=*/false);
   // Every solve of the run is in solves.csv exactly once, and every problem
   // in problems.jsonl (the reader refused duplicates and indices out of range).
   long expected_problems = 0;
