@@ -22,6 +22,7 @@
 """
 
 import errno
+import gzip
 import io
 import os
 import stat
@@ -180,11 +181,14 @@ def atomic_write_text(path, text, *, inputs=(), encoding="utf-8"):
 
 
 def save_figure(fig, path, *, inputs=(), **savefig_kw):
-    """A matplotlib figure written by the rule, in the format of the path's suffix."""
+    """A matplotlib figure written by the rule, in the format of the path's suffix. An .svgz is the SVG
+    gzip-compressed with a zero timestamp (matplotlib's own svgz stamps the time), so that the same
+    figure gives the same bytes."""
     fmt = Path(path).suffix.lstrip(".").lower()
     buf = io.BytesIO()
-    fig.savefig(buf, format=fmt, **savefig_kw)
-    return atomic_write_bytes(path, buf.getbuffer(), inputs=inputs)
+    fig.savefig(buf, format="svg" if fmt == "svgz" else fmt, **savefig_kw)
+    data = gzip.compress(buf.getvalue(), compresslevel=9, mtime=0) if fmt == "svgz" else buf.getbuffer()
+    return atomic_write_bytes(path, data, inputs=inputs)
 
 
 __all__ = ["OutputError", "atomic_write_bytes", "atomic_write_text", "save_figure", "check_output_path",

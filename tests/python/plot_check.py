@@ -14,6 +14,7 @@ passes, 1 otherwise (with the failed checks listed).
 """
 import argparse
 import csv
+import gzip
 import json
 import re
 import subprocess
@@ -53,7 +54,7 @@ def _families_in_order(run_dir):
         return list(dict.fromkeys(r["family"] for r in csv.DictReader(f)))
 
 
-def check(outdir, run_dirs, labels=None, formats=("png", "svg"), all_specs=False):
+def check(outdir, run_dirs, labels=None, formats=("png", "svgz"), all_specs=False):
     """List of failed checks (empty when all pass)."""
     import math
 
@@ -159,11 +160,14 @@ def check(outdir, run_dirs, labels=None, formats=("png", "svg"), all_specs=False
                        t.startswith(f"{fam}: orientation error vs iteration") for t in titles),
                    f"{stem}: no error-vs-iteration panel ({titles})")
             expect(any("vs time" in t for t in titles), f"{stem}: no error-vs-time panel")
-    if "svg" in formats:
+    for ext in ("svg", "svgz"):
+        if ext not in formats:
+            continue
         for stem in ("iterations", "time_distribution", "success", "success_heatmap"):
-            f = outdir / "plots" / f"{stem}.svg"
+            f = outdir / "plots" / f"{stem}.{ext}"
             if f.exists() and stem in plots:
-                texts = set(re.findall(r"<text[^>]*>([^<]*)</text>", f.read_text()))
+                svg = gzip.decompress(f.read_bytes()).decode() if ext == "svgz" else f.read_text()
+                texts = set(re.findall(r"<text[^>]*>([^<]*)</text>", svg))
                 drawn = set().union(*[set(pn["series"]) for pn in plots[stem]["panels"]])
                 for s in drawn:
                     expect(any(s in t for t in texts), f"{f.name}: series '{s}' not in the SVG text")

@@ -1,4 +1,5 @@
 """ikbench.plots (scripts/plot.py): what the plots contain, for one run and for runs overlaid."""
+import gzip
 import json
 
 import synth
@@ -19,6 +20,18 @@ def test_one_run(tmp_path):
     # the checker does catch a plot that lacks a solver
     (d / "plots" / "iterations.svg").write_text((d / "plots" / "iterations.svg").read_text().replace(">ccd<", "><"))
     assert any("ccd" in f for f in check(d, [d], formats=("svg",)))
+
+
+def test_default_formats_are_png_and_reproducible_compressed_svg(tmp_path):
+    d = synth.make_run(tmp_path / "run", problems=12)
+    assert plots.main([str(d), "--no-report"]) == 0
+    first = {p.name: p.read_bytes() for p in (d / "plots").glob("*.svgz")}
+    assert "iterations.svgz" in first and not list((d / "plots").glob("*.svg"))
+    assert list((d / "plots").glob("*.png"))
+    assert gzip.decompress(first["iterations.svgz"]).startswith(b"<?xml")
+    assert check(d, [d], formats=("png", "svgz")) == []
+    assert plots.main([str(d), "--no-report"]) == 0      # the same figures give the same bytes
+    assert {p.name: p.read_bytes() for p in (d / "plots").glob("*.svgz")} == first
 
 
 def test_runs_overlaid(tmp_path):
