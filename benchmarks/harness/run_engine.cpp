@@ -120,7 +120,7 @@ struct Slot {
 // Significant digits of traces.csv's step_norm and damping, and of the q of
 // records other than an attempt's last (docs/results-format.md "traces.csv").
 constexpr int kTraceDetailDigits = 6;
-constexpr int kTraceQDigits = 6;
+constexpr int kTraceQDigits = 4;
 
 Summary solveOne(Solver& solver, const Problem& problem, Eigen::VectorXd& q, const SolverOptions& options) {
   try {
