@@ -187,8 +187,28 @@ def save_figure(fig, path, *, inputs=(), **savefig_kw):
     fmt = Path(path).suffix.lstrip(".").lower()
     buf = io.BytesIO()
     fig.savefig(buf, format="svg" if fmt == "svgz" else fmt, **savefig_kw)
-    data = gzip.compress(buf.getvalue(), compresslevel=9, mtime=0) if fmt == "svgz" else buf.getbuffer()
+    if fmt == "svgz":
+        data = gzip.compress(buf.getvalue(), compresslevel=9, mtime=0)
+    elif fmt == "png":
+        data = _palette_png(buf.getvalue())
+    else:
+        data = buf.getbuffer()
     return atomic_write_bytes(path, data, inputs=inputs)
+
+
+def _palette_png(png):
+    """An opaque PNG figure as a 256-colour palette image (an octree palette, no dithering): a plot's
+    flat colours and antialiased edges fit in it, at about a third of the bytes of 32-bit RGBA. A
+    figure with transparency is kept as it is."""
+    from PIL import Image
+
+    im = Image.open(io.BytesIO(png))
+    if im.mode == "RGBA" and im.getextrema()[3][0] < 255:
+        return png
+    pal = im.convert("RGB").quantize(colors=256, method=Image.Quantize.FASTOCTREE, dither=Image.Dither.NONE)
+    out = io.BytesIO()
+    pal.save(out, format="PNG", optimize=True)
+    return out.getvalue()
 
 
 __all__ = ["OutputError", "atomic_write_bytes", "atomic_write_text", "save_figure", "check_output_path",
