@@ -2,7 +2,7 @@
 //
 //   ikbench run --suite quick|default|FILE [--solvers SPEC,SPEC...] [--threads N]
 //               [--seed S] [--out DIR] [--force | --resume] [--shard K/N]
-//               [--no-trace] [--trace-problems K] [--no-summary]
+//               [--no-trace] [--trace-problems K|all] [--no-summary]
 //   ikbench run --urdf FILE [--base LINK --tip LINK] [--scene FILE] [--samples N] [...]
 //   ikbench run --protocol trac-ik|ikfast-test|seeds|tracking --urdf FILE [--base LINK --tip LINK] [...]
 //   ikbench run --bvh FILE [...]
@@ -140,6 +140,18 @@ std::uint64_t parseSeed(const std::string& text) {
   return v;
 }
 
+// --trace-problems: 'all' or a count in [0, kMaxTraceProblems].
+int parseTraceProblems(const std::string& text) {
+  if (text == "all") return RunConfig::kTraceAll;
+  int v = -1;
+  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (text.empty() || ec != std::errc() || ptr != text.data() + text.size() || v < 0 ||
+      v > RunConfig::kMaxTraceProblems)
+    throw HarnessError(fmt::format("--trace-problems '{}': expected 'all' or a count in [0, {}]", text,
+                                   RunConfig::kMaxTraceProblems));
+  return v;
+}
+
 int realMain(int argc, char** argv) {
   CLI::App app{"ikbench: benchmark inverse-kinematics solvers"};
   app.require_subcommand(1);
@@ -150,7 +162,8 @@ int realMain(int argc, char** argv) {
   // ---- run ----
   CLI::App* run = app.add_subcommand("run", "run solvers on a suite and write results/<run>/");
   std::string suite_arg, urdf, base, tip, bvh, solvers, out, progress = "auto", seed_text, shard, protocol;
-  int chain = 0, samples = 200, threads = 0, trace_problems = 20;
+  int chain = 0, samples = 200, threads = 0;
+  std::string trace_problems = std::to_string(RunConfig::kDefaultTraceProblems);
   bool no_trace = false, force = false, resume = false, no_summary = false, quality = false;
   std::string history_db, scene_file;
   auto* o_suite = run->add_option("--suite", suite_arg, "shipped suite name (quick, default, ...) or suite file");
@@ -191,9 +204,9 @@ int realMain(int argc, char** argv) {
   run->add_option("--shard", shard, "run shard K of N (a deterministic 1/N of the solves; see ikbench merge)");
   run->add_flag("--no-trace", no_trace, "skip the trace pass (traces.csv has only its header)");
   run->add_option("--trace-problems", trace_problems,
-                  "problems per family in the trace pass (default 20; ikbench report's --trace-problems, default 3, "
-                  "is how many of them its page embeds)")
-      ->check(CLI::Range(0, RunConfig::kMaxTraceProblems));
+                  fmt::format("problems per family in the trace pass, a seeded sample, or 'all' (default {}; "
+                              "ikbench report's --trace-problems, same default, is how many of them its page embeds)",
+                              RunConfig::kDefaultTraceProblems));
   run->add_option("--progress", progress, "auto|bar|lines|none (default auto: a bar on a terminal)")
       ->check(CLI::IsMember({"auto", "bar", "lines", "none"}));
   run->add_flag("--no-summary", no_summary, "do not print the summary table (python3 -m ikbench summary DIR does)");
@@ -384,7 +397,7 @@ int realMain(int argc, char** argv) {
   }
   rc.threads = threads;
   rc.trace = !no_trace;
-  rc.trace_problems = trace_problems;
+  rc.trace_problems = parseTraceProblems(trace_problems);
   rc.quality = quality;
   rc.out_dir = out;
   rc.output = force ? OutputMode::kForce : resume ? OutputMode::kResume : OutputMode::kFresh;

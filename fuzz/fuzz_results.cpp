@@ -1,6 +1,7 @@
 // The readers of a results directory (benchmarks/harness/results_reader.h):
-// the input is run.json, models.json, problems.jsonl and solves.csv of one
-// run, separated by the byte 0x1e (ASCII record separator), written into a
+// the input is run.json, models.json, problems.jsonl and solves.csv (or,
+// starting with gzip's magic bytes, solves.csv.gz) of one run, separated by
+// the byte 0x1e (ASCII record separator), written into a
 // scratch directory and read back as `ikbench verify` reads them, apart from
 // the manifest (whose hashes a mutated input would never match). Every input
 // gives a ResultsError or a run whose problems and returned configurations fit
@@ -48,7 +49,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   put("run.json", parts[0]);
   put("models.json", parts[1]);
   put("problems.jsonl", parts[2]);
-  put("solves.csv", parts[3]);
+  // A solves part that starts with gzip's magic bytes is a compressed
+  // solves.csv.gz (truncated, corrupt and bomb streams included).
+  const bool gzip = parts[3].size() >= 2 && parts[3][0] == '\x1f' && parts[3][1] == '\x8b';
+  std::filesystem::remove(scratch() + (gzip ? "/solves.csv" : "/solves.csv.gz"));
+  put(gzip ? "solves.csv.gz" : "solves.csv", parts[3]);
   put("solutions.csv", "family,problem,solver,solution,q\n");
   put("traces.csv",
       "family,problem,solver,iteration,position_error,orientation_error,step_norm,damping,elapsed_us,time_us,q\n");

@@ -1,10 +1,10 @@
 #!/usr/bin/python3
 """Plots and an HTML report for ikbench results directories.
 
-    /usr/bin/python3 scripts/plot.py RESULTS_DIR [--no-report] [--formats png,svg]
+    /usr/bin/python3 scripts/plot.py RESULTS_DIR [--no-report] [--formats png,svgz]
     /usr/bin/python3 scripts/plot.py RUN_A RUN_B --out DIR      # runs overlaid
 
-Writes RESULTS_DIR/plots/*.png|svg, RESULTS_DIR/plots/index.json (every plot with its panels and
+Writes RESULTS_DIR/plots/*.png|svgz, RESULTS_DIR/plots/index.json (every plot with its panels and
 series) and RESULTS_DIR/report.html. Exit status 0, or 2 with a message for bad input.
 
 A thin wrapper: the plots live in the analysis library (python/ikbench/plots.py), which reads

@@ -16,7 +16,7 @@ PACKAGES=(
   python3-plotly chromium chromium-driver python3-selenium
   python3-tabulate python3-jinja2 postgresql python3-psycopg2 ccache
   emscripten nodejs libjs-three
-  libfcl-dev
+  libfcl-dev zlib1g-dev
 )
 
 missing=()

@@ -43,6 +43,12 @@ MergeReport mergeShards(const std::vector<std::string>& shard_dirs, const std::s
     checkRows(shards.back(), readProblems(shards.back(), readModels(shards.back())), /*traces=*/true);
   }
 
+  // models.json and problems.jsonl are identical in every shard (checked
+  // below); both are read before the output directory is touched.
+  std::map<std::string, std::string> shared_files;
+  shared_files["models.json"] = shards.front().read("models.json", kMaxModelsJsonBytes);
+  shared_files["problems.jsonl"] = shards.front().read("problems.jsonl", std::numeric_limits<std::size_t>::max());
+
   // One run, cut into N complete shards, each exactly once.
   const json& first = shards.front().run;
   if (at(first, "shard").is_null())
@@ -59,8 +65,10 @@ MergeReport mergeShards(const std::vector<std::string>& shard_dirs, const std::s
                                        shard_dirs[i], diff));
     if (at(run, "trace").value("problems_per_family", -1) != at(first, "trace").value("problems_per_family", -1))
       throw HarnessError(fmt::format("merge: '{}' and '{}' traced different problems", shard_dirs[0], shard_dirs[i]));
-    for (const char* file : {"models.json", "problems.jsonl"})
-      if (run["files"][file] != first["files"][file])
+    // Compared by content: a shard's files may be compressed or not.
+    for (const auto& [file, content] : shared_files)
+      if (i > 0 && shards[i].read(file, file == "models.json" ? kMaxModelsJsonBytes
+                                                               : std::numeric_limits<std::size_t>::max()) != content)
         throw HarnessError(fmt::format("merge: '{}' and '{}' differ in {}", shard_dirs[0], shard_dirs[i], file));
     const int n = run["shard"].at("count").get<int>(), k = run["shard"].at("index").get<int>();
     if (n != count)
@@ -92,22 +100,16 @@ MergeReport mergeShards(const std::vector<std::string>& shard_dirs, const std::s
   if (static_cast<long>(solves.size()) != expected)
     throw HarnessError(fmt::format("merge: the shards hold {} solves, the run has {}", solves.size(), expected));
 
-  // models.json and problems.jsonl are byte-identical in every shard (the
-  // manifests say so); both are read before the output directory is touched.
-  std::map<std::string, std::string> shared_files;
-  for (const char* file : {"models.json", "problems.jsonl"})
-    shared_files[file] = readRegularFile(shards.front().file(file), std::numeric_limits<std::size_t>::max());
-
   RunDirectory out(out_dir, mode);
   auto join = [](const std::vector<std::string>& header, const std::map<RowKey, std::string>& rows) {
     std::string text = fmt::format("{}\n", fmt::join(header, ","));
     for (const auto& [key, line] : rows) text += line + "\n";
     return text;
   };
-  for (const auto& [file, content] : shared_files) out.writeAtomically(file, content);
-  out.writeAtomically("solves.csv", join(shards.front().solve_header, solves));
-  out.writeAtomically("solutions.csv", join(kSolutionColumns, solutions));
-  out.writeAtomically("traces.csv", join(kTraceColumns, traces));
+  for (const auto& [file, content] : shared_files) out.writeAtomically(compressedName(file), content);
+  out.writeAtomically(compressedName("solves.csv"), join(shards.front().solve_header, solves));
+  out.writeAtomically(compressedName("solutions.csv"), join(kSolutionColumns, solutions));
+  out.writeAtomically(compressedName("traces.csv"), join(kTraceColumns, traces));
 
   json run = first;
   run["shard"] = nullptr;
@@ -158,8 +160,7 @@ MergeReport mergeShards(const std::vector<std::string>& shard_dirs, const std::s
   run["trace"]["mismatches"] = mismatches;
   run["complete"] = true;
   json files = json::object();
-  for (const char* name : {"models.json", "problems.jsonl", "solves.csv", "solutions.csv", "traces.csv"})
-    files[name] = manifestEntry(out.file(name));
+  for (const std::string& name : kManifestFiles) files[compressedName(name)] = manifestEntry(out.file(compressedName(name)));
   run["files"] = files;
   out.writeJson("run.json", run);
   return {count, expected, out_dir};

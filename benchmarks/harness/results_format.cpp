@@ -1,5 +1,7 @@
 #include "harness/results_format.h"
 
+#include "harness/gzip_stream.h"
+
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <sys/stat.h>
@@ -11,6 +13,7 @@
 #include <cstring>
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 
@@ -518,25 +521,34 @@ Problem problemFromJson(const json& j, const std::map<std::string, std::shared_p
 const std::vector<std::string> kManifestFiles = {"models.json", "problems.jsonl", "solves.csv", "solutions.csv",
                                                  "traces.csv"};
 
+std::string compressedName(const std::string& name) { return name + std::string(kGzipSuffix); }
+
+std::string manifestFileOf(const std::string& key) {
+  const std::string plain = hasGzipSuffix(key) ? key.substr(0, key.size() - kGzipSuffix.size()) : key;
+  return std::find(kManifestFiles.begin(), kManifestFiles.end(), plain) == kManifestFiles.end() ? "" : plain;
+}
+
 namespace {
 
 
-// Reads all of fd in blocks, handing each block to `take`; closes fd.
+// Reads all of fd in blocks, handing each block to `take`; closes fd (also
+// when `take` throws).
 template <typename F>
 void readBlocks(int fd, const std::string& path, F&& take) {
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
   char buf[1 << 16];
   for (;;) {
     const ssize_t n = ::read(fd, buf, sizeof buf);
     if (n == 0) break;
     if (n < 0) {
       if (errno == EINTR) continue;
-      const std::string why = std::strerror(errno);
-      ::close(fd);
-      throw ResultsError(fmt::format("{}: cannot read: {}", path, why));
+      throw ResultsError(fmt::format("{}: cannot read: {}", path, std::strerror(errno)));
     }
     take(buf, static_cast<size_t>(n));
   }
-  ::close(fd);
 }
 
 }  // namespace
@@ -584,6 +596,33 @@ std::string readRegularFile(const std::string& path, std::size_t max_bytes) {
   return text;
 }
 
+std::string readRunFile(const std::string& path, std::size_t max_bytes) {
+  if (!hasGzipSuffix(path)) return readRegularFile(path, max_bytes);
+  const int fd = openRegularFile(path);
+  struct stat st {};
+  const std::size_t compressed = ::fstat(fd, &st) == 0 ? static_cast<std::size_t>(st.st_size) : 0;
+  const std::size_t ratio_limit = gzipExpansionLimit(compressed);
+  const std::size_t limit = std::min(max_bytes, ratio_limit);
+  const std::string why = limit == max_bytes ? fmt::format("what a reader takes of this file")
+                                             : fmt::format("{} times its {} compressed bytes", kMaxGzipRatio, compressed);
+  std::string text;
+  GzipReader gz(path, limit, why, [&](const char* p, std::size_t n) { text.append(p, n); });
+  readBlocks(fd, path, [&](const char* p, size_t n) { gz.feed(p, n); });
+  gz.finish();
+  return text;
+}
+
+std::string runFilePath(const std::string& dir, const std::string& name) {
+  const std::string plain = (std::filesystem::path(dir) / name).string();
+  const std::string gz = plain + std::string(kGzipSuffix);
+  struct stat st {};
+  const bool has_gz = ::lstat(gz.c_str(), &st) == 0, has_plain = ::lstat(plain.c_str(), &st) == 0;
+  if (has_gz && has_plain)
+    throw ResultsError(fmt::format("{}: both {} and {}{} are here: which one is the run's? (remove the other)", dir,
+                                   name, name, kGzipSuffix));
+  return has_gz ? gz : plain;
+}
+
 json parseJsonText(std::string_view text, const std::string& where) {
   const json::parser_callback_t bound = [&](int depth, json::parse_event_t, json&) {
     if (depth > kMaxResultsJsonNesting)
@@ -624,21 +663,49 @@ std::string jsonDifference(const json& a, const json& b, const std::string& path
 
 std::string fnv1a64File(const std::string& path) { return manifestEntry(path).at("fnv1a64").get<std::string>(); }
 
-json manifestEntry(const std::string& path) {
+namespace {
+
+bool endsWith(std::string_view s, std::string_view tail) {
+  return s.size() >= tail.size() && s.substr(s.size() - tail.size()) == tail;
+}
+
+long rowsOfLines(std::string_view name, long lines) {
+  if (hasGzipSuffix(name)) name.remove_suffix(kGzipSuffix.size());
+  return endsWith(name, ".csv") ? std::max(0L, lines - 1) : endsWith(name, ".jsonl") ? lines : 0;
+}
+
+}  // namespace
+
+long manifestRows(const std::string& name, std::string_view content) {
+  return rowsOfLines(name, static_cast<long>(std::count(content.begin(), content.end(), '\n')));
+}
+
+json manifestEntry(const std::string& path, bool rows) {
   long lines = 0, bytes = 0;
   std::uint64_t h = 0xcbf29ce484222325ULL;
-  readBlocks(openRegularFile(path), path, [&](const char* p, size_t n) {
+  const bool gzip = hasGzipSuffix(path);
+  const bool inflate = gzip && rows;
+  const int fd = openRegularFile(path);
+  struct stat st {};
+  const std::size_t compressed = ::fstat(fd, &st) == 0 ? static_cast<std::size_t>(st.st_size) : 0;
+  // The rows of a compressed file are its content's lines, counted as it is
+  // decompressed (never held whole).
+  GzipReader content(path, gzipExpansionLimit(compressed),
+                     fmt::format("{} times its {} compressed bytes", kMaxGzipRatio, compressed),
+                     [&](const char* p, std::size_t n) { lines += std::count(p, p + n, '\n'); });
+  readBlocks(fd, path, [&](const char* p, size_t n) {
     for (size_t i = 0; i < n; ++i) {
-      lines += p[i] == '\n';
+      if (!gzip) lines += p[i] == '\n';
       h ^= static_cast<unsigned char>(p[i]);
       h *= 0x100000001b3ULL;
     }
+    if (inflate) content.feed(p, n);
     bytes += static_cast<long>(n);
   });
-  const bool csv = path.size() >= 4 && path.compare(path.size() - 4, 4, ".csv") == 0;
-  const bool jsonl = path.size() >= 6 && path.compare(path.size() - 6, 6, ".jsonl") == 0;
-  const long rows = csv ? std::max(0L, lines - 1) : jsonl ? lines : 0;
-  return {{"rows", rows}, {"bytes", bytes}, {"fnv1a64", fmt::format("{:016x}", h)}};
+  if (inflate) content.finish();
+  json entry = {{"bytes", bytes}, {"fnv1a64", fmt::format("{:016x}", h)}};
+  if (!gzip || rows) entry["rows"] = rowsOfLines(path, lines);
+  return entry;
 }
 
 }  // namespace ikbench::harness

@@ -94,9 +94,16 @@ Problem problemFromJson(const nlohmann::json& j, const std::map<std::string, std
 // FNV-1a, 64 bits, of a file's bytes, as 16 lowercase hex digits; and the
 // manifest entry {"rows", "bytes", "fnv1a64"} of a file (rows: lines after
 // the header for .csv, lines for .jsonl, 0 otherwise), both read in one pass.
+// Of a NAME.gz file, `bytes` and `fnv1a64` are the compressed file's and
+// `rows` the content's (NAME's rule).
 // ResultsError if the file cannot be read or is not a regular file.
+// With `rows` false, a compressed file is not decompressed: "rows" is left
+// out (readers check it when they read the content).
 std::string fnv1a64File(const std::string& path);
-nlohmann::json manifestEntry(const std::string& path);
+nlohmann::json manifestEntry(const std::string& path, bool rows = true);
+// The manifest's rows of a file's content: lines after the header for a
+// .csv, lines for a .jsonl, 0 otherwise (`name` plain or NAME.gz).
+long manifestRows(const std::string& name, std::string_view content);
 
 // ---- reading the files of a run --------------------------------------------------
 // What the readers of a results directory accept (docs/results-format.md,
@@ -104,8 +111,15 @@ nlohmann::json manifestEntry(const std::string& path);
 // is parsed, so a damaged or hostile directory gets an error naming the file,
 // never a hang, a stack overflow or an allocation sized by the file.
 
-// The files a complete run's manifest (run.json "files") lists: exactly these.
+// The files a complete run's manifest (run.json "files") lists: exactly these,
+// each under this name or, compressed, this name + ".gz".
 extern const std::vector<std::string> kManifestFiles;
+// The kManifestFiles name a manifest key stands for ("solves.csv.gz" and
+// "solves.csv": "solves.csv"), or "" for any other name.
+std::string manifestFileOf(const std::string& key);
+// The name a run writes the file `name` of kManifestFiles under: gzip-
+// compressed, NAME.gz (readers take NAME as well: older runs, gunzipped files).
+std::string compressedName(const std::string& name);
 // Largest run.json and models.json read (bytes).
 inline constexpr std::size_t kMaxRunJsonBytes = std::size_t{64} << 20;
 inline constexpr std::size_t kMaxModelsJsonBytes = std::size_t{1} << 30;
@@ -126,6 +140,14 @@ const char* fileKind(mode_t mode);
 // The whole of a regular file of at most `max_bytes` bytes (ResultsError
 // naming the path and the limit otherwise).
 std::string readRegularFile(const std::string& path, std::size_t max_bytes);
+// The content of a file of a run: a NAME.gz file decompressed (at most
+// `max_bytes` of content, and within gzip_stream.h's expansion limit), any
+// other file as readRegularFile reads it.
+std::string readRunFile(const std::string& path, std::size_t max_bytes);
+// Where the file `name` (a name of kManifestFiles) of the run in `dir` is:
+// dir/name.gz or dir/name, whichever exists (dir/name when neither does).
+// ResultsError when both exist: a reader never guesses which one is the run's.
+std::string runFilePath(const std::string& dir, const std::string& name);
 // Parses JSON text with the nesting limit above; ResultsError naming `where`
 // (a file, or a file and line) and the parser's position.
 nlohmann::json parseJsonText(std::string_view text, const std::string& where);

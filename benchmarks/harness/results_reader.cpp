@@ -1,5 +1,7 @@
 #include "harness/results_reader.h"
 
+#include "harness/gzip_stream.h"
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -14,12 +16,28 @@ namespace ikbench::harness {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-std::string ResultsDirectory::file(const std::string& name) const { return (fs::path(dir) / name).string(); }
+std::string ResultsDirectory::file(const std::string& name) const {
+  const auto it = paths.find(name);
+  return it != paths.end() ? it->second : (fs::path(dir) / name).string();
+}
 
 size_t ResultsDirectory::column(const std::string& name) const {
   auto it = std::find(solve_header.begin(), solve_header.end(), name);
   if (it == solve_header.end()) throw ResultsError(fmt::format("{}: no column '{}'", file("solves.csv"), name));
   return static_cast<size_t>(it - solve_header.begin());
+}
+
+std::string ResultsDirectory::read(const std::string& name, std::size_t max_bytes) const {
+  const std::string path = file(name);
+  std::string text = readRunFile(path, max_bytes);
+  if (const auto it = rows_to_check.find(name); it != rows_to_check.end()) {
+    const long found = manifestRows(path, text);
+    if (found != it->second)
+      throw ResultsError(fmt::format("{}: {} does not match the run's manifest in run.json (a file of another run, "
+                                     "or changed since): {} rows, the manifest says {}",
+                                     dir, fs::path(path).filename().string(), found, it->second));
+  }
+  return text;
 }
 
 namespace {
@@ -82,17 +100,22 @@ void checkRunJson(const json& run, const std::string& where, bool require_comple
   // names: a reader never opens a path the manifest makes up.
   const json& files = field(run, "files", where, "");
   if (!files.is_object()) bad(where, "files", "expected an object");
+  std::set<std::string> listed;
   for (const auto& [name, entry] : files.items()) {
-    if (std::find(kManifestFiles.begin(), kManifestFiles.end(), name) == kManifestFiles.end())
-      bad(where, "files", fmt::format("names '{}', which is not a file of a run (expected exactly: {})", name,
-                                      fmt::join(kManifestFiles, ", ")));
+    const std::string plain = manifestFileOf(name);
+    if (plain.empty())
+      bad(where, "files", fmt::format("names '{}', which is not a file of a run (expected exactly: {}; each may "
+                                      "be compressed, NAME.gz)",
+                                      name, fmt::join(kManifestFiles, ", ")));
+    if (!listed.insert(plain).second)
+      bad(where, "files", fmt::format("lists {} twice (plain and compressed)", plain));
     const std::string path = "files." + name;
     integer(field(entry, "rows", where, path), where, path + ".rows", 0, std::numeric_limits<long>::max() - 1);
     integer(field(entry, "bytes", where, path), where, path + ".bytes", 0, std::numeric_limits<long>::max() - 1);
     if (!field(entry, "fnv1a64", where, path).is_string()) bad(where, path + ".fnv1a64", "expected a string");
   }
   for (const std::string& name : kManifestFiles)
-    if (!files.contains(name)) bad(where, "files", fmt::format("does not list {}", name));
+    if (!listed.count(name)) bad(where, "files", fmt::format("does not list {}", name));
 }
 
 // Rows of one CSV file by key; the key columns are family, problem, solver.
@@ -104,7 +127,7 @@ void readRows(const ResultsDirectory& r, const std::string& name, const std::vec
               Rows kind, std::map<RowKey, std::string>* out, std::vector<std::string>* header_out,
               bool optional_columns = false) {
   const std::string path = r.file(name);
-  const std::string text = readRegularFile(path, std::numeric_limits<std::size_t>::max());
+  const std::string text = r.read(name, std::numeric_limits<std::size_t>::max());
   size_t pos = 0;
   long n = 0;
   std::string_view line;
@@ -189,7 +212,7 @@ void readRows(const ResultsDirectory& r, const std::string& name, const std::vec
 
 }  // namespace
 
-ResultsDirectory readResults(const std::string& dir, bool require_complete, bool rows) {
+ResultsDirectory readResults(const std::string& dir, bool require_complete, bool rows, bool traces) {
   ResultsDirectory r;
   r.dir = dir;
   std::error_code ec;
@@ -207,13 +230,29 @@ ResultsDirectory readResults(const std::string& dir, bool require_complete, bool
   for (const json& fam : r.run.at("families")) r.families.push_back(fam.at("name").get<std::string>());
   for (const json& s : r.run.at("solvers")) r.solvers.push_back(s.at("spec").get<std::string>());
   if (require_complete) {
+    for (const auto& [name, entry] : r.run["files"].items()) {
+      runFilePath(dir, manifestFileOf(name));  // refuses a plain and a compressed copy side by side
+      r.paths[manifestFileOf(name)] = (fs::path(dir) / name).string();
+    }
+  } else {
+    for (const std::string& name : kManifestFiles) r.paths[name] = runFilePath(dir, name);
+  }
+  if (require_complete) {
     if (!r.run.value("complete", false))
       throw ResultsError(fmt::format("{}: the run is incomplete (interrupted or still running; run.json says "
                                      "\"complete\": false): resume it with ikbench run ... --resume --out {}",
                                      dir, dir));
-    for (const auto& [name, expected] : r.run["files"].items()) {
-      if (!fs::exists(r.file(name), ec)) throw ResultsError(fmt::format("{}: {} is missing", dir, name));
-      const json actual = manifestEntry(r.file(name));
+    for (const auto& [name, expected_entry] : r.run["files"].items()) {
+      const std::string path = (fs::path(dir) / name).string();
+      if (!fs::exists(path, ec)) throw ResultsError(fmt::format("{}: {} is missing", dir, name));
+      // A compressed file's bytes and hash here, its rows when it is read.
+      const bool gzip = hasGzipSuffix(name);
+      const json actual = manifestEntry(path, /*rows=*/!gzip);
+      json expected = expected_entry;
+      if (gzip) {
+        r.rows_to_check[manifestFileOf(name)] = expected["rows"].get<long>();
+        expected.erase("rows");
+      }
       if (actual != expected)
         throw ResultsError(fmt::format("{}: {} does not match the run's manifest in run.json (a file of another "
                                        "run, or changed since): expected {}, found {}",
@@ -223,13 +262,13 @@ ResultsDirectory readResults(const std::string& dir, bool require_complete, bool
   if (rows) {
     readRows(r, "solves.csv", solveHeader(), Rows::kOnePerKey, &r.solves, &r.solve_header, true);
     readRows(r, "solutions.csv", kSolutionColumns, Rows::kOnePerSolution, &r.solutions, nullptr);
-    readRows(r, "traces.csv", kTraceColumns, Rows::kSequence, &r.traces, nullptr);
+    if (traces) readRows(r, "traces.csv", kTraceColumns, Rows::kSequence, &r.traces, nullptr);
   }
   return r;
 }
 
 std::map<std::string, std::shared_ptr<const Model>> readModels(const ResultsDirectory& r) {
-  const json j = parseJsonText(readRegularFile(r.file("models.json"), kMaxModelsJsonBytes), r.file("models.json"));
+  const json j = parseJsonText(r.read("models.json", kMaxModelsJsonBytes), r.file("models.json"));
   std::map<std::string, std::shared_ptr<const Model>> out;
   if (!j.contains("models") || !j["models"].is_array())
     throw ResultsError(fmt::format("{}: no array 'models'", r.file("models.json")));
@@ -261,7 +300,7 @@ void attachScenes(const ResultsDirectory& r, const std::map<std::string, std::sh
 std::map<std::pair<int, int>, Problem> readProblems(const ResultsDirectory& r,
                                                     const std::map<std::string, std::shared_ptr<const Model>>& models) {
   const std::string path = r.file("problems.jsonl");
-  const std::string text = readRegularFile(path, std::numeric_limits<std::size_t>::max());
+  const std::string text = r.read("problems.jsonl", std::numeric_limits<std::size_t>::max());
   std::map<std::string, int> fam;
   for (size_t i = 0; i < r.families.size(); ++i) fam[r.families[i]] = static_cast<int>(i);
   std::map<std::pair<int, int>, Problem> out;

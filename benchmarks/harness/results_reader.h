@@ -28,17 +28,29 @@ struct ResultsDirectory {
   std::map<RowKey, std::string> solves;
   std::map<RowKey, std::string> solutions;
   std::map<RowKey, std::string> traces;
+  // Where each file of kManifestFiles is: NAME or NAME.gz (the manifest's
+  // name for a complete run; else the one that exists).
+  std::map<std::string, std::string> paths;
+  // The manifest's rows of its compressed files, checked when their content
+  // is read (the manifest check reads only their bytes).
+  std::map<std::string, long> rows_to_check;
 
+  // The path of a file of the run; a name of kManifestFiles is looked up in
+  // `paths` (so "solves.csv" may be dir/solves.csv.gz).
   std::string file(const std::string& name) const;
   // Column index of solves.csv by name (ResultsError if absent).
   size_t column(const std::string& name) const;
+  // The content of file `name` (of kManifestFiles): read, decompressed and,
+  // for a compressed file, its rows checked against the manifest.
+  std::string read(const std::string& name, std::size_t max_bytes) const;
 };
 
 // Reads run.json and checks the format version; with `require_complete`,
 // refuses (ResultsError) an incomplete run and files that do not match the
 // run's manifest (a directory holding files of two runs). Reads the rows of
-// the CSV files only when `rows` is set.
-ResultsDirectory readResults(const std::string& dir, bool require_complete, bool rows);
+// the CSV files only when `rows` is set (traces.csv's only with `traces`
+// too).
+ResultsDirectory readResults(const std::string& dir, bool require_complete, bool rows, bool traces = true);
 
 // The models of models.json by id, and the problems of problems.jsonl by
 // (family index, problem).

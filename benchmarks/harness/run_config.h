@@ -41,10 +41,13 @@ struct RunConfig {
   std::vector<std::string> solvers;
   int threads = 0;  // 0 = std::thread::hardware_concurrency(); at most kMaxThreads
   static constexpr int kMaxThreads = 1024;
-  // Second, untimed pass with SolverOptions::record_trace on the first
-  // trace_problems problems of every family, for every solver.
+  // Second, untimed pass with SolverOptions::record_trace on a seeded sample
+  // of trace_problems problems of every family (traceSample), for every
+  // solver; kTraceAll traces every problem.
   bool trace = true;
-  int trace_problems = 20;
+  static constexpr int kDefaultTraceProblems = 3;  // ikbench report's default too
+  static constexpr int kTraceAll = -1;
+  int trace_problems = kDefaultTraceProblems;
   // Appends the quality columns (harness/answer_quality.h) to solves.csv;
   // always on for a suite that follows a protocol.
   bool quality = false;

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <limits>
 
+#include "harness/gzip_stream.h"
 #include "harness/results_format.h"
 
 namespace ikbench::harness {
@@ -42,8 +43,9 @@ namespace {
 // Writes dir/name atomically: the parts, in order, into a temporary file
 // beside it (".NAME.tmp-PID", created O_EXCL | O_NOFOLLOW with mode 0666 less
 // the umask), synced, then renamed over dir/name, which a link there does not
-// survive. HarnessError naming `shown` (the path the user knows) and the
-// reason; the temporary file never outlives a failure.
+// survive. A name ending in ".gz" gets the parts gzip-compressed.
+// HarnessError naming `shown` (the path the user knows) and the reason; the
+// temporary file never outlives a failure.
 void replaceFile(const std::string& dir, const std::string& name, const std::vector<std::string_view>& parts,
                  const std::string& shown) {
   const std::string path = (fs::path(dir) / name).string();
@@ -71,9 +73,22 @@ void replaceFile(const std::string& dir, const std::string& name, const std::vec
     }
     block.clear();
   };
-  for (const std::string_view part : parts) {
-    block.append(part);
+  auto take = [&](const char* p, size_t n) {
+    block.append(p, n);
     if (block.size() >= (size_t{1} << 20)) flush();
+  };
+  if (hasGzipSuffix(name)) {
+    try {
+      GzipWriter gz(take);
+      for (const std::string_view part : parts) gz.write(part);
+      gz.finish();
+    } catch (const ResultsError& e) {  // zlib's own failure (memory); a failed write has thrown HarnessError
+      ::close(fd);
+      ::unlink(tmp.c_str());
+      throw HarnessError(fmt::format("cannot write '{}': {}", shown, e.what()));
+    }
+  } else {
+    for (const std::string_view part : parts) take(part.data(), part.size());
   }
   flush();
   if (::fsync(fd) != 0) {
@@ -87,10 +102,15 @@ void replaceFile(const std::string& dir, const std::string& name, const std::vec
 }  // namespace
 
 const std::vector<std::string>& RunDirectory::runFiles() {
-  static const std::vector<std::string> files = {
-      "run.json",      "solves.csv",     kPartialFile,      "traces.csv",       "solutions.csv",
-      "summary.csv",   "models.json",    "problems.jsonl",  "throughput.json",  "report.html",
-      "bench_kinematics.json", "bench_solvers.json"};
+  static const std::vector<std::string> files = [] {
+    std::vector<std::string> f = {"run.json", kPartialFile, "summary.csv", "throughput.json", "report.html",
+                                  "bench_kinematics.json", "bench_solvers.json"};
+    for (const std::string& name : kManifestFiles) {
+      f.push_back(name);
+      f.push_back(name + std::string(kGzipSuffix));
+    }
+    return f;
+  }();
   return files;
 }
 

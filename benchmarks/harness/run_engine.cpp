@@ -117,6 +117,11 @@ struct Slot {
   Eigen::VectorXd q;  // the configuration the solve left (for a chained successor)
 };
 
+// Significant digits of traces.csv's step_norm and damping, and of the q of
+// records other than an attempt's last (docs/results-format.md "traces.csv").
+constexpr int kTraceDetailDigits = 6;
+constexpr int kTraceQDigits = 4;
+
 Summary solveOne(Solver& solver, const Problem& problem, Eigen::VectorXd& q, const SolverOptions& options) {
   try {
     return solver.solve(problem, q, options);
@@ -242,6 +247,11 @@ class Engine {
   std::string start_time_, end_time_;
   double solve_time_s_ = 0.0;
   long trace_rows_ = 0, trace_mismatches_ = 0;
+  // The traced problems of each family, in the sample's order (traceSample),
+  // and whether problem p of family f is one of them.
+  std::vector<std::vector<int>> trace_sample_;
+  std::vector<std::vector<char>> traced_;
+  bool isTraced(int f, int p) const { return !traced_.empty() && traced_[f][p]; }
   std::string trace_skipped_;  // why the trace pass did not run (memory), or empty
   std::map<const Model*, std::string> model_ids_;
   LoadRecorder load_;  // sampled from the progress ticks (at most once a second)
@@ -262,7 +272,7 @@ MemoryNeed Engine::memoryNeed(bool traces) const {
         need.solve_q_entries += nq;
         // A traced solve records one row per iteration and one per attempt's
         // start: its timed pass's counts (the trace pass repeats the solve).
-        if (traces && p < config_.trace_problems && slots_[i].done)
+        if (traces && isTraced(f, p) && slots_[i].done)
           need.traced_q_entries += nq * (slots_[i].iterations + slots_[i].restarts + 1);
       }
     }
@@ -281,6 +291,8 @@ void Engine::plan() {
   mine_.assign(static_cast<size_t>(slots), 0);
   long index = 0;
   const Shard shard = config_.shard.value_or(Shard{});
+  trace_sample_.assign(suite_.families.size(), {});
+  traced_.assign(config_.trace ? suite_.families.size() : 0, {});
   for (int f = 0; f < static_cast<int>(suite_.families.size()); ++f) {
     const Family& fam = suite_.families[f];
     const int n = static_cast<int>(fam.problems.size());
@@ -291,6 +303,11 @@ void Engine::plan() {
       for (int p = u.begin; p < u.end; ++p) mine_[slot(u.family, p, u.solver)] = 1;
       total_ += u.end - u.begin;
     };
+    if (config_.trace) {
+      trace_sample_[f] = traceSample(suite_.seed, fam.name, n, config_.trace_problems);
+      traced_[f].assign(static_cast<size_t>(n), 0);
+      for (int p : trace_sample_[f]) traced_[f][static_cast<size_t>(p)] = 1;
+    }
     if (fam.sequential) {
       for (int s = 0; s < S_; ++s) take({f, s, 0, n, true});
     } else {
@@ -361,15 +378,23 @@ json Engine::runJson(bool complete) const {
                      {"sum_solve_time_s", solve_time_s_},
                      {"parallel_efficiency",
                       out_.wall_s > 0 && out_.threads > 0 ? solve_time_s_ / (out_.wall_s * out_.threads) : 0.0}};
+  json sample = json::object();
+  for (size_t f = 0; f < trace_sample_.size(); ++f)
+    if (config_.trace) sample[suite_.families[f].name] = trace_sample_[f];
   j["trace"] = {{"enabled", config_.trace},
-                {"problems_per_family", config_.trace ? config_.trace_problems : 0},
+                {"problems_per_family", !config_.trace                                   ? json(0)
+                                        : config_.trace_problems == RunConfig::kTraceAll ? json("all")
+                                                                                         : json(config_.trace_problems)},
+                {"selection", "seeded"},
+                {"problems", sample},
                 {"rows", trace_rows_},
                 {"wall_s", out_.trace_wall_s},
                 {"mismatches", trace_mismatches_},
                 {"skipped", trace_skipped_.empty() ? json(nullptr) : json(trace_skipped_)},
-                {"note", "recorded in a second pass (record_trace=true) of the first problems_per_family problems of "
-                         "every family, same seeds and starts; elapsed_us includes the cost of recording, time_us is "
-                         "it rescaled to the timed pass's time_us of the same solve"}};
+                {"note", "recorded in a second pass (record_trace=true) of problems_per_family problems of every "
+                         "family (problems: the seeded sample, in its order), same seeds and starts; elapsed_us "
+                         "includes the cost of recording, time_us is it rescaled to the timed pass's time_us of the "
+                         "same solve"}};
   return j;
 }
 
@@ -393,8 +418,11 @@ void Engine::writeModelsAndProblems() {
       problems += '\n';
     }
   }
-  dir_->writeJson("models.json", {{"format_version", kFormatVersion}, {"models", models}});
-  dir_->writeAtomically("problems.jsonl", problems);
+  dir_->writeAtomically(compressedName("models.json"),
+                        json({{"format_version", kFormatVersion}, {"models", models}})
+                                .dump(2, ' ', false, json::error_handler_t::replace) +
+                            "\n");
+  dir_->writeAtomically(compressedName("problems.jsonl"), problems);
 }
 
 // Takes over the finished solves of an interrupted run: the same suite, seed,
@@ -416,7 +444,7 @@ void Engine::loadResumed() {
                                      dir_->path(), diff));
   const json old_trace = old.contains("trace") && old["trace"].is_object() ? old["trace"] : json::object();
   if (old_trace.value("enabled", true) != config_.trace ||
-      old_trace.value("problems_per_family", -1) != (config_.trace ? config_.trace_problems : 0))
+      (old_trace.contains("problems") ? old_trace["problems"] : json()) != now["trace"]["problems"])
     throw HarnessError(fmt::format("--resume: the run in '{}' used other trace settings", dir_->path()));
 
   std::map<std::string, int> family_index, solver_index;
@@ -681,11 +709,11 @@ void Engine::tracePass() {
   std::vector<Unit> todo;
   long count = 0;
   for (const Unit& u : units_) {
-    Unit t = u;
-    t.end = std::min(u.end, config_.trace_problems);
-    if (t.begin >= t.end) continue;
-    todo.push_back(t);
-    count += t.end - t.begin;
+    long n = 0;
+    for (int p = u.begin; p < u.end; ++p) n += isTraced(u.family, p);
+    if (n == 0) continue;
+    todo.push_back(u);
+    count += n;
   }
   std::stable_partition(todo.begin(), todo.end(), [](const Unit& u) { return u.chained; });
   Progress progress = this->progress("tracing", count);
@@ -700,11 +728,18 @@ void Engine::tracePass() {
         const std::string& spec = list_.specs[u.solver].text;
         Eigen::VectorXd q;
         for (int p = u.begin; p < u.end; ++p) {
+          if (!isTraced(u.family, p)) continue;
           if (stopping()) return;
           const Problem& problem = fam.problems[p];
           Slot& sl = slots_[slot(u.family, p, u.solver)];
           const SolverOptions opts = solveOptions(u.family, p, u.solver, true);
-          if (!(u.chained && p > u.begin && q.size() == problem.q0.size())) q = problem.q0;
+          // A tracking problem starts, as in the timed pass, from the timed
+          // pass's answer to the previous problem.
+          q = problem.q0;
+          if (u.chained && p > u.begin) {
+            const Eigen::VectorXd& previous = slots_[slot(u.family, p - 1, u.solver)].q;
+            if (previous.size() == problem.q0.size()) q = previous;
+          }
           Summary s = solveOne(solver, problem, q, opts);
           // A binding time budget can end a traced solve differently.
           if (s.status != sl.status || s.iterations != sl.iterations) {
@@ -717,11 +752,18 @@ void Engine::tracePass() {
           // The honest time axis: the recording pass rescaled to the timed solve.
           const double scale = s.time_us > 0 ? sl.time_us / s.time_us : 1.0;
           std::string text;
-          for (const IterationRecord& r : s.trace)
+          for (size_t k = 0; k < s.trace.size(); ++k) {
+            const IterationRecord& r = s.trace[k];
+            // An attempt's last record (the next one opens another attempt,
+            // or there is none) keeps q exact: its verdict is decided by FK
+            // against the tolerance. The records between only draw the solve.
+            const bool attempt_end = k + 1 == s.trace.size() || s.trace[k + 1].iteration <= r.iteration;
             text += fmt::format("{},{},{},{},{},{},{},{},{:.3f},{:.3f},{}\n", csvField(fam.name), p, csvField(spec),
                                 r.iteration, numText(r.position_error), numText(r.orientation_error),
-                                numText(r.step_norm), numText(r.damping), r.elapsed_us, r.elapsed_us * scale,
-                                configText(r.q, 9));
+                                fmt::format("{:.{}g}", r.step_norm, kTraceDetailDigits),
+                                fmt::format("{:.{}g}", r.damping, kTraceDetailDigits), r.elapsed_us,
+                                r.elapsed_us * scale, attempt_end ? configText(r.q) : configText(r.q, kTraceQDigits));
+          }
           rows.fetch_add(static_cast<long>(s.trace.size()));
           sl.traces = std::move(text);
           traced.fetch_add(1);
@@ -763,16 +805,15 @@ void Engine::finish() {
     if (!slots_[i].solutions.empty()) solutions.push_back(slots_[i].solutions);
     if (!slots_[i].traces.empty()) traces.push_back(slots_[i].traces);
   }
-  dir_->writeAtomically("solves.csv", solves);
-  dir_->writeAtomically("solutions.csv", solutions);
-  dir_->writeAtomically("traces.csv", traces);
+  dir_->writeAtomically(compressedName("solves.csv"), solves);
+  dir_->writeAtomically(compressedName("solutions.csv"), solutions);
+  dir_->writeAtomically(compressedName("traces.csv"), traces);
   dir_->closePartial();
   dir_->remove(RunDirectory::kPartialFile);
   end_time_ = isoTimeUtc();
   json j = runJson(true);
   json files = json::object();
-  for (const char* name : {"models.json", "problems.jsonl", "solves.csv", "solutions.csv", "traces.csv"})
-    files[name] = manifestEntry(dir_->file(name));
+  for (const std::string& name : kManifestFiles) files[compressedName(name)] = manifestEntry(dir_->file(compressedName(name)));
   j["files"] = files;
   dir_->writeJson("run.json", j);
 }
@@ -784,8 +825,9 @@ RunOutcome Engine::run() {
   if (config_.threads < 0 || config_.threads > RunConfig::kMaxThreads)
     throw HarnessError(fmt::format("--threads must be in [0, {}] (0 = all cores), got {}", RunConfig::kMaxThreads,
                                    config_.threads));
-  if (config_.trace && (config_.trace_problems < 0 || config_.trace_problems > RunConfig::kMaxTraceProblems))
-    throw HarnessError(fmt::format("--trace-problems must be in [0, {}], got {}", RunConfig::kMaxTraceProblems,
+  if (config_.trace && config_.trace_problems != RunConfig::kTraceAll &&
+      (config_.trace_problems < 0 || config_.trace_problems > RunConfig::kMaxTraceProblems))
+    throw HarnessError(fmt::format("--trace-problems must be 'all' or in [0, {}], got {}", RunConfig::kMaxTraceProblems,
                                    config_.trace_problems));
   list_ = resolveSolvers(suite_, config_);
   if (!list_.skipped.empty())
@@ -821,7 +863,7 @@ RunOutcome Engine::run() {
   timedPass();
   for (const Slot& s : slots_)
     if (s.done) solve_time_s_ += s.time_us * 1e-6;
-  if (!stopping() && config_.trace && config_.trace_problems > 0) {
+  if (!stopping() && config_.trace && config_.trace_problems != 0) {
     // The traces are known in size only now: a trace pass that would not fit
     // is skipped (the run completes, with a note) rather than ending it.
     std::string why;
@@ -851,6 +893,17 @@ RunOutcome Engine::run() {
 }
 
 }  // namespace
+
+std::vector<int> traceSample(std::uint64_t suite_seed, const std::string& family, int n, int k) {
+  std::vector<int> all(static_cast<size_t>(std::max(n, 0)));
+  for (int p = 0; p < n; ++p) all[static_cast<size_t>(p)] = p;
+  const std::uint64_t base = Rng::mix(suite_seed, Rng::hash("trace:" + family));
+  std::vector<std::uint64_t> key(all.size());
+  for (int p = 0; p < n; ++p) key[static_cast<size_t>(p)] = Rng::mix(base, static_cast<std::uint64_t>(p));
+  std::stable_sort(all.begin(), all.end(), [&](int a, int b) { return key[static_cast<size_t>(a)] < key[static_cast<size_t>(b)]; });
+  if (k != RunConfig::kTraceAll && k < n) all.resize(static_cast<size_t>(std::max(k, 0)));
+  return all;
+}
 
 std::uint64_t solveSeed(std::uint64_t suite_seed, const std::string& family, int problem,
                         const std::string& solver_spec) {

@@ -53,6 +53,14 @@ std::vector<std::string> robotDefaultSolvers(const Family& family);
 std::uint64_t solveSeed(std::uint64_t suite_seed, const std::string& family, int problem,
                         const std::string& solver_spec);
 
+// The problems of a family of `n` traced by `--trace-problems k`
+// (RunConfig::kTraceAll: all of them): the k problems whose keys
+// Rng::mix(Rng::mix(suite_seed, Rng::hash("trace:" + family)), p) are the
+// smallest, in that order (ties by index). A deterministic, seeded sample
+// spread over the family, the same for any thread count or shard; the sample
+// of k is the first k of any larger one's.
+std::vector<int> traceSample(std::uint64_t suite_seed, const std::string& family, int n, int k);
+
 struct RunOutcome {
   std::string out_dir;
   bool complete = false;     // every solve of the run (or shard) and every file in place

@@ -82,7 +82,8 @@ void verifyQuality(const ResultsDirectory& r, const std::map<std::pair<int, int>
 }  // namespace
 
 VerifyReport verifyRun(const std::string& dir, std::ostream& out, int max_listed) {
-  const ResultsDirectory r = readResults(dir, /*require_complete=*/true, /*rows=*/true);
+  // The traces are not verify's (the report reads them): not read.
+  const ResultsDirectory r = readResults(dir, /*require_complete=*/true, /*rows=*/true, /*traces=*/false);
   const auto models = readModels(r);
   auto problems = readProblems(r, models);
   attachScenes(r, models, problems);

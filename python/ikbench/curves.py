@@ -229,8 +229,8 @@ def read_traces(run):
     does not parse, a blank line) is left to `run.traces`, which reads the whole file and names
     the line and column of an error."""
     path = getattr(run, "traces_path", None)
-    if path is None or run.format_version < 2 or not os.path.lexists(path):
-        return TraceTable(run.traces)
+    if path is None or run.format_version < 2 or not os.path.lexists(path) or str(path).endswith(".gz"):
+        return TraceTable(run.traces)   # a compressed file is read whole (it holds a sample of problems)
     try:
         st = os.stat(path)
     except OSError:

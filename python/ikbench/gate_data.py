@@ -15,7 +15,7 @@ from pathlib import Path
 
 from . import results
 from .cells import Dataset, aggregate_cells
-from .results import LEADING_SOLVE_COLUMNS, ResultsError, read_json_file
+from .results import LEADING_SOLVE_COLUMNS, ResultsError, read_json_file, run_file
 from .safe_io import atomic_write_text
 from .timeunit import median
 
@@ -112,14 +112,14 @@ def load_baseline(path):
     if path.is_dir():
         if (path / BASELINE_FILE).exists():
             path = path / BASELINE_FILE
-        elif (path / "solves.csv").exists():
+        elif run_file(path, "solves.csv").exists():
             return load_runs([path])
         else:
             raise BadInput(f"{path}: neither {BASELINE_FILE} nor solves.csv found (create a baseline with "
                            f"`regress.py update RUN_DIR --baseline {path}`)")
     elif not path.exists():
         raise BadInput(f"{path}: no such baseline (create one with `regress.py update RUN_DIR`)")
-    elif path.suffix == ".csv":
+    elif path.name.endswith((".csv", ".csv.gz")):
         return load_run(path)
     try:  # a regular file within the readers' bounds, as every results file (results.read_json_file)
         data, _ = read_json_file(path, "a baseline")

@@ -1,6 +1,6 @@
-"""PNG/SVG plots (for papers) of one or more results directories (scripts/plot.py, `ikbench plot`).
+"""PNG and (compressed) SVG plots (for papers) of one or more results directories (scripts/plot.py, `ikbench plot`).
 
-    plot RUN_DIR                       -> RUN_DIR/plots/*.png|svg, RUN_DIR/plots/index.json, and the
+    plot RUN_DIR                       -> RUN_DIR/plots/*.png|svgz, RUN_DIR/plots/index.json, and the
                                           run's interactive RUN_DIR/report.html (ikbench.report)
     plot RUN_A RUN_B --out DIR         -> the same plots with the runs overlaid, in DIR (no report)
 
@@ -136,7 +136,7 @@ class Plotter:
         for ext in self.formats:
             p = self.outdir / f"{stem}.{ext}"
             save_figure(fig, p, inputs=self.inputs, dpi=110, bbox_inches="tight",
-                        metadata={"Date": None} if ext == "svg" else None)
+                        metadata={"Date": None} if ext in ("svg", "svgz") else None)
             paths.append(p)
         plt.close(fig)
         self.index.append({"stem": stem, "title": title, "files": [p.name for p in paths], "panels": panels})
@@ -597,7 +597,9 @@ def add_arguments(ap):
     ap.add_argument("--out", metavar="DIR", help="output directory (default RESULTS_DIR with one run; required "
                     "with several): plots go to DIR/plots, the report of one run to DIR/report.html")
     ap.add_argument("--no-report", action="store_true", help="plots only (no report.html)")
-    ap.add_argument("--formats", default="png,svg", help="comma-separated image formats (default png,svg)")
+    ap.add_argument("--formats", default="png,svgz", help="comma-separated image formats: png, svg, svgz "
+                    "(gzip-compressed SVG, which browsers, Inkscape and LaTeX's svg package open; a fifth of "
+                    "the bytes) or pdf (default png,svgz)")
     ap.add_argument("--allow-incomplete", action="store_true", help="read incomplete or mixed runs (marked)")
     ap.add_argument("--all-specs", action="store_true", help="success_vs_dof: draw every spec (default: at most "
                     f"{curves.MAX_DOF_SPECS} per panel, the tied leaders, kdl-lma, dls, ccd, fabrik)")
@@ -605,9 +607,9 @@ def add_arguments(ap):
 
 def main_from_args(args):
     formats = [f for f in args.formats.split(",") if f]
-    bad = [f for f in formats if f not in ("png", "svg", "pdf")]
+    bad = [f for f in formats if f not in ("png", "svg", "svgz", "pdf")]
     if bad or not formats:
-        raise ResultsError(f"--formats: expected png, svg or pdf, got '{args.formats}'")
+        raise ResultsError(f"--formats: expected png, svg, svgz or pdf, got '{args.formats}'")
     if len(args.results_dirs) > 1 and not args.out:
         raise ResultsError("several results directories: give --out DIR for the overlaid plots")
     runs = []

@@ -17,8 +17,9 @@ offline bundle) and its own script (report_assets/), so it opens from file:// wi
 The 3D solve viewer computes forward kinematics in JavaScript from models.json's joints
 (docs/results-format.md "Frames and conventions") and draws with plotly's scatter3d.
 
-Size: the traces of the first K problems of each family are embedded (K = --trace-problems,
-default 3), each thinned to its first N records (--trace-head, default 40) and then at most M
+Size: the traces of K problems of each family are embedded (K = --trace-problems, default 3
+as `ikbench run`'s, or 'all': the first K of the run's traced sample, run.json
+trace.problems), each thinned to its first N records (--trace-head, default 40) and then at most M
 more at an even stride (--trace-points, default 40), always with the last; a sequential family
 (trajectory tracking) is embedded as a clip of its first F problems' returned configurations
 (--clip-frames, default 300). The page says what it embeds.
@@ -46,7 +47,7 @@ HEADLINE_PEER = figures.PEER          # the reference peer beside the leaders
 DEFAULT_PICKS = 4                     # best solvers picked by default in the per-family plots
 PLAYGROUND_PAGE = "playground.html"   # linked from the report when it is beside it
 
-DEFAULT_TRACE_PROBLEMS = 3
+DEFAULT_TRACE_PROBLEMS = 3           # as `ikbench run --trace-problems` (RunConfig::kDefaultTraceProblems)
 DEFAULT_TRACE_HEAD = 40
 DEFAULT_TRACE_POINTS = 40
 DEFAULT_CLIP_FRAMES = 300
@@ -54,9 +55,41 @@ CURVE_DIGITS = 4                      # significant digits of drawn curve values
 CURVE_TIME_POINTS = 120               # points of the time grid of the convergence curves
 
 
+def trace_problems_arg(text):
+    """--trace-problems: 'all' (None) or a count >= 0."""
+    import argparse
+
+    if text == "all":
+        return None
+    try:
+        v = int(text)
+    except ValueError:
+        v = -1
+    if v < 0:
+        raise argparse.ArgumentTypeError(f"'{text}': expected 'all' or a count >= 0")
+    return v
+
+
+def embedded_problems(run, traced_keys, k):
+    """{family: set of problems} whose traces the viewer embeds: the first `k` (None: all) of each
+    family's traced sample in its order (run.json trace.problems), or, for a run that does not
+    list it, the `k` lowest traced problems. `traced_keys`: the (family, problem) pairs of
+    traces.csv."""
+    traced = {}
+    for f, p in traced_keys:
+        traced.setdefault(f, set()).add(int(p))
+    listed = (run.meta.get("trace") or {}).get("problems") if isinstance(run.meta.get("trace"), dict) else None
+    out = {}
+    for f, have in traced.items():
+        order = listed.get(f) if isinstance(listed, dict) and isinstance(listed.get(f), list) else None
+        order = [int(p) for p in order if isinstance(p, int) and p in have] if order is not None else sorted(have)
+        out[f] = set(order if k is None else order[:k])
+    return out
+
+
 @dataclass
 class Options:
-    trace_problems: int = DEFAULT_TRACE_PROBLEMS
+    trace_problems: int = DEFAULT_TRACE_PROBLEMS   # None: every traced problem
     trace_head: int = DEFAULT_TRACE_HEAD
     trace_points: int = DEFAULT_TRACE_POINTS
     clip_frames: int = DEFAULT_CLIP_FRAMES
@@ -1041,9 +1074,17 @@ def viewer_data(run, opts, sequential, traces_table=None):
     # traces of the embedded problems, thinned; q is read for the kept records only
     traces = {}
     thinned_records = total_records = 0
-    if tr is not None and not tr.empty and K > 0:
+    chosen = {}   # the embedded problems of the traced families (others: the first K problems)
+    if tr is not None and not tr.empty and K != 0:
         seq = [f for f in fams if sequential.get(f)]
-        rows = np.flatnonzero(((tr["problem"] < K) & ~tr["family"].isin(seq)).to_numpy())
+        keys = tr[["family", "problem"]].drop_duplicates()
+        chosen = embedded_problems(run, zip(keys["family"].astype(str), keys["problem"]), K)
+        mask = np.zeros(len(tr), dtype=bool)
+        fam_col = tr["family"].astype(str).to_numpy()
+        for f, ps in chosen.items():
+            if f not in seq:
+                mask |= (fam_col == f) & tr["problem"].isin(list(ps)).to_numpy()
+        rows = np.flatnonzero(mask)
         t = tr.iloc[rows]
         tcol = curves.time_column(t) if len(t) else "time_us"
         if len(t):
@@ -1096,8 +1137,18 @@ def viewer_data(run, opts, sequential, traces_table=None):
     # solutions.csv rows of the embedded problems: {(family, problem, solver): [q of solution 0, 1, ...]}
     several = {}
     sol = getattr(run, "solutions", None)
-    if sol is not None and len(sol) and K > 0:
-        part = sol[(sol["problem"] < K) & ~sol["family"].isin([f for f in fams if sequential.get(f)])]
+    def embedded(fam, problem):
+        """Mask of the embedded problems among `problem` (a Series) of family `fam`."""
+        if fam in chosen:
+            return problem.isin(list(chosen[fam]))
+        return problem >= 0 if K is None else problem < K
+
+    if sol is not None and len(sol) and K != 0:
+        keep = np.zeros(len(sol), dtype=bool)
+        for f in fams:
+            if not sequential.get(f):
+                keep |= ((sol["family"] == f) & embedded(f, sol["problem"])).to_numpy()
+        part = sol[keep]
         for key, g in part.sort_values("solution", kind="stable").groupby(["family", "problem", "solver"], sort=False):
             several[(key[0], int(key[1]), key[2])] = [_qlist(x) for x in g["q"]]
     compiled = {}
@@ -1121,7 +1172,7 @@ def viewer_data(run, opts, sequential, traces_table=None):
                         "frames": [{"problem": int(p), "goals": _goals(g)} for p, g in zip(fp["problem"], fp["goals"])],
                         "solves": per, "problems": int((problems["family"] == fam).sum())}
             continue
-        fp = fp[fp["problem"] < K].sort_values("problem")
+        fp = fp[embedded(fam, fp["problem"])].sort_values("problem")
         plist = []
         for rec in fp.to_dict("records"):
             models_used.add(rec["model"])
@@ -1280,7 +1331,8 @@ def build(run, opts=None, plots_index=None, progress=None):
     table.check()                     # traces.csv is the one run.json lists (raises before any output)
     del table
     data.update({
-        "embedding": {"trace_problems": opts.trace_problems, "trace_head": opts.trace_head,
+        "embedding": {"trace_problems": "all" if opts.trace_problems is None else opts.trace_problems,
+                      "trace_head": opts.trace_head,
                       "trace_points": opts.trace_points, "clip_frames": opts.clip_frames,
                       "curve_digits": CURVE_DIGITS},
         "plots": plots_index,
@@ -1305,6 +1357,26 @@ def _plotly_template():
     return t
 
 
+def _packed(pieces):
+    """gzip of the UTF-8 text `pieces`, as base64 text (in 76-character lines): how the page
+    carries plotly.js and its data (report.html unpacks them with DecompressionStream)."""
+    import base64
+    import zlib
+
+    z = zlib.compressobj(9, zlib.DEFLATED, 31)
+    out = [z.compress(p.encode("utf-8")) for p in pieces]
+    out.append(z.flush())
+    return [base64.encodebytes(b"".join(out)).decode("ascii")]
+
+
+def _unpacked(text):
+    """The text of a packed script's body (_packed's inverse)."""
+    import base64
+    import gzip
+
+    return gzip.decompress(base64.b64decode(text)).decode("utf-8")
+
+
 def _page_parts(data):
     """The page as a sequence of text pieces (the template with its markers filled in)."""
     import re
@@ -1316,8 +1388,8 @@ def _page_parts(data):
     parts = {
         "@@TITLE@@": lambda: [html.escape(title)],
         "/*@@CSS@@*/": lambda: [_asset("report.css")],
-        "/*@@PLOTLY@@*/": lambda: [plotly.offline.get_plotlyjs()],
-        "@@DATA@@": lambda: _json_pieces(data),
+        "@@PLOTLY@@": lambda: _packed([plotly.offline.get_plotlyjs()]),
+        "@@DATA@@": lambda: _packed(_json_pieces(data)),
         "@@TEMPLATE@@": lambda: [to_json(_plotly_template())],
         "/*@@JS@@*/": lambda: [_asset("report.js")],
     }
@@ -1378,12 +1450,18 @@ def write_report(run_or_dir, out=None, opts=None, allow_incomplete=False, plots_
     return path, data
 
 
-def extract_data(page_text):
-    """The data embedded in a report page (for tests and tools)."""
-    start = page_text.index('<script id="ikbench-data" type="application/json">')
+def extract_script(page_text, script_id):
+    """The text of the page's script `script_id` (ikbench-data, ikbench-plotly: unpacked)."""
+    start = page_text.index(f'<script id="{script_id}"')
+    packed = 'type="application/gzip-base64"' in page_text[start:page_text.index(">", start)]
     start = page_text.index(">", start) + 1
     end = page_text.index("</script>", start)
-    return json.loads(page_text[start:end])
+    return _unpacked(page_text[start:end]) if packed else page_text[start:end]
+
+
+def extract_data(page_text):
+    """The data embedded in a report page (for tests and tools)."""
+    return json.loads(extract_script(page_text, "ikbench-data"))
 
 
 # ---------------------------------------------------------------- command line
@@ -1391,8 +1469,9 @@ def extract_data(page_text):
 def add_arguments(ap):
     ap.add_argument("run_dir", metavar="RUN_DIR", help="results directory of `ikbench run`")
     ap.add_argument("--out", metavar="FILE", help="the page to write (default RUN_DIR/report.html)")
-    ap.add_argument("--trace-problems", type=int, default=DEFAULT_TRACE_PROBLEMS, metavar="K",
-                    help=f"problems per family whose traces the viewer embeds (default {DEFAULT_TRACE_PROBLEMS})")
+    ap.add_argument("--trace-problems", type=trace_problems_arg, default=DEFAULT_TRACE_PROBLEMS, metavar="K",
+                    help=f"problems per family whose traces the viewer embeds, the first K of the run's traced "
+                         f"sample, or 'all' (default {DEFAULT_TRACE_PROBLEMS}, as ikbench run --trace-problems)")
     ap.add_argument("--trace-head", type=int, default=DEFAULT_TRACE_HEAD, metavar="N",
                     help=f"records of a trace kept in full (default {DEFAULT_TRACE_HEAD})")
     ap.add_argument("--trace-points", type=int, default=DEFAULT_TRACE_POINTS, metavar="M",
@@ -1412,7 +1491,7 @@ def add_arguments(ap):
 
 def main_from_args(args):
     for name in ("trace_problems", "trace_head", "trace_points", "clip_frames"):
-        if getattr(args, name) < 0:
+        if getattr(args, name) is not None and getattr(args, name) < 0:
             raise ResultsError(f"--{name.replace('_', '-')} must be 0 or more")
     opts = Options(args.trace_problems, args.trace_head, args.trace_points, args.clip_frames)
     if getattr(args, "latex", None):

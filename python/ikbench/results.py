@@ -24,6 +24,7 @@ import math
 import os
 import re
 import stat
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -115,8 +116,16 @@ class ResultsError(Exception):
 # never a hang, a recursion error or an allocation sized by the file. The C++ readers
 # (benchmarks/harness/results_format.h) keep the same limits.
 
-# The files a complete run's manifest (run.json "files") lists: exactly these, by plain name.
+# The files a complete run's manifest (run.json "files") lists: exactly these, by plain name, each
+# under this name or gzip-compressed as NAME.gz (what `ikbench run` writes; docs/results-format.md
+# "Compression").
 MANIFEST_FILES = ("models.json", "problems.jsonl", "solves.csv", "solutions.csv", "traces.csv")
+GZIP_SUFFIX = ".gz"
+# A compressed file may expand to MAX_GZIP_RATIO times its size (a run's files expand 3 to 15
+# times; gzip at most about 1032 times, a stream of zeros), and to GZIP_FLOOR_BYTES whatever its
+# ratio: a gzip bomb is refused once it passes that, never read whole.
+MAX_GZIP_RATIO = 256
+GZIP_FLOOR_BYTES = 64 << 20
 MAX_RUN_JSON_BYTES = 64 << 20       # run.json
 MAX_MODELS_JSON_BYTES = 1 << 30     # models.json (the loaders' 1 GiB input limit)
 # Longest line (and so CSV field) of a CSV or JSON Lines file: the q of the largest model the
@@ -200,6 +209,71 @@ def _read_bytes(path, what, max_bytes=None):
         raise ResultsError(f"{path}: cannot read: {e.strerror}") from None
     finally:
         os.close(fd)
+
+
+def manifest_file_of(name):
+    """The MANIFEST_FILES name a manifest key or file name stands for ('solves.csv.gz' and
+    'solves.csv': 'solves.csv'), or None."""
+    plain = name[:-len(GZIP_SUFFIX)] if name.endswith(GZIP_SUFFIX) else name
+    return plain if plain in MANIFEST_FILES else None
+
+
+def run_file(directory, name):
+    """Where the file `name` (of MANIFEST_FILES) of the run in `directory` is: NAME.gz or NAME,
+    whichever exists (NAME when neither does). ResultsError when both do: a reader never
+    guesses which one is the run's."""
+    directory = Path(directory)
+    plain, gz = directory / name, directory / (name + GZIP_SUFFIX)
+    has_plain, has_gz = os.path.lexists(plain), os.path.lexists(gz)
+    if has_plain and has_gz:
+        raise ResultsError(f"{directory}: both {name} and {name}{GZIP_SUFFIX} are here: which one is the run's? "
+                           "(remove the other)")
+    return gz if has_gz else plain
+
+
+def gunzip_bounded(raw, path, max_bytes=None):
+    """The decompressed content of the gzip file `path` whose bytes are `raw` (members one after
+    another read as their concatenation). ResultsError naming the file for a stream that is
+    empty, corrupt or truncated (a file cut short by a kill or a full disk), or that expands
+    beyond MAX_GZIP_RATIO times its size (at least GZIP_FLOOR_BYTES) or `max_bytes`: decompression
+    stops there, so a gzip bomb costs at most that much memory."""
+    limit = max(GZIP_FLOOR_BYTES, MAX_GZIP_RATIO * len(raw))
+    why = f"{MAX_GZIP_RATIO} times its {len(raw)} compressed bytes"
+    if max_bytes is not None and max_bytes < limit:
+        limit, why = max_bytes, "what a reader takes of this file"
+    if not raw:
+        raise ResultsError(f"{path}: empty, not a gzip stream")
+    out, total, pos, view = [], 0, 0, memoryview(raw)
+    while pos < len(raw):
+        d = zlib.decompressobj(wbits=31)
+        buf = view[pos:]
+        while not d.eof:
+            try:
+                piece = d.decompress(buf, limit - total + 1)
+            except zlib.error as e:
+                raise ResultsError(f"{path}: not a valid gzip stream ({e}; after byte {pos} of the file)") from None
+            total += len(piece)
+            if total > limit:
+                raise ResultsError(f"{path}: decompresses to more than {limit} bytes ({why}): not a file ikbench "
+                                   "wrote (a gzip bomb?)")
+            out.append(piece)
+            buf = d.unconsumed_tail
+            if not buf and not piece and not d.eof:
+                raise ResultsError(f"{path}: the gzip stream is truncated (the file ends inside compressed data "
+                                   f"after {len(raw)} bytes: cut short by a kill or a full disk?)")
+        pos = len(raw) - len(d.unused_data)
+    return b"".join(out)
+
+
+def read_run_file(path, what, max_bytes=None):
+    """(raw bytes, content) of a file of a run: a NAME.gz file's content decompressed
+    (gunzip_bounded), any other file's its bytes; at most `max_bytes` of content."""
+    path = Path(path)
+    if not path.name.endswith(GZIP_SUFFIX):
+        data = _read_bytes(path, what, max_bytes)
+        return data, data
+    raw = _read_bytes(path, what + ", gzip-compressed")
+    return raw, gunzip_bounded(raw, path, max_bytes)
 
 
 def _exists(path):
@@ -657,7 +731,7 @@ class Run:
     def inputs(self):
         """The paths a reader of this run reads (the directory and its files that exist): what
         an output of a command over this run must not replace (ikbench.safe_io)."""
-        names = ("run.json", *MANIFEST_FILES, "solves.partial.csv")
+        names = ("run.json", *MANIFEST_FILES, *(n + GZIP_SUFFIX for n in MANIFEST_FILES), "solves.partial.csv")
         return [self.path, self.solves_path] + [self.path / n for n in names if _exists(self.path / n)]
 
     def describe(self):
@@ -682,11 +756,12 @@ class Run:
     def _read_traces(self):
         cols = TRACE_COLUMNS_BY_VERSION.get(min(self.format_version, LATEST_VERSION), TRACE_COLUMNS)
         path = self.traces_path
-        if path is None or not path.exists():
+        if path is None or not _exists(path):
             return pd.DataFrame({c: pd.Series(dtype=object if c in ("family", "solver", "q") else float)
                                  for c in cols})
-        data = _read_bytes(path, "traces.csv")
-        self._check_manifest_file(path.name, data)
+        raw, data = read_run_file(path, "traces.csv")
+        self._check_manifest_file(path.name, raw, data)
+        del raw
         df = read_traces_bytes(path, data, cols)
         if self.format_version >= 2 and len(df):
             lines = _data_lines(data, len(df))
@@ -703,11 +778,11 @@ class Run:
             _check_configurations(path, lines, df["family"], df["problem"], df["q"], nq_of)
         return df
 
-    def _check_manifest_file(self, name, data):
+    def _check_manifest_file(self, name, data, content=None):
         entry = self._manifest.get(name)
         if entry is None:
             return
-        problem = _manifest_mismatch(name, entry, data)
+        problem = _manifest_mismatch(name, entry, data, content)
         if problem:
             msg = (f"{self.path}: mixed or modified run: {problem}; the files of a run must be the ones "
                    "its run.json lists (files of one run are never mixed with another's)")
@@ -772,8 +847,10 @@ def read_traces_bytes(path, data, cols):
     return table.frame()
 
 
-def _manifest_mismatch(name, entry, data):
-    """Why `data` does not match run.json's manifest entry for file `name` (None if it does)."""
+def _manifest_mismatch(name, entry, data, content=None):
+    """Why `data` (the file's bytes; `content` its decompressed content for a NAME.gz file) does
+    not match run.json's manifest entry for file `name` (None if it does): bytes and hash are
+    the file's, rows its content's."""
     if not isinstance(entry, dict):
         return f"run.json 'files.{name}' is not an object"
     if "bytes" in entry and entry["bytes"] != len(data):
@@ -781,8 +858,9 @@ def _manifest_mismatch(name, entry, data):
     rows = entry.get("rows")
     if rows is not None:
         # As the writer counts them: newlines, after the header's of a CSV file; 0 for a JSON document.
-        newlines = data.count(b"\n")
-        found = max(newlines - 1, 0) if name.endswith(".csv") else newlines if name.endswith(".jsonl") else 0
+        newlines = (data if content is None else content).count(b"\n")
+        plain = manifest_file_of(name) or name
+        found = max(newlines - 1, 0) if plain.endswith(".csv") else newlines if plain.endswith(".jsonl") else 0
         if found != rows:
             return f"{name} has {found} rows, run.json's manifest says {rows}"
     h = entry.get("fnv1a64")
@@ -880,10 +958,15 @@ def _check_manifest_field(files, path):
     if not isinstance(files, dict):
         raise _field_error(path, "files", "expected an object, the manifest {name: {rows, bytes, fnv1a64}}",
                            files)
+    listed = set()
     for name, entry in files.items():
-        if name not in MANIFEST_FILES:
+        plain = manifest_file_of(name)
+        if plain is None:
             raise ResultsError(f"{path}: field 'files': names '{_clip(name)}', which is not a file of a run "
-                               f"(expected exactly: {', '.join(MANIFEST_FILES)})")
+                               f"(expected exactly: {', '.join(MANIFEST_FILES)}; each may be compressed, NAME.gz)")
+        if plain in listed:
+            raise ResultsError(f"{path}: field 'files': lists {plain} twice (plain and compressed)")
+        listed.add(plain)
         if not isinstance(entry, dict):
             raise _field_error(path, f"files.{name}", "expected an object {rows, bytes, fnv1a64}", entry)
         for key in ("rows", "bytes"):
@@ -928,10 +1011,11 @@ def load(path, *, allow_incomplete=False, require_run_json=True):
     """Reads a results directory (or a solves.csv file: the other files are taken from its
     directory). Raises ResultsError on anything the format does not allow."""
     path = Path(path)
-    if path.suffix == ".csv" and not path.is_dir():
+    if path.name.endswith((".csv", ".csv" + GZIP_SUFFIX)) and not path.is_dir():
         directory, solves_path = path.parent, path
     else:
-        directory, solves_path = path, path / "solves.csv"
+        directory = path
+        solves_path = run_file(path, "solves.csv") if path.is_dir() else path / "solves.csv"
     if not directory.exists():
         raise ResultsError(f"{solves_path}: no such file (expected a results directory written by `ikbench run`)")
     if not directory.is_dir():
@@ -989,7 +1073,7 @@ def load(path, *, allow_incomplete=False, require_run_json=True):
             if size != entry["bytes"]:
                 issues.append(f"{name} has {size} bytes, run.json's manifest says {entry['bytes']}")
         if complete is True and files is not None:
-            missing = [n for n in MANIFEST_FILES if n not in manifest]
+            missing = [n for n in MANIFEST_FILES if n not in {manifest_file_of(k) for k in manifest}]
             if missing:
                 issues.append(f"run.json's manifest does not list {', '.join(missing)} (a complete run's manifest "
                               f"lists exactly {', '.join(MANIFEST_FILES)})")
@@ -999,11 +1083,11 @@ def load(path, *, allow_incomplete=False, require_run_json=True):
                                ". Refused: its figures would not describe one finished run "
                                "(pass allow_incomplete=True / --allow-incomplete to read it anyway)")
 
-    def check_manifest(name, data):
+    def check_manifest(name, data, content=None):
         entry = manifest.get(name)
         if entry is None:
             return
-        problem = _manifest_mismatch(name, entry, data)
+        problem = _manifest_mismatch(name, entry, data, content)
         if problem and problem not in issues:
             if not allow_incomplete:
                 raise ResultsError(f"{directory}: mixed or modified run: {problem}; the files of a run must be the "
@@ -1014,8 +1098,9 @@ def load(path, *, allow_incomplete=False, require_run_json=True):
     if not _exists(solves_path) and allow_incomplete and _exists(directory / "solves.partial.csv"):
         solves_path = directory / "solves.partial.csv"
         issues.append("solves.csv is missing: read solves.partial.csv (the solves finished so far)")
-    data = _read_bytes(solves_path, "the solves.csv written by `ikbench run`")
-    check_manifest(solves_path.name, data)
+    raw, data = read_run_file(solves_path, "the solves.csv written by `ikbench run`")
+    check_manifest(solves_path.name, raw, data)
+    del raw
     required = LEADING_SOLVE_COLUMNS if rv < 2 else SOLVE_COLUMNS
     table = _Table(solves_path, data, required, f"solves.csv (format version {rv})")
     del data
@@ -1054,18 +1139,19 @@ def load(path, *, allow_incomplete=False, require_run_json=True):
     run._allow_incomplete = allow_incomplete
     run._manifest = manifest
     run._run_keys = (fam_problems, specs)
-    run.traces_path = directory / "traces.csv"
+    run.traces_path = run_file(directory, "traces.csv")
 
     if rv >= 2:
-        run.models = _load_models(directory / "models.json", check_manifest, allow_incomplete, issues)
-        run.problems, run.problem_lines = _load_problems(directory / "problems.jsonl", check_manifest,
+        run.models = _load_models(run_file(directory, "models.json"), check_manifest, allow_incomplete, issues)
+        run.problems, run.problem_lines = _load_problems(run_file(directory, "problems.jsonl"), check_manifest,
                                                          allow_incomplete, issues, run.models, fam_problems)
         nq_of = _nq_of_problems(run)
         _check_configurations(solves_path, table.lines, solves["family"], solves["problem"], solves["q"], nq_of)
-        sp = directory / "solutions.csv"
+        sp = run_file(directory, "solutions.csv")
         if _exists(sp):
-            sdata = _read_bytes(sp, "solutions.csv")
-            check_manifest("solutions.csv", sdata)
+            sraw, sdata = read_run_file(sp, "solutions.csv")
+            check_manifest(sp.name, sraw, sdata)
+            del sraw
             st = _Table(sp, sdata, SOLUTION_COLUMNS, "solutions.csv")
             run.solutions = st.frame(SOLUTION_COLUMNS)
             st.columns.clear()
@@ -1101,8 +1187,9 @@ def _load_models(path, check_manifest, allow_incomplete, issues):
     if not _exists(path) and allow_incomplete:
         issues.append("models.json is missing")
         return None
-    data = _read_bytes(path, "models.json (format version 2)", MAX_MODELS_JSON_BYTES)
-    check_manifest("models.json", data)
+    raw, data = read_run_file(path, "models.json (format version 2)", MAX_MODELS_JSON_BYTES)
+    check_manifest(path.name, raw, data)
+    del raw
     _check_json_nesting(data, path)
     doc = _parse_json_text(_decode(data, path), path)
     del data
@@ -1179,8 +1266,9 @@ def _load_problems(path, check_manifest, allow_incomplete, issues, models, fam_p
     if not _exists(path) and allow_incomplete:
         issues.append("problems.jsonl is missing")
         return None, None
-    data = _read_bytes(path, "problems.jsonl (format version 2)")
-    check_manifest("problems.jsonl", data)
+    raw, data = read_run_file(path, "problems.jsonl (format version 2)")
+    check_manifest(path.name, raw, data)
+    del raw
     _check_line_lengths(data, path)
     _check_json_nesting(data, path)
     text = _decode(data, path)

@@ -460,6 +460,78 @@ def _zero_traces(d):
     replace_with_link(d, "traces.csv", "/dev/zero")
 
 
+# ---------------------------------------------------------------- compressed files
+
+def compress(d, name, data=None, rows_of=None):
+    """The run's NAME replaced by NAME.gz holding `data` (default: gzip of NAME's content), with
+    an honest manifest entry under the new name; its rows are those of `rows_of` (default: the
+    content)."""
+    import gzip
+
+    content = (d / name).read_bytes()
+    (d / name).unlink()
+    data = gzip.compress(content, mtime=0) if data is None else data
+    (d / (name + ".gz")).write_bytes(data)
+    meta = run_json(d)
+    meta["files"].pop(name, None)
+    entry = synth.manifest_entry(name, content if rows_of is None else rows_of)
+    entry.update(bytes=len(data), fnv1a64=synth.fnv1a64(data))
+    meta["files"][name + ".gz"] = entry
+    write_run_json(d, meta)
+
+
+def gzip_bomb(mib):
+    """A gzip stream of `mib` MiB of zeros (about a thousandth of that compressed)."""
+    import zlib
+
+    c = zlib.compressobj(9, zlib.DEFLATED, 31)
+    zeros = bytes(MIB)
+    return b"".join([c.compress(zeros) for _ in range(mib)] + [c.flush()])
+
+
+RUN_FILES = ("models.json", "problems.jsonl", "solves.csv", "solutions.csv", "traces.csv")
+
+
+@case("valid-compressed", None)
+def _valid_gz(d):
+    for name in RUN_FILES:
+        compress(d, name)
+
+
+@case("gzip-bomb-solves", "solves.csv")
+def _bomb_solves(d):
+    compress(d, "solves.csv", gzip_bomb(300))
+
+
+@case("gzip-bomb-traces", "traces.csv", readers=("load", "report"))
+def _bomb_traces(d):
+    compress(d, "traces.csv", gzip_bomb(300))
+
+
+@case("truncated-gzip-problems", "problems.jsonl")
+def _gz_truncated(d):
+    import gzip
+
+    data = gzip.compress((d / "problems.jsonl").read_bytes(), mtime=0)
+    compress(d, "problems.jsonl", data[:len(data) * 2 // 3], rows_of=(d / "problems.jsonl").read_bytes())
+
+
+@case("corrupt-gzip-models", "models.json")
+def _gz_corrupt(d):
+    import gzip
+
+    data = bytearray(gzip.compress((d / "models.json").read_bytes(), mtime=0))
+    data[len(data) // 2] ^= 0x55
+    compress(d, "models.json", bytes(data), rows_of=(d / "models.json").read_bytes())
+
+
+@case("plain-and-compressed-solves", "solves.csv")
+def _gz_both(d):
+    import gzip
+
+    (d / "solves.csv.gz").write_bytes(gzip.compress((d / "solves.csv").read_bytes(), mtime=0))
+
+
 def make_cases(root):
     """Writes the valid run and every case under `root`; returns ({case name: directory}, the
     valid run's directory)."""

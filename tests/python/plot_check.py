@@ -14,6 +14,7 @@ passes, 1 otherwise (with the failed checks listed).
 """
 import argparse
 import csv
+import gzip
 import json
 import re
 import subprocess
@@ -26,24 +27,34 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "python"))
 
 
+def _open_run_csv(run_dir, name):
+    """A CSV file of a run as text: NAME.gz (what `ikbench run` writes) or NAME, else None."""
+    import gzip
+
+    for path, opener in ((Path(run_dir) / (name + ".gz"), gzip.open), (Path(run_dir) / name, open)):
+        if path.exists():
+            return opener(path, "rt", newline="")
+    return None
+
+
 def _solvers_and_families(run_dir):
-    with open(Path(run_dir) / "solves.csv", newline="") as f:
+    with _open_run_csv(run_dir, "solves.csv") as f:
         rows = list(csv.DictReader(f))
     solvers = sorted({r["solver"] for r in rows})
     traced = set()
-    tpath = Path(run_dir) / "traces.csv"
-    if tpath.exists():
-        with open(tpath, newline="") as f:
+    f = _open_run_csv(run_dir, "traces.csv")
+    if f is not None:
+        with f:
             traced = {r["family"] for r in csv.DictReader(f)}
     return solvers, traced
 
 
 def _families_in_order(run_dir):
-    with open(Path(run_dir) / "solves.csv", newline="") as f:
+    with _open_run_csv(run_dir, "solves.csv") as f:
         return list(dict.fromkeys(r["family"] for r in csv.DictReader(f)))
 
 
-def check(outdir, run_dirs, labels=None, formats=("png", "svg"), all_specs=False):
+def check(outdir, run_dirs, labels=None, formats=("png", "svgz"), all_specs=False):
     """List of failed checks (empty when all pass)."""
     import math
 
@@ -149,17 +160,23 @@ def check(outdir, run_dirs, labels=None, formats=("png", "svg"), all_specs=False
                        t.startswith(f"{fam}: orientation error vs iteration") for t in titles),
                    f"{stem}: no error-vs-iteration panel ({titles})")
             expect(any("vs time" in t for t in titles), f"{stem}: no error-vs-time panel")
-    if "svg" in formats:
+    for ext in ("svg", "svgz"):
+        if ext not in formats:
+            continue
         for stem in ("iterations", "time_distribution", "success", "success_heatmap"):
-            f = outdir / "plots" / f"{stem}.svg"
+            f = outdir / "plots" / f"{stem}.{ext}"
             if f.exists() and stem in plots:
-                texts = set(re.findall(r"<text[^>]*>([^<]*)</text>", f.read_text()))
+                svg = gzip.decompress(f.read_bytes()).decode() if ext == "svgz" else f.read_text()
+                texts = set(re.findall(r"<text[^>]*>([^<]*)</text>", svg))
                 drawn = set().union(*[set(pn["series"]) for pn in plots[stem]["panels"]])
                 for s in drawn:
                     expect(any(s in t for t in texts), f"{f.name}: series '{s}' not in the SVG text")
     report = outdir / "report.html"
     if report.exists():
+        from ikbench.report import extract_data
+
         r = report.read_text()
+        r = r + json.dumps(extract_data(r))  # the page's figures travel packed (gzip, base64)
         for p in index["plots"]:
             expect(f"plots/{p['stem']}." in r, f"report.html does not show {p['stem']}")
         for s in solvers:

@@ -4,6 +4,7 @@ it writes, its run loads, and (format version 2) every solve it reports verifies
 The binary is $IKBENCH_CLI (ctest sets it to the built harness), else build/release/benchmarks/
 ikbench of this repository; without either the tests are skipped, saying so."""
 import csv
+import gzip
 import os
 import subprocess
 from pathlib import Path
@@ -39,7 +40,9 @@ def tiny_run(tmp_path_factory):
 
 
 def _header(path):
-    with open(path, newline="") as f:
+    """The header of a CSV file of a run: NAME.gz (the binary's files are compressed), else NAME."""
+    gz = str(path) + ".gz"
+    with (gzip.open(gz, "rt", newline="") if os.path.exists(gz) else open(path, newline="")) as f:
         return next(csv.reader(f))
 
 
@@ -102,6 +105,6 @@ def test_files_of_a_run_share_the_umasks_mode(tmp_path):
     assert p.returncode == 0, p.stdout + p.stderr
     files = sorted(f for f in out.iterdir() if f.is_file() and not f.name.startswith("."))
     names = {f.name for f in files}
-    assert {"run.json", "solves.csv", "traces.csv", "summary.csv"} <= names, names
+    assert {"run.json", "solves.csv.gz", "traces.csv.gz", "summary.csv"} <= names, names
     modes = {f.name: oct(f.stat().st_mode & 0o777) for f in files}
     assert set(modes.values()) == {oct(0o666 & ~umask)}, modes

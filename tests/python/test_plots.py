@@ -1,7 +1,9 @@
 """ikbench.plots (scripts/plot.py): what the plots contain, for one run and for runs overlaid."""
+import gzip
 import json
 
 import synth
+from PIL import Image
 from plot_check import check
 
 from ikbench import figures, plots, results
@@ -19,6 +21,19 @@ def test_one_run(tmp_path):
     # the checker does catch a plot that lacks a solver
     (d / "plots" / "iterations.svg").write_text((d / "plots" / "iterations.svg").read_text().replace(">ccd<", "><"))
     assert any("ccd" in f for f in check(d, [d], formats=("svg",)))
+
+
+def test_default_formats_are_png_and_reproducible_compressed_svg(tmp_path):
+    d = synth.make_run(tmp_path / "run", problems=12)
+    assert plots.main([str(d), "--no-report"]) == 0
+    first = {p.name: p.read_bytes() for p in (d / "plots").glob("*.svgz")}
+    assert "iterations.svgz" in first and not list((d / "plots").glob("*.svg"))
+    pngs = list((d / "plots").glob("*.png"))
+    assert pngs and {Image.open(p).mode for p in pngs} == {"P"}      # 256-colour palette images
+    assert gzip.decompress(first["iterations.svgz"]).startswith(b"<?xml")
+    assert check(d, [d], formats=("png", "svgz")) == []
+    assert plots.main([str(d), "--no-report"]) == 0      # the same figures give the same bytes
+    assert {p.name: p.read_bytes() for p in (d / "plots").glob("*.svgz")} == first
 
 
 def test_runs_overlaid(tmp_path):
@@ -123,3 +138,18 @@ def test_gbench_success_beside_time(tmp_path):
     assert titles == ["bench_solvers.json: Solve/goal:pose (hollow: success < 100 %, x: no success)",
                       "bench_solvers.json: Solve/goal:pose: success"]
     assert set(panels[1]["series"]) == {"dls", "ccd"}   # ccd fails at once: fast and no success
+
+
+def test_a_transparent_png_figure_keeps_its_alpha(tmp_path):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from ikbench.safe_io import save_figure
+
+    fig, ax = plt.subplots()
+    ax.plot([0, 1], [1, 0])
+    save_figure(fig, tmp_path / "opaque.png")
+    save_figure(fig, tmp_path / "clear.png", transparent=True)
+    plt.close(fig)
+    assert Image.open(tmp_path / "opaque.png").mode == "P"
+    assert Image.open(tmp_path / "clear.png").mode == "RGBA"

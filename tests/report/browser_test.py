@@ -46,7 +46,7 @@ CHROME_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", 
                "--enable-unsafe-swiftshader", "--window-size=1400,1000"]
 ALL_SPEC = "auto:solutions=all:restarts=10:time_budget_us=0"   # several solutions per solve, and restarts
 SOLVERS = "dls,sdls,lm,ccd,fabrik,kdl-lma," + ALL_SPEC
-TRACE_PROBLEMS = 3
+TRACE_PROBLEMS = 6
 EFFECTOR_TOL = 1e-6      # m: drawn effector vs target on a converged solve
 CONVERGED_BELOW = 1e-7   # m: solves picked for that check have a position error below this
 TIMEOUT = 300          # s: the page's first drawing
@@ -77,7 +77,8 @@ def make_report(cli, work):
         raise SystemExit(f"FAIL: {' '.join(cmd)} exited with {p.returncode}")
     page = work / "report.html"
     t0 = time.monotonic()
-    p = subprocess.run([cli, "report", str(run_dir), "--out", str(page)], capture_output=True, text=True,
+    p = subprocess.run([cli, "report", str(run_dir), "--out", str(page), "--trace-problems", str(TRACE_PROBLEMS)],
+                       capture_output=True, text=True,
                        timeout=1800)
     if p.returncode != 0 or not page.exists():
         print(p.stdout + p.stderr)
@@ -260,7 +261,7 @@ def check_viewer_truth(page, run, family, embedded):
     from ikbench.results import parse_q
 
     s = run.solves
-    c = s[(s["family"] == family) & (s["solver"] == ALL_SPEC) & (s["problem"] < embedded)]
+    c = s[(s["family"] == family) & (s["solver"] == ALL_SPEC) & s["problem"].isin(shown_problems(run, family, embedded))]
     if not check(not c.empty and int(c["solutions"].max()) > 1, f"{family}: a solve of {ALL_SPEC} with several solutions"):
         return
     r = c.sort_values(["solutions", "problem"], ascending=[False, True]).iloc[0]
@@ -378,11 +379,22 @@ def check_figures(d, data):
     check(fams == [r["family"] for r in sec["families"]], f"the section of {sec['spec']} has a row per family")
 
 
+def shown_problems(run, family, embedded):
+    """The problems of `family` the viewer embeds: the first `embedded` of the run's traced sample
+    (report.embedded_problems), or the first `embedded` problems of an untraced family."""
+    from ikbench import report
+
+    keys = run.traces[["family", "problem"]].drop_duplicates()
+    shown = report.embedded_problems(run, zip(keys["family"].astype(str), keys["problem"]), embedded)
+    return sorted(shown.get(family, set(range(embedded))))
+
+
 def converged_solve(run, family, embedded, traced_only=True):
     """A converged solve of `family` among its embedded problems whose error is far below the
     tolerance in solves.csv and at the trace's last record."""
     s = run.solves
-    c = s[(s["family"] == family) & (s["problem"] < embedded) & s["converged"] & s["within_limits"] &
+    c = s[(s["family"] == family) & s["problem"].isin(shown_problems(run, family, embedded)) & s["converged"] &
+          s["within_limits"] &
           (s["position_error"] <= CONVERGED_BELOW)]
     tr = run.traces
     for r in c.itertuples():
@@ -467,10 +479,13 @@ def browse(d, run_dir, page_path, work):
 
     run = results.load(run_dir)
     data = report.extract_data(page_path.read_text(encoding="utf-8"))
-    models = json.loads((run_dir / "models.json").read_text())["models"]
+    def text(name):  # a file of the run, NAME.gz (as the harness writes it) or NAME
+        return results.read_run_file(results.run_file(run_dir, name), name)[1].decode("utf-8")
+
+    models = json.loads(text("models.json"))["models"]
     models = {m["id"]: m for m in models}
     problems = {}
-    for line in (run_dir / "problems.jsonl").read_text().splitlines():
+    for line in text("problems.jsonl").splitlines():
         r = json.loads(line)
         problems[(r["family"], r["problem"])] = r
 

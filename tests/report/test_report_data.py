@@ -255,7 +255,8 @@ def test_sequential_family_plays_as_a_clip(tmp_path):
 
 def test_page_is_self_contained(page):
     text, data, _ = page
-    assert text.count("plotly.js v") == 1  # the offline bundle, once
+    assert report.extract_script(text, "ikbench-plotly").count("plotly.js v") == 1  # the offline bundle, once
+    assert len(text) < len(report.extract_script(text, "ikbench-data")) + 4_000_000  # both packed (gzip)
     assert external_references(text) == []
     assert '<body data-ikbench-ready="0">' in text  # the script sets "1" once everything is drawn
     assert 'id="summary-table"' in text and 'id="solve-viewer"' in text

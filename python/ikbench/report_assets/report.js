@@ -14,7 +14,7 @@
   window.addEventListener("error", function (e) { showError(e.message || String(e)); });
   window.addEventListener("unhandledrejection", function (e) { showError("promise: " + (e.reason && e.reason.message || e.reason)); });
 
-  var DATA = JSON.parse(document.getElementById("ikbench-data").textContent);
+  var DATA = JSON.parse(window.IKBENCH_DATA_TEXT);   // unpacked by the page (report.html)
   var TEMPLATE = JSON.parse(document.getElementById("ikbench-template").textContent);
   var CONFIG = { displaylogo: false, responsive: true };
   var STYLE = {};
@@ -568,9 +568,10 @@
     if (r.throughput) box.appendChild(el("p", { text: r.throughput }));
     if (r.command_line) box.appendChild(el("p", { cls: "mono", text: r.command_line }));
     var emb = "Embedded in this page: every figure above (from python/ikbench: figures.summarize, rank_cells, robot_summary, curves, sweep, coverage; docs/analysis.md), " +
-      "drawn curves rounded to " + e.curve_digits + " significant digits (table figures exact). The solve viewer has the traces of the first " +
-      e.trace_problems + " problems of each family (of " + (r.trace_problems_per_family == null ? "?" : r.trace_problems_per_family) +
-      " traced), each thinned to its first " + e.trace_head + " records, then at most " + e.trace_points + " more at an even stride, always with the last" +
+      "drawn curves rounded to " + e.curve_digits + " significant digits (table figures exact). The solve viewer has the traces of " +
+      (e.trace_problems === "all" ? "every traced problem" : "the first " + e.trace_problems + " traced problems") +
+      " of each family (of " + (r.trace_problems_per_family == null ? "?" : r.trace_problems_per_family) +
+      " traced, a seeded sample), each thinned to its first " + e.trace_head + " records, then at most " + e.trace_points + " more at an even stride, always with the last" +
       (v ? " (" + v.records.embedded + " of " + v.records.total + " records of those traces)" : "") +
       "; a sequential family plays as a clip of its first " + e.clip_frames + " problems (returned q from solves.csv). Regenerate with other limits: " +
       "ikbench report RUN_DIR --trace-problems K --trace-head N --trace-points M --clip-frames F.";
@@ -704,8 +705,9 @@
       "iteration; forward kinematics computed in this page from models.json), side by side with the same camera. The slider moves all views " +
       "through the iterations (a solver that stopped keeps its last configuration) and the marker on the error curve below; a solve with restarts " +
       "shows each attempt in turn, and the status line says which attempt is drawn and where it ended. The last frame draws the configuration the " +
-      "solve returned (solves.csv q), or, for a solve that returned several (solutions=all, closed forms), the solution picked beside its status. Embedded: the first " +
-      e.trace_problems + " problems of each family, traces thinned to " + e.trace_head + " records then " + e.trace_points +
+      "solve returned (solves.csv q), or, for a solve that returned several (solutions=all, closed forms), the solution picked beside its status. Embedded: " +
+      (e.trace_problems === "all" ? "every traced problem" : "the first " + e.trace_problems + " traced problems") +
+      " of each family (the run traces a seeded sample), traces thinned to " + e.trace_head + " records then " + e.trace_points +
       " at a stride (always the last). A sequential (tracking) family plays as a clip: one frame per problem, each solver's returned q with that problem's targets.";
     var fsel = document.getElementById("viewer-family");
     viewerFamilies().forEach(function (f) { fsel.appendChild(el("option", { value: f.name, text: f.name + (f.sequential ? " (clip)" : "") })); });
