@@ -284,7 +284,7 @@ std::map<std::string, std::shared_ptr<const Model>> readModels(const ResultsDire
 
 void attachScenes(const ResultsDirectory& r, const std::map<std::string, std::shared_ptr<const Model>>& models,
                   std::map<std::pair<int, int>, Problem>& problems) {
-  const json j = parseJsonText(readRegularFile(r.file("models.json"), kMaxModelsJsonBytes), r.file("models.json"));
+  const json j = parseJsonText(r.read("models.json", kMaxModelsJsonBytes), r.file("models.json"));
   std::map<const Model*, std::shared_ptr<const CollisionWorld>> worlds;
   for (size_t i = 0; i < j["models"].size(); ++i) {
     const json& m = j["models"][i];
