@@ -22,6 +22,7 @@ build/release/python of the source tree it sits in.
 
 import argparse
 import csv
+import gzip
 import importlib
 import os
 import pathlib
@@ -109,7 +110,9 @@ def harness_row(cli, urdf, samples, seed, spec):
         subprocess.run([cli, "run", "--urdf", str(urdf), "--samples", str(samples), "--seed", str(seed),
                         "--solvers", spec, "--threads", "1", "--no-trace", "--progress", "none",
                         "--out", str(pathlib.Path(tmp) / "run")], check=True, capture_output=True, text=True)
-        with open(pathlib.Path(tmp) / "run" / "solves.csv") as f:
+        run = pathlib.Path(tmp) / "run"    # the harness writes its files gzip-compressed (solves.csv.gz)
+        with (gzip.open(run / "solves.csv.gz", "rt") if (run / "solves.csv.gz").exists()
+              else open(run / "solves.csv")) as f:
             rows = list(csv.DictReader(f))
     status = np.array([r["status"] for r in rows])
     success = np.array([r["converged"] == "1" and r["within_limits"] == "1" for r in rows])

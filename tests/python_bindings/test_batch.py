@@ -2,6 +2,7 @@
 at any thread count, agreement with single solves and with the harness."""
 
 import csv
+import gzip
 import json
 import os
 import subprocess
@@ -169,14 +170,14 @@ def test_targets_and_seeds_match_the_harness(tmp_path):
                    check=True, capture_output=True, text=True)
     model = ik.Model.from_urdf(path)
     targets = ik.reachable_targets(model, 25, seed=7)
-    with open(out / "problems.jsonl") as f:
+    with gzip.open(out / "problems.jsonl.gz", "rt") as f:
         problems = [json.loads(line) for line in f]
     for t, p in zip(targets, problems):
         g = p["goals"][0]
         np.testing.assert_allclose(t[:3], g["target_position"], atol=1e-15)
         quat = np.array(g["target_quat_xyzw"])
         assert min(np.abs(t[3:] - quat).max(), np.abs(t[3:] + quat).max()) < 1e-15
-    with open(out / "solves.csv") as f:
+    with gzip.open(out / "solves.csv.gz", "rt") as f:
         rows = list(csv.DictReader(f))
     family = ik.rng_mix(7, ik.rng_hash("ur5-pose"))
     seeds = [ik.rng_mix(family, ik.rng_mix(i, ik.rng_hash("dls"))) for i in range(25)]

@@ -19,6 +19,7 @@ fewer or one other byte in problems.jsonl compare different.
 """
 
 import csv
+import gzip
 import io
 import json
 import os
@@ -35,11 +36,15 @@ class Differ(Exception):
 
 
 def read_bytes(directory, name):
+    """The content of the run's file `name`: NAME.gz decompressed when the run wrote it compressed."""
     path = os.path.join(directory, name)
     try:
+        if os.path.exists(path + ".gz"):
+            with gzip.open(path + ".gz", "rb") as f:
+                return f.read()
         with open(path, "rb") as f:
             return f.read()
-    except OSError as e:
+    except (OSError, EOFError) as e:
         raise Differ(f"cannot read {path}: {e}")
 
 
@@ -92,10 +97,13 @@ def check_run_json(ref_run, got_run, got_files):
             raise Differ(f"run.json trace.{key} differs")
     manifest = got_run.get("files", {})
     for name in CSV_FILES + BYTE_FILES:
-        entry, data = manifest.get(name), got_files[name]
+        # A file written gzip-compressed is listed as NAME.gz with its compressed size; its rows are
+        # the content's.
+        compressed = name + ".gz" in manifest
+        entry, data = manifest.get(name + ".gz" if compressed else name), got_files[name]
         if entry is None:
             raise Differ(f"merged run.json: no manifest entry for {name}")
-        if entry.get("bytes") != len(data):
+        if not compressed and entry.get("bytes") != len(data):
             raise Differ(f"merged run.json: {name} has {len(data)} bytes, the manifest says {entry.get('bytes')}")
         rows = data.count(b"\n") - (1 if name.endswith(".csv") else 0)
         if name.endswith((".csv", ".jsonl")) and entry.get("rows") != rows:
