@@ -154,7 +154,8 @@ TEST(CollisionModes, RejectAndAvoidReturnCollisionFreeAnswers) {
   // (the test can fail: the reject mode must make a difference).
   const Counts off = solveAll(fam, "kdl-lma:restarts=20");
   EXPECT_GT(off.colliding_converged, 0);
-  for (const char* spec : {"kdl-lma:restarts=20:collision=reject", "auto", "auto:collision=avoid"}) {
+  for (const char* spec : {"kdl-lma:restarts=20:collision=reject", "auto:time_budget_us=0",
+                           "auto:collision=avoid:time_budget_us=0"}) {
     const Counts c = solveAll(fam, spec);
     EXPECT_EQ(c.colliding_converged, 0) << spec;
     EXPECT_GE(c.success, 54) << spec;  // 90 %
