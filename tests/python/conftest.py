@@ -15,6 +15,16 @@ for p in (str(REPO / "python"), str(HERE)):
 os.environ.setdefault("MPLBACKEND", "Agg")
 
 
+def harness_binary():
+    """The built `ikbench` harness: $IKBENCH_CLI (ctest sets it), else build/release's; the calling
+    test is skipped, saying so, when there is none."""
+    for p in (os.environ.get("IKBENCH_CLI"), REPO / "build" / "release" / "benchmarks" / "ikbench"):
+        if p and Path(p).is_file() and os.access(p, os.X_OK):
+            return str(p)
+    pytest.skip("no ikbench binary: set IKBENCH_CLI to the built harness (ctest does) or build "
+                "build/release/benchmarks/ikbench")
+
+
 @pytest.fixture
 def run_dir(tmp_path):
     import synth

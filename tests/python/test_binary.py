@@ -7,29 +7,19 @@ import csv
 import gzip
 import os
 import subprocess
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import REPO, cli
+from conftest import REPO, cli, harness_binary
 
 from ikbench import figures, results, verify
 
 
-def _binary():
-    for p in (os.environ.get("IKBENCH_CLI"), REPO / "build" / "release" / "benchmarks" / "ikbench"):
-        if p and Path(p).is_file() and os.access(p, os.X_OK):
-            return str(p)
-    return None
-
 
 @pytest.fixture(scope="module")
 def tiny_run(tmp_path_factory):
-    exe = _binary()
-    if exe is None:
-        pytest.skip("no ikbench binary: set IKBENCH_CLI to the built harness (ctest does) or build "
-                    "build/release/benchmarks/ikbench")
+    exe = harness_binary()
     out = tmp_path_factory.mktemp("tiny") / "run"
     env = dict(os.environ, PYTHONPATH=str(REPO / "python"))
     p = subprocess.run([exe, "run", "--chain", "3", "--samples", "4", "--solvers", "dls", "--threads", "1",
@@ -89,9 +79,7 @@ def test_the_binarys_solves_verify(tiny_run):
 def test_files_of_a_run_share_the_umasks_mode(tmp_path):
     """Every file of a run directory (the harness's and summary.csv, written by the analysis
     library) gets the mode the umask gives a new file: none is private while the others are not."""
-    exe = _binary()
-    if exe is None:
-        pytest.skip("no ikbench binary: set IKBENCH_CLI to the built harness (ctest does)")
+    exe = harness_binary()
     out = tmp_path / "run"
     env = dict(os.environ, PYTHONPATH=str(REPO / "python"))
     umask = 0o027  # not the usual 022, so that a mode chosen by the writer cannot match by chance

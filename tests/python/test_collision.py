@@ -5,18 +5,14 @@ import subprocess
 
 import numpy as np
 import pytest
-from conftest import REPO
-from test_binary import _binary
+from conftest import REPO, harness_binary
 
 from ikbench import figures, results, verify
 
 
 @pytest.fixture(scope="module")
 def scene_run(tmp_path_factory):
-    exe = _binary()
-    if exe is None:
-        pytest.skip("no ikbench binary: set IKBENCH_CLI to the built harness (ctest does) or build "
-                    "build/release/benchmarks/ikbench")
+    exe = harness_binary()
     out = tmp_path_factory.mktemp("scene") / "run"
     p = subprocess.run([exe, "run", "--urdf", str(REPO / "scenarios/data/robots/ur5.urdf"), "--tip", "tool0",
                         "--scene", str(REPO / "scenarios/data/scenes/workcell.json"), "--samples", "40",
@@ -69,6 +65,6 @@ def test_a_false_collision_free_claim_is_found(scene_run):
 
 
 def test_cpp_verify_rechecks_the_scene(scene_run):
-    p = subprocess.run([_binary(), "verify", str(scene_run)], capture_output=True, text=True, timeout=300)
+    p = subprocess.run([harness_binary(), "verify", str(scene_run)], capture_output=True, text=True, timeout=300)
     assert p.returncode == 0, p.stdout + p.stderr
     assert "80 of them checked for collisions in their scene: 0 disagree" in p.stdout

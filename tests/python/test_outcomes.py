@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import synth
-from conftest import REPO, cli
+from conftest import REPO, cli, harness_binary
 
 from ikbench import figures, outcomes, report_quality, results, stats, verify_quality
 
@@ -161,18 +161,10 @@ def test_an_unknown_outcome_is_a_bad_input(tmp_path):
 
 # ---------------------------------------------------------------- the binary's protocols
 
-def _binary():
-    for p in (os.environ.get("IKBENCH_CLI"), REPO / "build" / "release" / "benchmarks" / "ikbench"):
-        if p and Path(p).is_file() and os.access(p, os.X_OK):
-            return str(p)
-    return None
-
 
 @pytest.mark.parametrize("protocol,samples", [("ikfast-test", 20), ("tracking", 12), ("seeds", 6), ("trac-ik", 6)])
 def test_a_protocol_run_verifies_and_summarizes(tmp_path, protocol, samples):
-    exe = _binary()
-    if exe is None:
-        pytest.skip("no ikbench binary: set IKBENCH_CLI to the built harness (ctest does)")
+    exe = harness_binary()
     out = tmp_path / "run"
     env = dict(os.environ, PYTHONPATH=str(REPO / "python"))
     p = subprocess.run([exe, "run", "--protocol", protocol, "--urdf", str(REPO / "scenarios/data/robots/ur5.urdf"),
