@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The measurements behind the generated tables of README.md, docs/performance.md,
-# docs/measurements.md and docs/analytic-ik.md (docs/history.md, "The project's own history").
+# docs/measurements.md, docs/analytic-ik.md and docs/collision.md (docs/history.md, "The project's
+# own history").
 #
 #   scripts/docs_measure.sh OUT [BIN]     BIN: the release build's benchmarks/ (default build/release/benchmarks)
 #
@@ -11,22 +12,25 @@
 #   OUT/trac-ARM          the TRAC-IK protocol on each shipped arm (10 000 targets, one thread)
 #   OUT/arms/KEY          scripts/arm_table.py: `auto` against KDL LMA on every arm of the corpus
 #                         (the corpus arms need ../shared/data or IKBENCH_CORPUS_DIR)
+#   OUT/clutter           the clutter suite (every shipped arm in the workcell scene, one thread) with
+#                         bench_collision's queries; OUT/clutter-near its targets near obstacles
 # Every file records the machine's load while it ran; on a shared machine the absolute times are
 # the machine's of that moment, the ratios within one file are what carries.
-# Then:  ikbench history add OUT/jacobian-family OUT/trac-* OUT/arms/* --db DB
+# Then:  ikbench history add OUT/jacobian-family OUT/trac-* OUT/arms/* OUT/clutter* --db DB
 set -euo pipefail
 [ $# -ge 1 ] || { echo "usage: scripts/docs_measure.sh OUT [BIN]" >&2; exit 2; }
 out=$1
 bin=${2:-build/release/benchmarks}
-for b in ikbench bench_kinematics bench_solvers bench_batch bench_analytic; do
+for b in ikbench bench_kinematics bench_solvers bench_batch bench_analytic bench_collision; do
   [ -x "$bin/$b" ] || { echo "docs_measure: $bin/$b: not built (cmake --build --preset release --target $b)" >&2; exit 2; }
 done
 # The corpus of real arms beside the source tree, as the benchmarks and scripts/arm_table.py find it.
 export IKBENCH_CORPUS_DIR="${IKBENCH_CORPUS_DIR:-$(cd "$(dirname "$0")/.." && pwd)/../shared/data}"
 mkdir -p "$out"
-gb() {  # gb NAME FILTER: 5 repetitions of the matching cases into OUT/jacobian-family/NAME.json
+gb() {  # gb NAME FILTER [DIR]: 5 repetitions of the matching cases into OUT/DIR/NAME.json (DIR: jacobian-family)
   "$bin/$1" --benchmark_filter="$2" --benchmark_min_time=0.2 --benchmark_repetitions=5 \
-    --benchmark_out="$out/jacobian-family/$1.json" --benchmark_out_format=json >/dev/null
+    --benchmark_enable_random_interleaving=true \
+    --benchmark_out="$out/${3:-jacobian-family}/$1.json" --benchmark_out_format=json >/dev/null
 }
 tp() {  # tp NAME ARGS...: ikbench throughput into OUT/jacobian-family/throughput-NAME.json
   local name=$1
@@ -58,3 +62,8 @@ done
 
 /usr/bin/python3 scripts/arm_table.py table --samples 10000 --sched normal --out "$out/arms" \
   --ikbench "$bin/ikbench" >/dev/null
+
+for suite in clutter clutter-near; do
+  "$bin/ikbench" run --suite "$suite" --threads 1 --no-trace --progress none --no-summary --force --out "$out/$suite"
+done
+gb bench_collision '.' clutter
