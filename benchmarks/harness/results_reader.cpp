@@ -267,7 +267,7 @@ ResultsDirectory readResults(const std::string& dir, bool require_complete, bool
   return r;
 }
 
-std::map<std::string, std::shared_ptr<const Model>> readModels(const ResultsDirectory& r) {
+std::map<std::string, std::shared_ptr<const Model>> readModels(const ResultsDirectory& r, SceneWorlds* scenes) {
   const json j = parseJsonText(r.read("models.json", kMaxModelsJsonBytes), r.file("models.json"));
   std::map<std::string, std::shared_ptr<const Model>> out;
   if (!j.contains("models") || !j["models"].is_array())
@@ -276,25 +276,23 @@ std::map<std::string, std::shared_ptr<const Model>> readModels(const ResultsDire
     const json& m = j["models"][i];
     const std::string where = fmt::format("{}: models[{}]", r.file("models.json"), i);
     if (!m.contains("id") || !m["id"].is_string()) throw ResultsError(where + ": no id");
-    if (out.count(m["id"].get<std::string>())) throw ResultsError(where + ": id: a second model of this id");
-    out[m["id"].get<std::string>()] = modelFromJson(m, where);
+    const std::string id = m["id"].get<std::string>();
+    if (out.count(id)) throw ResultsError(where + ": id: a second model of this id");
+    auto model = modelFromJson(m, where);
+    if (scenes)
+      if (auto w = sceneFromJson(m, model, where)) (*scenes)[id] = std::move(w);
+    out[id] = std::move(model);
   }
   return out;
 }
 
-void attachScenes(const ResultsDirectory& r, const std::map<std::string, std::shared_ptr<const Model>>& models,
+void attachScenes(const SceneWorlds& scenes, const std::map<std::string, std::shared_ptr<const Model>>& models,
                   std::map<std::pair<int, int>, Problem>& problems) {
-  const json j = parseJsonText(r.read("models.json", kMaxModelsJsonBytes), r.file("models.json"));
-  std::map<const Model*, std::shared_ptr<const CollisionWorld>> worlds;
-  for (size_t i = 0; i < j["models"].size(); ++i) {
-    const json& m = j["models"][i];
-    const auto it = models.find(m["id"].get<std::string>());
-    if (it == models.end()) continue;
-    if (auto w = sceneFromJson(m, it->second, fmt::format("{}: models[{}]", r.file("models.json"), i)))
-      worlds[it->second.get()] = std::move(w);
-  }
+  std::map<const Model*, std::shared_ptr<const CollisionWorld>> by_model;
+  for (const auto& [id, w] : scenes)
+    if (const auto m = models.find(id); m != models.end()) by_model[m->second.get()] = w;
   for (auto& [key, p] : problems)
-    if (const auto w = worlds.find(p.model.get()); w != worlds.end()) p.collision = w->second;
+    if (const auto w = by_model.find(p.model.get()); w != by_model.end()) p.collision = w->second;
 }
 
 std::map<std::pair<int, int>, Problem> readProblems(const ResultsDirectory& r,

@@ -52,14 +52,18 @@ struct ResultsDirectory {
 // too).
 ResultsDirectory readResults(const std::string& dir, bool require_complete, bool rows, bool traces = true);
 
-// The models of models.json by id, and the problems of problems.jsonl by
+// The collision worlds of models.json's scenes (docs/collision.md), by model id.
+using SceneWorlds = std::map<std::string, std::shared_ptr<const CollisionWorld>>;
+
+// The models of models.json by id (and, with `scenes`, the collision worlds of
+// their scenes from the same parse), and the problems of problems.jsonl by
 // (family index, problem).
-std::map<std::string, std::shared_ptr<const Model>> readModels(const ResultsDirectory& r);
+std::map<std::string, std::shared_ptr<const Model>> readModels(const ResultsDirectory& r,
+                                                               SceneWorlds* scenes = nullptr);
 std::map<std::pair<int, int>, Problem> readProblems(const ResultsDirectory& r,
                                                     const std::map<std::string, std::shared_ptr<const Model>>& models);
-// The scenes of models.json's entries (docs/collision.md) rebuilt as
-// collision worlds and set as Problem::collision of their models' problems.
-void attachScenes(const ResultsDirectory& r, const std::map<std::string, std::shared_ptr<const Model>>& models,
+// The scenes' collision worlds set as Problem::collision of their models' problems.
+void attachScenes(const SceneWorlds& scenes, const std::map<std::string, std::shared_ptr<const Model>>& models,
                   std::map<std::pair<int, int>, Problem>& problems);
 
 // Every row of solves.csv and solutions.csv (and traces.csv with `traces`)

@@ -84,9 +84,10 @@ void verifyQuality(const ResultsDirectory& r, const std::map<std::pair<int, int>
 VerifyReport verifyRun(const std::string& dir, std::ostream& out, int max_listed) {
   // The traces are not verify's (the report reads them): not read.
   const ResultsDirectory r = readResults(dir, /*require_complete=*/true, /*rows=*/true, /*traces=*/false);
-  const auto models = readModels(r);
+  SceneWorlds scenes;
+  const auto models = readModels(r, &scenes);
   auto problems = readProblems(r, models);
-  attachScenes(r, models, problems);
+  attachScenes(scenes, models, problems);
   checkRows(r, problems, /*traces=*/false);  // the traces are not verify's (the report reads them)
   // Every solve of the run is in solves.csv exactly once, and every problem
   // in problems.jsonl (the reader refused duplicates and indices out of range).
