@@ -750,6 +750,72 @@ TEST(Analytic6r, SingularTargetsGiveFiniteSolutionsAndSaySo) {
   }
 }
 
+// The IKFast test's degenerate targets (OpenRAVE's ikfast.py: joints at 0,
+// +-pi/2, pi): every configuration of the shipped UR5 and Puma 560 whose
+// joints all take those values (within the limits), each solved from the
+// middle of the limits; plus UR5 targets of the ikfast-test protocol (seed
+// 20100601) with random values in the other joints. Singular ones abound:
+// q5 = 0 or pi (the UR5's axis 6 parallel to axes 2-4, where q6 is free
+// only as far as the planar 2R still reaches the position; the Puma's axes
+// 4 and 6 aligned), q3 = 0 (the UR5's elbow stretched). Each must be solved
+// and every returned solution must reach the target by FK.
+void expectEverySolvedWithinLimits(const std::shared_ptr<const Model>& model, const std::vector<Eigen::VectorXd>& qs,
+                                   const std::string& arm) {
+  const int body = model->bodyIndex("tool0");
+  for (const Eigen::VectorXd& q_gen : qs) {
+    const Problem p = posePoseProblem(model, body, Eigen::Vector3d::Zero(), q_gen);
+    Eigen::VectorXd q = p.q0;
+    const Summary s = solveFrom(p, q);
+    const std::vector<Eigen::VectorXd> sols = returned(s, q);
+    ASSERT_TRUE(s.converged()) << arm << " q = " << q_gen.transpose() << ": " << s.message;
+    ASSERT_FALSE(sols.empty());
+    for (const auto& x : sols) {
+      const FkError e = fkError(p, x);
+      EXPECT_LE(e.position, 1e-9) << arm << " q = " << q_gen.transpose() << " -> " << x.transpose();
+      EXPECT_LE(e.orientation, 1e-9) << arm << " q = " << q_gen.transpose() << " -> " << x.transpose();
+      EXPECT_TRUE(withinLimits(*model, x)) << arm << " q = " << q_gen.transpose() << " -> " << x.transpose();
+    }
+  }
+}
+
+std::vector<Eigen::VectorXd> degenerateGrid(const Model& model) {
+  const double v[] = {0.0, kPi / 2, -kPi / 2, kPi};
+  std::vector<Eigen::VectorXd> qs;
+  for (int code = 0; code < 4096; ++code) {
+    Eigen::VectorXd q(6);
+    for (int j = 0, c = code; j < 6; ++j, c /= 4) q[j] = v[c % 4];
+    if (withinLimits(model, q)) qs.push_back(q);
+  }
+  return qs;
+}
+
+TEST(Analytic6r, IkfastDegenerateTargetsAreSolved) {
+  const auto ur5 = loadArm(kShipped + "ur5.urdf", "", "");
+  const auto puma = loadArm(kShipped + "puma560.urdf", "", "");
+  std::vector<Eigen::VectorXd> ur5_q = degenerateGrid(*ur5);
+  const std::vector<Eigen::VectorXd> puma_q = degenerateGrid(*puma);
+  EXPECT_EQ(ur5_q.size(), 4096u);  // all within the UR5's limits
+  EXPECT_GT(puma_q.size(), 500u);
+  // ikfast-test protocol targets on the UR5 that the closed form once
+  // reported as out of reach (the generating q, from its 'near:0' start).
+  const double h = kPi / 2;
+  for (const std::array<double, 6>& a : std::vector<std::array<double, 6>>{
+           {-h, 0.03804024464312139, -0.13289801963118375, -h, kPi, -4.6264787252129365},
+           {5.0889190128397885, kPi, 0.0, -0.8544261862490226, 0.0, h},
+           {1.56260281690518, kPi, 0.37687757008589173, 3.8913105822931353, 0.0, 4.906866956126651},
+           {kPi, kPi, -0.04423530429903311, -h, 0.0, 0.5605449439005081},
+           {-2.029279787455387, 0.0, 0.19690870951727346, -1.2724157928830424, 0.0, -5.994476305663722},
+           {kPi, -5.422474967027468, 0.0, -1.8479622012865935, kPi, h},
+           {-h, -2.580749675671103, -0.4270834715462186, -h, 0.0, -1.3858752856659686},
+           {0.0, h, 0.0, -h, kPi, 3.898962968582813},
+           // also q1 at its reach boundary (a double root) and the elbow stretched
+           {-3.2249155805579157, h, 0.0, -h, 0.0, -0.602537981219081},
+           {-3.553548608786473, -h, 0.0, -h, kPi, -h}})
+    ur5_q.push_back(Eigen::Map<const Eigen::VectorXd>(a.data(), 6));
+  expectEverySolvedWithinLimits(ur5, ur5_q, "ur5");
+  expectEverySolvedWithinLimits(puma, puma_q, "puma560");
+}
+
 TEST(Analytic6r, UnreachableAndOutOfLimitTargets) {
   const auto model = loadArm(kShipped + "ur5.urdf", "", "");
   Problem p = posePoseProblem(model, model->bodyIndex("tool0"), Eigen::Vector3d::Zero(), model->neutralConfiguration());

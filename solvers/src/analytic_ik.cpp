@@ -468,6 +468,40 @@ void solveSphericalWrist(const Plan6& P, const Eigen::Matrix3d& Rd, const Eigen:
   }
 }
 
+// The root at the boundary of a double root (Roots::double_root), whose two
+// roots rounding alone puts about sqrt(eps) apart: their midpoint.
+CosSin boundaryRoot(const Roots& r) {
+  if (r.count < 2) return r.t[0];
+  const double c = r.t[0].c + r.t[1].c, s = r.t[0].s + r.t[1].s, n = std::hypot(c, s);
+  return n > 0.0 ? CosSin{c / n, s / n} : r.t[0];
+}
+
+// Three parallel axes, wrist singular (axis 6 parallel to them): the turn
+// t234 = q2 + q3 + q4 is free with q6, and it places o4 at
+// b(t234) = m - R(h, t234) pb3 for the planar 2R of joints 2, 3 to reach
+// (|R(h3, q3) p43 - p13| = |b|). The components along h are fixed, so the
+// planar 2R reaches b when its distance from the axis, s = |b_perp|, is
+// within [|r43 - r13|, r43 + r13] (r the vectors' distances from h), and
+// t234 moves s over [|m_perp - pb3_perp|, m_perp + pb3_perp]. Sets *t234 to
+// the turn, nearest the given one, whose s is the given one's clamped into
+// both ranges; false when they do not overlap (to kBeyondBoundary relative).
+bool reachableWristTurn(const Eigen::Vector3d& h, const Eigen::Vector3d& m, const Eigen::Vector3d& pb3,
+                        const Eigen::Vector3d& p43, const Eigen::Vector3d& p13, CosSin* t234) {
+  auto perp = [&](const Eigen::Vector3d& v) { return (v - h.dot(v) * h).norm(); };
+  const double mp = perp(m), bp = perp(pb3), r43 = perp(p43), r13 = perp(p13);
+  const double lo = std::max(std::abs(mp - bp), std::abs(r43 - r13));
+  const double hi = std::min(mp + bp, r43 + r13);
+  if (!(lo <= hi + kBeyondBoundary * (mp + bp + r43 + r13))) return false;
+  const double s = std::clamp(perp(m - rotate(h, *t234, pb3)), std::min(lo, hi), hi);
+  const double along = h.dot(m - pb3);
+  const Roots r = subproblem3(h, pb3, m, std::sqrt(s * s + along * along));
+  if (r.count == 0) return false;
+  // The root nearest the given turn: the larger cosine of the difference.
+  auto cosDiff = [&](const CosSin& a) { return a.c * t234->c + a.s * t234->s; };
+  *t234 = r.count == 2 && cosDiff(r.t[1]) > cosDiff(r.t[0]) ? r.t[1] : r.t[0];
+  return true;
+}
+
 // Three parallel axes 2, 3, 4 (direction h) and axes 5, 6 meeting at b.
 void solveThreeParallel(const Plan6& P, const Eigen::Matrix3d& Rd, const Eigen::Vector3d& p,
                         const std::array<double, 6>& hint, const PlanLimits& lim, Solutions6* out) {
@@ -484,6 +518,10 @@ void solveThreeParallel(const Plan6& P, const Eigen::Matrix3d& Rd, const Eigen::
     flags |= kShoulderFree;
   } else if (r1.double_root && r1.count > 0) {
     flags |= kShoulderDouble;
+    // One root, the boundary's: q1 off it by rounding's sqrt(eps) would hide
+    // a wrist singularity (kOnAxis) and push a stretched elbow out of reach.
+    r1.t[0] = boundaryRoot(r1);
+    r1.count = 1;
   }
   const Eigen::Vector3d Rd_h6 = Rd * k.h[5];
   const Eigen::Vector3d p43 = k.o[3] - k.o[2], p13 = k.o[1] - k.o[2], p21 = k.o[2] - k.o[1];
@@ -497,12 +535,14 @@ void solveThreeParallel(const Plan6& P, const Eigen::Matrix3d& Rd, const Eigen::
     const Eigen::Vector3d RdT_g = Rd.transpose() * g;
     bool wrist_free = false;
     for (int j = 0; j < r5.count; ++j) {
-      const CosSin t5 = r5.t[j];
+      CosSin t5 = r5.t[j];
       // R6 (R_d^T R1 h) = R5^T h: SP1 for q6.
       CosSin t6;
       if (!subproblem1(k.h[5], RdT_g, rotate(k.h[4], t5.inverse(), h), &t6)) {
         t6 = CosSin::of(hint[5]);
         wrist_free = true;
+        // Axis 6 parallel to h (to kOnAxis): q5 is at SP4's boundary.
+        if (r5.double_root) t5 = boundaryRoot(r5);
       }
       // R(h, q2 + q3 + q4) = R1^T R_d R6^T R5^T: SP1 on a vector normal to h.
       const Eigen::Vector3d e =
@@ -510,8 +550,20 @@ void solveThreeParallel(const Plan6& P, const Eigen::Matrix3d& Rd, const Eigen::
       CosSin t234;
       subproblem1(h, P.hp_perp, e, &t234);
       // The planar 3R: R2 ((o3 - o2) + R3 (o4 - o3)) = b.
-      const Eigen::Vector3d b = xr - p10 - rotate(h, t234, pb3);
-      const Roots r3 = subproblem3(k.h[2], p43, p13, b.norm());
+      Eigen::Vector3d b = xr - p10 - rotate(h, t234, pb3);
+      Roots r3 = subproblem3(k.h[2], p43, p13, b.norm());
+      if (wrist_free && r3.count == 0 && reachableWristTurn(h, xr - p10, pb3, p43, p13, &t234)) {
+        // The start's q6 leaves the point o4 out of the planar 2R's reach:
+        // the turn q2 + q3 + q4 nearest it that brings o4 within reach, and
+        // the q6 that keeps the orientation with it (R6 = R5^T R234^T R1^T R_d).
+        const Eigen::Vector3d v = P.h6_perp;
+        subproblem1(k.h[5], v,
+                    rotate(k.h[4], t5.inverse(), rotate(h, t234.inverse(), rotate(k.h[0], t1.inverse(), Rd * v))),
+                    &t6);
+        b = xr - p10 - rotate(h, t234, pb3);
+        r3 = subproblem3(k.h[2], p43, p13, b.norm());
+        flags |= kWristTurned;
+      }
       if (r3.double_root && r3.count > 0) flags |= kElbowDouble;
       const double q1_turn = t1.angle(), q5 = t5.angle(), q6 = t6.angle(), q234 = t234.angle();
       for (int m = 0; m < r3.count; ++m) {
@@ -751,8 +803,10 @@ std::string singularityMessage(const Plan6& plan, unsigned f) {
     else
       parts.push_back(fmt::format(
           "wrist singular (axis of joint {} parallel to joints {}, {}, {}): a continuum of solutions, only "
-          "q{} + q{} + q{} +- q{} is fixed; a representative with q{} from the start configuration returned",
-          J(5), J(1), J(2), J(3), J(1), J(2), J(3), J(5), J(5)));
+          "q{} + q{} + q{} +- q{} is fixed; a representative with q{} {} returned",
+          J(5), J(1), J(2), J(3), J(1), J(2), J(3), J(5), J(5),
+          f & kWristTurned ? "near the start configuration's value, moved until the position is within reach"
+                           : "from the start configuration"));
   }
   if (f & kArmFree)
     parts.push_back(

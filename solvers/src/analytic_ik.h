@@ -303,6 +303,8 @@ enum Singularity : unsigned {
   kElbowDouble = 8u,      // elbow stretched or folded: its two roots coincide
   kShoulderDouble = 16u,  // q1 at its reach boundary: its two roots coincide
   kWristDouble = 32u,     // the wrist flip's two roots coincide
+  kWristTurned = 64u,     // kWristFree, three parallel axes: the start's q6 left the position out of reach,
+                          // a q6 near it that reaches the position taken instead
 };
 
 // Up to 8 solutions, each angle in (-pi, pi] (with limits given to solve6:
