@@ -71,7 +71,7 @@ def _synth_rows(seed, suite):
     return rows
 
 
-def write_run(directory, rows, seed=1, suite="quick", run_json=True, columns=COLUMNS):
+def write_run(directory, rows, seed=1, suite="quick", run_json=True, columns=COLUMNS, families=None):
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     with open(directory / "solves.csv", "w", newline="") as f:
@@ -82,8 +82,34 @@ def write_run(directory, rows, seed=1, suite="quick", run_json=True, columns=COL
     if run_json:
         (directory / "run.json").write_text(json.dumps({
             "suite": suite, "seed": seed, "solvers": list(SOLVERS), "git_revision": "synthetic",
-            "compiler": "none", "cpu": "none", "threads": 2}))
+            "compiler": "none", "cpu": "none", "threads": 2, **({"families": families} if families else {})}))
     return directory
+
+
+# One solve of each outcome (ikbench.outcomes' rule) as solves.csv fields.
+OUTCOME_ROWS = {"converged": ("converged", 1), "not-found": ("stalled", 0), "refused": ("stalled", 0),
+                "timed-out": ("time-limit", 0), "wrong": ("false-convergence", 0)}
+
+
+def outcome_rows(cells):
+    """Solves of the 1000-target families 'reach' (reachable) and 'far' (known unreachable, per
+    OUTCOME_FAMILIES) x solver 'dls', with the given outcome counts: {family: {outcome: count}}, the
+    rest of each family converged (reach) or refused (far)."""
+    rows = []
+    for family, counts in cells.items():
+        rest = "converged" if family == "reach" else "refused"
+        kinds = [o for o, k in counts.items() for _ in range(k)]
+        kinds += [rest] * (1000 - len(kinds))
+        for p, o in enumerate(kinds):
+            status, conv = OUTCOME_ROWS[o]
+            rows.append({"suite": "quick", "family": family, "problem": p, "dof": 6, "effectors": 1, "goal": "pose",
+                         "solver": "dls", "status": status, "converged": conv, "iterations": 10, "restarts": 0,
+                         "position_error": "1e-9" if conv else "0.1", "orientation_error": "1e-9" if conv else "0.1",
+                         "time_us": 5.0, "fk_evals": 11, "jacobian_evals": 10, "within_limits": 1})
+    return rows
+
+
+OUTCOME_FAMILIES = [{"name": "reach", "targets": "reachable"}, {"name": "far", "targets": "unreachable"}]
 
 
 def timed(rows, machine=1.0, noise=0.0, seed=7, slow=None):
@@ -227,6 +253,84 @@ class GateTest(unittest.TestCase):
         rc, out, err = self.compare(bdir, bad)
         self.assertEqual(rc, 1, out + err)
         self.assertEqual(marked_cells(out, "REGRESSION"), {("chain7-pose", "ccd")})
+
+    # -- outcome rates ----------------------------------------------------------
+
+    def outcome_gate(self, base_counts, run_counts, *options):
+        base = write_run(self.tmp / "obase", outcome_rows(base_counts), families=OUTCOME_FAMILIES)
+        run = write_run(self.tmp / "orun", outcome_rows(run_counts), families=OUTCOME_FAMILIES)
+        return self.compare(base, run, "--no-time", *options)
+
+    def test_a_significant_rise_of_a_bad_outcome_is_a_regression(self):
+        # not found: 0 -> 30 of 1000 reachable targets (Fisher p ~ 1e-9) fails; 1 -> 2 does not.
+        rc, out, err = self.outcome_gate({"reach": {}, "far": {}}, {"reach": {"not-found": 30}, "far": {}})
+        self.assertEqual(rc, 1, out + err)
+        self.assertEqual(marked_cells(out, "REGRESSION"), {("reach", "dls")})
+        self.assertIn("reach x dls: not-found rate (reachable targets) 0.00% [0.00, 0.38] -> 3.00% [2.11, 4.25] "
+                      "(0 of 1000 -> 30 of 1000 solves; Fisher's exact test p = ", out)
+        self.assertIn("not-found 3.0% [R]", out)
+        rc, out, err = self.outcome_gate({"reach": {"not-found": 1}, "far": {}},
+                                         {"reach": {"not-found": 2}, "far": {}})
+        self.assertEqual(rc, 0, out + err)
+        self.assertIn("not-found 0.2%", out)
+        self.assertEqual(marks(out, "[R]") + marks(out, "[I]"), 0)
+        # Timed out alike; its fall is an improvement.
+        rc, out, err = self.outcome_gate({"reach": {}, "far": {}}, {"reach": {"timed-out": 30}, "far": {}})
+        self.assertEqual(rc, 1, out + err)
+        self.assertIn("timed-out 3.0% [R]", out)
+        rc, out, err = self.outcome_gate({"reach": {"timed-out": 30}, "far": {}}, {"reach": {}, "far": {}})
+        self.assertEqual(rc, 0, out + err)
+        self.assertIn("timed-out 0.0% [I]", out)
+        # One more wrong answer fails by the count rule, whatever the test says.
+        rc, out, err = self.outcome_gate({"reach": {}, "far": {}}, {"reach": {"wrong": 1}, "far": {}})
+        self.assertEqual(rc, 1, out + err)
+        self.assertIn("[R wrong]", out)
+        self.assertNotIn("wrong 0.1% [R]", out)
+
+    def test_unreachable_targets_regress_when_fewer_are_refused(self):
+        # Known unreachable: refused 1000 -> 960 (40 timed out) is a regression of both rates; the
+        # success rate there is not an improvement when it rises (answers to targets without one).
+        rc, out, err = self.outcome_gate({"reach": {}, "far": {}}, {"reach": {}, "far": {"timed-out": 40}})
+        self.assertEqual(rc, 1, out + err)
+        self.assertEqual(marked_cells(out, "REGRESSION"), {("far", "dls")})
+        self.assertIn("refused 96.0% [R]", out)
+        self.assertIn("timed-out 4.0% [R]", out)
+        rc, out, err = self.outcome_gate({"reach": {}, "far": {}}, {"reach": {}, "far": {"converged": 40}})
+        self.assertEqual(rc, 1, out + err)
+        self.assertIn("answered 4.0% [R]", out)
+        self.assertIn("far x dls: answered rate (unreachable targets) 0.00%", out)
+        self.assertNotIn("success rate", out.split("REGRESSIONS:")[1])
+        self.assertNotIn("improvements:", out)
+
+    def test_outcome_counts_round_trip_and_old_baselines(self):
+        run = write_run(self.tmp / "run", outcome_rows({"reach": {"not-found": 5, "wrong": 1}, "far": {}}),
+                        families=OUTCOME_FAMILIES)
+        bdir = self.tmp / "b"
+        self.assertEqual(self.gate("update", run, "--baseline", bdir)[0], 0)
+        data = json.loads((bdir / "baseline.json").read_text())
+        cells = {c["family"]: c for c in data["cells"]}
+        self.assertEqual(cells["reach"]["outcomes"], {"converged": 994, "not-found": 5, "wrong": 1})
+        self.assertEqual(cells["far"]["outcomes"], {"refused": 1000})
+        self.assertEqual(cells["far"]["targets"], "unreachable")
+        rc, out, err = self.compare(bdir, run, "--no-time")
+        self.assertEqual(rc, 0, out + err)
+        rc, out, err = self.gate("show", bdir)
+        self.assertIn("converged:994,not-found:5,wrong:1", out)
+        # A baseline written before the outcome counts: compared without them, and said so.
+        for c in data["cells"]:
+            del c["outcomes"], c["targets"]
+        (bdir / "baseline.json").write_text(json.dumps(data))
+        worse = write_run(self.tmp / "worse", outcome_rows({"reach": {"not-found": 5, "wrong": 1}, "far": {}}),
+                          families=OUTCOME_FAMILIES)
+        rc, out, err = self.compare(bdir, worse, "--no-time")
+        self.assertEqual(rc, 0, out + err)
+        self.assertIn("outcome rates not compared: " + str(bdir / "baseline.json"), out)
+        # Malformed counts are bad input naming the field.
+        data["cells"][0]["outcomes"] = {"converged": -1}
+        (bdir / "baseline.json").write_text(json.dumps(data))
+        rc, out, err = self.compare(bdir, worse, "--no-time")
+        self.assertEqual(rc, 2, out + err)
+        self.assertIn("cells[0]: field 'outcomes' must map outcomes", err)
 
     # -- injected regressions fail, with exactly those rows marked -------------
 

@@ -11,8 +11,9 @@ repeated runs, a baseline or a window of the history store, with its run.json; t
 import math
 
 import numpy as np
+import pandas as pd
 
-from . import figures
+from . import figures, outcomes
 
 
 def _opt(v, integral=False):
@@ -28,12 +29,17 @@ def _opt(v, integral=False):
     return v
 
 
-def aggregate_cells(solves):
-    """{(family, solver): figures} of one run's solves, from figures.cell_figures."""
+def aggregate_cells(solves, families=None):
+    """{(family, solver): figures} of one run's solves, from figures.cell_figures, with each cell's
+    outcome counts (ikbench.outcomes; `families`: run.json's families by name, which say which
+    targets are known unreachable; without them every family reads as reachable)."""
     df = figures.cell_figures(solves)
     exact = _exact_iteration_quantiles(solves, len(df))
+    families = families or {}
+    counts = pd.crosstab([solves["family"], solves["solver"]], outcomes.outcomes(solves, families))
     cells = {}
     for i, r in enumerate(df.itertuples(index=False)):
+        row = counts.loc[(r.family, r.solver)]
         cells[(r.family, r.solver)] = {
             "dof": int(r.dof), "effectors": int(r.effectors), "goal": str(r.goal),
             "n": int(r.solves), "attempted": int(r.supported), "successes": int(r.successes),
@@ -46,6 +52,8 @@ def aggregate_cells(solves):
             "jacobian_evals_mean": _opt(r.jacobian_evals_mean),
             "time_us_median": _opt(r.time_us_median),
             "time_per_eval_median_us": _opt(r.time_per_eval_median_us),
+            "targets": "unreachable" if families.get(r.family, {}).get("targets") == "unreachable" else "reachable",
+            "outcomes": {str(o): int(k) for o, k in row.items() if k},
         }
     return cells
 

@@ -13,6 +13,10 @@ markdown and ikbench.gate_cli prints. Its inputs are ikbench.gate_data's Dataset
 baselines, per-cell figures from ikbench.cells, the same definitions as every other table:
 docs/analysis.md) and ikbench.gate_config's thresholds (docs/regression-gate.md).
 
+Outcome rates (docs/protocols.md: wrong, not found, timed out, refused) are compared per cell by
+Fisher's exact test (ikbench.stats), a change counting only when it is significant at the
+config's outcome_alpha.
+
 Time is never compared in absolute microseconds: each run's median solve times are divided by a
 time unit measured in the same run (ikbench.timeunit, shared with `ikbench compare`), so a faster
 or busier machine does not move the figures. Runs made with different thread counts are not
@@ -28,7 +32,7 @@ import math
 from collections import Counter
 from dataclasses import dataclass, field
 
-from . import figures
+from . import figures, stats
 from .cells import Dataset, aggregate_cells  # noqa: F401  (the gate's names, for its callers)
 from .gate_config import (BUILTIN_THRESHOLDS, DEFAULT_CONFIG, THRESHOLD_KEYS,  # noqa: F401
                           load_config, thresholds_for)
@@ -102,6 +106,8 @@ def compare_cell(b, r, t, unit_b, unit_r, timed, solver_time):
         verdict = "regression"
     elif sr > sb and d > t["success_drop_pp"] and sr - sb >= t["success_min_flips"]:
         verdict = "improvement"
+    if verdict == "improvement" and r.get("targets") == "unreachable":
+        verdict = "changed"  # more "successes" on known unreachable targets: see the outcome rates
     out["success"] = MetricVerdict(verdict, "success", pb, pr,
                                    {"successes": (sb, sr), "n": n, "drop_pp": t["success_drop_pp"],
                                     "min_flips": t["success_min_flips"]})
@@ -112,6 +118,8 @@ def compare_cell(b, r, t, unit_b, unit_r, timed, solver_time):
     wb, wr = b["statuses"].get("false-convergence", 0), r["statuses"].get("false-convergence", 0)
     if wr > wb:
         out["wrong"] = MetricVerdict("regression", "wrong", wb, wr)
+
+    out.update(compare_outcomes(b, r, t, excused))
 
     for key, (rel_k, delta_k, floor_k) in METRICS:
         vb, vr = b[key], r[key]
@@ -143,6 +151,42 @@ def compare_cell(b, r, t, unit_b, unit_r, timed, solver_time):
                                     {"solver_ratio": ratio, "solver_families": k, "increase": t["time_increase"],
                                      "increase_solver": t["time_increase_solver"], "medians_us": (tb, tr)})
     return out, ((tl_b, tl_r) if excused else None)
+
+
+# The outcome rates the gate compares (docs/protocols.md, "What an answer is"), per target kind: on
+# reachable targets the bad outcomes (the converged rate is the success rate, compared as such),
+# on known unreachable ones the right answer (refused) and the bad ones, "converged" there being an
+# answer to a target without one.
+OUTCOME_METRICS = {"reachable": ("wrong", "not-found", "timed-out"),
+                   "unreachable": ("refused", "converged", "wrong", "timed-out")}
+OUTCOME_KEYS = [f"outcome:{o}" for o in dict.fromkeys(o for v in OUTCOME_METRICS.values() for o in v)]
+
+
+def compare_outcomes(b, r, t, excused=False):
+    """{"outcome:NAME": MetricVerdict} of one cell: each outcome rate of its target kind (over all
+    solves), a regression when a bad outcome rises, or the right one falls, significantly (Fisher's
+    exact test, two-sided, p < outcome_alpha), an improvement in the other direction. Empty when
+    either side has no outcome counts (a baseline written before them)."""
+    ob, orun = b.get("outcomes"), r.get("outcomes")
+    if ob is None or orun is None:
+        return {}
+    targets = r.get("targets") or "reachable"
+    out = {}
+    for o in OUTCOME_METRICS[targets]:
+        (kb, nb), (kr, nr) = (ob.get(o, 0), b["n"]), (orun.get(o, 0), r["n"])
+        same = (kb, nb) == (kr, nr)
+        p = 1.0 if same else stats.two_proportion_test(kb, nb, kr, nr)
+        rb, rr = kb / nb, kr / nr
+        verdict = "same" if same else "changed"
+        if verdict == "changed" and p < t["outcome_alpha"]:
+            worse = rr < rb if o == "refused" else rr > rb
+            verdict = "regression" if worse else "improvement"
+        facts = {"counts": (kb, kr), "n": (nb, nr), "p": p, "alpha": t["outcome_alpha"], "targets": targets,
+                 "ci": (stats.wilson_interval(kb, nb), stats.wilson_interval(kr, nr))}
+        if excused and verdict == "regression":
+            verdict, facts["budget"] = "changed", True
+        out[f"outcome:{o}"] = MetricVerdict(verdict, f"outcome:{o}", 100.0 * rb, 100.0 * rr, facts)
+    return out
 
 
 def check_comparable(base, run, allow_missing):
@@ -200,8 +244,9 @@ class CellVerdict:
     """One family x solver of the comparison. `status`: 'same', 'changed', 'improved' or
     'REGRESSION' for a compared cell (the worst of its figures), 'new' (only in the run), 'missing'
     (only in the baseline, with --allow-missing) or 'skipped' (an override skips it). `figures`
-    maps METRIC_KEYS (and 'limits' when more solves end outside the joint limits) to
-    MetricVerdicts; it is empty unless the cell was compared."""
+    maps METRIC_KEYS, the OUTCOME_KEYS of the cell's target kind (when both sides hold outcome
+    counts) and 'limits' / 'wrong' (when more solves end outside the joint limits / are wrong
+    answers) to MetricVerdicts; it is empty unless the cell was compared."""
     family: str
     solver: str
     n: int
@@ -276,6 +321,10 @@ def compare(base, run, config, no_time=False, allow_missing=False, allow_noisy=F
             ub = ur = None
             notes.append(f"time not compared: noisy run ({', '.join(noisy)}: the machine was loaded; "
                          "--allow-noisy compares anyway)")
+    without = [d.source for d in (base, run) if any("outcomes" not in c for c in d.cells.values())]
+    if without:
+        notes.append(f"outcome rates not compared: {', '.join(without)} holds no outcome counts (a baseline "
+                     "written before them: `regress.py update` writes them)")
     if run.repeats > 1 or base.repeats > 1:
         notes.append(f"times are the fastest of {base.repeats} (baseline) and {run.repeats} (run) repeats")
     for c in base.unstable + run.unstable:

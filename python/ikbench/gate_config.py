@@ -19,7 +19,7 @@ THRESHOLD_KEYS = {
     "error_factor": float, "position_error_floor_m": float, "orientation_error_floor_rad": float,
     "evals_increase": float, "evals_min_delta": float,
     "time_increase": float, "time_increase_solver": float, "time_min_families": int, "time_min_us": float,
-    "time_min_solves": int, "time_limit_allowance": int,
+    "time_min_solves": int, "time_limit_allowance": int, "outcome_alpha": float,
 }
 BUILTIN_THRESHOLDS = {
     "success_drop_pp": 0.5, "success_min_flips": 1,
@@ -27,7 +27,7 @@ BUILTIN_THRESHOLDS = {
     "error_factor": 1.5, "position_error_floor_m": 1e-5, "orientation_error_floor_rad": 1e-5,
     "evals_increase": 0.10, "evals_min_delta": 1,
     "time_increase": 0.5, "time_increase_solver": 0.5, "time_min_families": 2, "time_min_us": 20,
-    "time_min_solves": 10, "time_limit_allowance": 2,
+    "time_min_solves": 10, "time_limit_allowance": 2, "outcome_alpha": 0.01,
 }
 
 def load_config(path):
@@ -50,6 +50,8 @@ def load_config(path):
                 raise BadInput(f"{path}: {where}unknown key '{k}' (known: {', '.join(sorted(THRESHOLD_KEYS))})")
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0:
                 raise BadInput(f"{path}: {where}key '{k}' must be a non-negative number, got {v!r}")
+            if k == "outcome_alpha" and v > 1:
+                raise BadInput(f"{path}: {where}key 'outcome_alpha' must be a probability (<= 1), got {v!r}")
             if k == "error_factor" and v < 1:
                 raise BadInput(f"{path}: {where}key 'error_factor' must be >= 1, got {v!r}")
             out[k] = THRESHOLD_KEYS[k](v)

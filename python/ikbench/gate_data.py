@@ -13,7 +13,7 @@ import json
 import math
 from pathlib import Path
 
-from . import results
+from . import outcomes, results
 from .cells import Dataset, aggregate_cells
 from .results import LEADING_SOLVE_COLUMNS, ResultsError, read_json_file, run_file
 from .safe_io import atomic_write_text
@@ -41,12 +41,12 @@ def load_run(path, allow_incomplete=False):
     if len(suites) != 1:
         raise BadInput(f"{run.solves_path}: column 'suite' holds several suites ({', '.join(sorted(suites))}); "
                        "compare one suite at a time")
-    return Dataset("run", str(path), suites[0], run.meta, aggregate_cells(run.solves))
+    return Dataset("run", str(path), suites[0], run.meta, aggregate_cells(run.solves, outcomes.family_info(run)))
 
 
 DETERMINISTIC_FIELDS = ["n", "attempted", "successes", "limit_violations", "statuses", "iterations_median",
                         "iterations_p90", "position_error_median", "orientation_error_median", "fk_evals_mean",
-                        "jacobian_evals_mean"]
+                        "jacobian_evals_mean", "outcomes"]
 
 
 def load_runs(paths, allow_incomplete=False):
@@ -145,6 +145,16 @@ def load_baseline(path):
         cell = dict(c)
         if not isinstance(c["statuses"], dict):
             raise BadInput(f"{where}: field 'statuses' must be an object")
+        # Outcome counts and target kind: absent from baselines written before them (the gate then
+        # does not compare outcome rates and says so).
+        oc = c.get("outcomes")
+        if oc is not None and not (isinstance(oc, dict) and all(
+                k in results.OUTCOMES and isinstance(v, int) and not isinstance(v, bool) and v >= 0
+                for k, v in oc.items())):
+            raise BadInput(f"{where}: field 'outcomes' must map outcomes ({', '.join(results.OUTCOMES)}) to "
+                           f"non-negative integers, got {oc!r}")
+        if c.get("targets", "reachable") not in ("reachable", "unreachable"):
+            raise BadInput(f"{where}: field 'targets' must be 'reachable' or 'unreachable', got {c['targets']!r}")
         for k in INT_FIELDS:
             if not isinstance(c[k], int) or c[k] < 0:
                 raise BadInput(f"{where}: field '{k}' must be a non-negative integer")

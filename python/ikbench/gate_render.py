@@ -7,7 +7,7 @@ import math
 
 from tabulate import tabulate
 
-from .gate import METRIC_KEYS, METRICS
+from .gate import METRIC_KEYS, METRICS, OUTCOME_KEYS
 
 # Per metric: the table's column title and how a value is written.
 TITLES = {"iterations_median": "iters med", "iterations_p90": "iters p90", "position_error_median": "pos err med",
@@ -18,8 +18,12 @@ FORMATS = {"iterations_median": lambda v: f"{v:g}", "iterations_p90": lambda v: 
 LABELS = {"success": "success rate", "iterations_median": "median iterations", "iterations_p90": "p90 iterations",
           "position_error_median": "median position error [m]", "orientation_error_median": "median orientation error [rad]",
           "fk_evals_mean": "FK evaluations per solve", "jacobian_evals_mean": "Jacobian evaluations per solve",
-          "time": "normalised median time", "limits": "joint limits", "wrong": "wrong answers"}
-COLUMNS = ["family", "solver", "n", "success"] + [TITLES[m[0]] for m in METRICS] + ["time/unit", "verdict"]
+          "time": "normalised median time", "limits": "joint limits", "wrong": "wrong answers",
+          "outcome:wrong": "wrong-answer rate", "outcome:not-found": "not-found rate (reachable targets)",
+          "outcome:timed-out": "timed-out rate", "outcome:refused": "refused rate (unreachable targets)",
+          "outcome:converged": "answered rate (unreachable targets)"}
+COLUMNS = ["family", "solver", "n", "success", "outcomes"] + [TITLES[m[0]] for m in METRICS] + ["time/unit",
+                                                                                                "verdict"]
 
 
 def _rel(base, run):
@@ -43,6 +47,14 @@ def metric_text(v):
         detail = (f"{v.base:.1f}% -> {v.run:.1f}% ({d:+.1f} pp, {abs(sr - sb)} of {n} solves "
                   f"{'lost' if sr < sb else 'gained'}; threshold {f['drop_pp']:g} pp and "
                   f"{f['min_flips']} solve(s))")
+        return text, detail
+    if v.metric.startswith("outcome:"):
+        name = "answered" if v.metric == "outcome:converged" else v.metric.split(":", 1)[1]
+        (kb, kr), (nb, nr), (cb, cr) = f["counts"], f["n"], f["ci"]
+        text = f"{name} {v.run:.1f}%" + (" (budget)" if f.get("budget") else "")
+        detail = (f"{v.base:.2f}% [{100 * cb[0]:.2f}, {100 * cb[1]:.2f}] -> {v.run:.2f}% [{100 * cr[0]:.2f}, "
+                  f"{100 * cr[1]:.2f}] ({kb} of {nb} -> {kr} of {nr} solves; Fisher's exact test p = {f['p']:.2g}, "
+                  f"threshold p < {f['alpha']:g})")
         return text, detail
     if v.metric == "limits":
         return f"{v.run}", f"{v.base} -> {v.run} solves end outside the joint limits"
@@ -98,9 +110,18 @@ def _mark(verdict, text, markdown):
     return text
 
 
+def outcome_cell(cell, markdown):
+    """The outcomes column of a compared cell: its outcome rates that changed, marked [R] / [I]
+    ("" when none did, "n/a" when they were not compared)."""
+    verdicts = [cell.figures[k] for k in OUTCOME_KEYS if k in cell.figures]
+    if not verdicts:
+        return "n/a"
+    return ", ".join(_mark(v.verdict, metric_text(v)[0], markdown) for v in verdicts if v.verdict != "same")
+
+
 def cell_row(cell, markdown):
     """The table row of one CellVerdict: its figures marked [R] / [I], its status last."""
-    dashes = ["-"] * len(METRIC_KEYS)
+    dashes = ["-"] * (len(METRIC_KEYS) + 1)
     if cell.status == "missing":
         return [cell.family, cell.solver, str(cell.n)] + dashes + ["MISSING"]
     if cell.status == "new":
@@ -111,6 +132,7 @@ def cell_row(cell, markdown):
     for extra in ("limits", "wrong"):
         if extra in cell.figures:
             figs[0] += f" **[R {extra}]**" if markdown else f" [R {extra}]"
+    figs.insert(1, outcome_cell(cell, markdown))
     status = f"**{cell.status}**" if markdown and cell.regression else cell.status
     return [cell.family, cell.solver, str(cell.n)] + figs + [status]
 
@@ -122,6 +144,8 @@ def render_table(rows, markdown, columns=COLUMNS):
         esc = [[str(c).replace("|", "\\|") for c in r] for r in rows]
         return tabulate(esc, headers=columns, tablefmt="pipe", disable_numparse=True)
     align = ["left", "left"] + ["right"] * (len(columns) - 3) + ["left"]
+    if "outcomes" in columns:
+        align[columns.index("outcomes")] = "left"
     table = tabulate(rows, headers=columns, tablefmt="simple", disable_numparse=True, colalign=align if rows else None)
     return "\n".join(line.rstrip() for line in table.splitlines())
 
@@ -171,7 +195,8 @@ def show_table(ds):
     for (family, solver), c in ds.cells.items():
         def f(k, fmt):
             return "-" if c[k] is None else fmt(c[k])
-        rows.append([family, solver, str(c["n"]), f"{100.0 * c['successes'] / c['n']:.1f}%"] +
+        outcomes = "n/a" if c.get("outcomes") is None else ",".join(f"{k}:{v}" for k, v in c["outcomes"].items())
+        rows.append([family, solver, str(c["n"]), f"{100.0 * c['successes'] / c['n']:.1f}%", outcomes] +
                     [f(m[0], FORMATS[m[0]]) for m in METRICS] + [f("time_us_median", lambda v: f"{v:.1f}us"),
                                                         ",".join(f"{k}:{v}" for k, v in c["statuses"].items())])
     cols = COLUMNS[:-2] + ["time med", "statuses"]
