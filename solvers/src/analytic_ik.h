@@ -63,6 +63,8 @@
 #include <string>
 #include <vector>
 
+#include "ikbench/kinematics/atan2.h"
+
 namespace ikbench {
 class Model;
 }
@@ -75,10 +77,11 @@ inline constexpr double kParallelTolerance = 1e-9;
 inline constexpr double kIntersectTolerance = 1e-9;
 
 // An angle as its cosine and sine (what the subproblems produce; the angle
-// itself is taken by atan2 only where it is stored).
+// itself is taken by atan2 only where it is stored: the inline atan2Fast,
+// within 2 ulp of libm's).
 struct CosSin {
   double c = 1.0, s = 0.0;
-  double angle() const { return std::atan2(s, c); }
+  double angle() const { return atan2Fast(s, c); }
   CosSin inverse() const { return {c, -s}; }
   static CosSin of(double theta) { return {std::cos(theta), std::sin(theta)}; }
 };
