@@ -120,6 +120,14 @@ bool clampToLimits(const Model& model, Eigen::VectorXd& q) {
   const Eigen::VectorXd& lo = model.lowerLimits();
   const Eigen::VectorXd& hi = model.upperLimits();
   bool changed = false;
+  if (model.hasOnlyScalarJoints()) {  // q is its own tangent coordinates: entry k is DOF k
+    for (int k = 0; k < model.nv(); ++k) {
+      const double c = std::clamp(q[k], lo[k], hi[k]);
+      changed |= c != q[k];
+      q[k] = c;
+    }
+    return changed;
+  }
   for (int j = 0; j < model.numJoints(); ++j) {
     const int iq = model.idxQ(j), iv = model.idxV(j);
     switch (model.type(j)) {
