@@ -5,7 +5,10 @@
 // solutions=all) on every path (Solver::solve with and without the kernel,
 // solveBatch), and starts a perturbed arm (axes off by up to
 // closed_form_near) from the idealised chain's closed form. Every answer is
-// checked by the model's forward kinematics.
+// checked by the model's forward kinematics, and the lanes' FK (lane_fk.h),
+// whose errors are the answer's verdict, against it.
+#include "../solvers/src/lane_fk.h"
+
 #include <gtest/gtest.h>
 
 #include "ikbench/kinematics/config.h"
@@ -56,6 +59,42 @@ std::shared_ptr<const Model> weighted(const Model& m) {
   return std::make_shared<const Model>(std::move(js), m.name());
 }
 
+// The lanes' evaluation (no Jacobian, no step) gives the model's own goal
+// errors at every configuration, for any number of configurations up to
+// kMaxCount (a partly filled group of lanes included), on arms of both
+// classes and a 7-DOF arm.
+TEST(ClosedFormThroughTheSolver, LaneFkGivesTheModelsGoalErrors) {
+  for (const char* arm : {"ur5", "puma560", "iiwa14"}) {
+    const auto model = shippedArm(arm);
+    const std::vector<Problem> problems = poseTargets(model, 8, 5);
+    const auto fk = LaneFk::forProblem(problems[0]);
+    ASSERT_TRUE(fk) << arm;
+    ASSERT_EQ(fk->dof(), model->nq()) << arm;
+    Rng rng(9);
+    Data d(*model);
+    for (const Problem& p : problems)
+      for (int count = 1; count <= LaneFk::kMaxCount; ++count) {
+        std::vector<double> q(static_cast<size_t>(count) * model->nq());
+        std::vector<Eigen::VectorXd> qs;
+        for (int k = 0; k < count; ++k) {
+          qs.push_back(randomConfiguration(*model, rng));
+          std::copy(qs.back().data(), qs.back().data() + model->nq(), q.begin() + k * model->nq());
+        }
+        GoalErrors e[LaneFk::kMaxCount];
+        fk->errors(p.goals[0], q.data(), count, e);
+        for (int k = 0; k < count; ++k) {
+          forwardKinematics(*model, qs[k], d);
+          const GoalErrors m = evaluateGoals(*model, p.goals, d);
+          EXPECT_NEAR(e[k].position, m.position, 1e-12) << arm << " lane " << k << " of " << count;
+          EXPECT_NEAR(e[k].orientation, m.orientation, 1e-12) << arm << " lane " << k << " of " << count;
+          EXPECT_NEAR(e[k].weighted_norm, m.weighted_norm, 1e-12) << arm << " lane " << k << " of " << count;
+        }
+      }
+  }
+  // A model the kernel does not take (DOF weights) gets no lane FK.
+  EXPECT_FALSE(LaneFk::forProblem(poseTargets(weighted(*shippedArm("ur5")), 1, 5)[0]));
+}
+
 TEST(ClosedFormThroughTheSolver, LaneCheckKeepsWhatTheModelsFkKeeps) {
   SolverOptions o;
   int solutions = 0;
@@ -73,6 +112,10 @@ TEST(ClosedFormThroughTheSolver, LaneCheckKeepsWhatTheModelsFkKeeps) {
       EXPECT_TRUE(qf == qg) << arm << " " << p.name;
       for (size_t k = 0; k < sf.solutions.size(); ++k) EXPECT_TRUE(sf.solutions[k] == sg.solutions[k]) << p.name;
       expectStrictSuccess(p, qf, sf, arm);
+      // The verdict's errors (the kernel's FK of the answer) are the model's
+      // FK errors of it, to rounding.
+      EXPECT_NEAR(sf.position_error, sg.position_error, 1e-13) << arm << " " << p.name;
+      EXPECT_NEAR(sf.orientation_error, sg.orientation_error, 1e-13) << arm << " " << p.name;
       solutions += static_cast<int>(std::max<size_t>(1, sf.solutions.size()));
     }
   }

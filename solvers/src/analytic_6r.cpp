@@ -29,25 +29,28 @@ bool prepareArm6(const Problem& problem, const Tolerances& tolerances, Arm6* arm
   if (!classify6(chainAtZero<6>(model, arm->joints, g.body, g.point), &arm->plan, why, &names, tolerances))
     return false;
   arm->limits.read(model, arm->joints);
+  std::copy(arm->limits.lo.begin(), arm->limits.lo.end(), arm->limits6.lo.begin());
+  std::copy(arm->limits.hi.begin(), arm->limits.hi.end(), arm->limits6.hi.begin());
   arm->fk = LaneFk::forProblem(problem);
   return true;
 }
 
 void candidates6(const Arm6& arm, const Goal& goal, const std::array<double, 6>& hint, Solutions6* sols,
                  std::vector<Candidate6>* kept) {
-  solve6(arm.plan, goal.target_orientation, goal.target_position, hint, sols);
-  kept->clear();
+  solve6(arm.plan, goal.target_orientation, goal.target_position, hint, sols, &arm.limits6);
+  std::vector<Candidate6>& k = *kept;
+  k.resize(sols->count);  // at most 8: no allocation after the first solves
   for (int s = 0; s < sols->count; ++s) {
-    Candidate6 c{0.0, sols->q[s]};
-    bool inside = true;
-    for (int i = 0; i < 6 && inside; ++i) {
-      inside = arm.limits.wrap(i, c.q[i]);
+    Candidate6 c{0.0, sols->q[s], {}};
+    for (int i = 0; i < 6; ++i) {
       const double d = c.q[i] - hint[i];
       c.dist += d * d;
     }
-    if (inside) kept->push_back(c);
+    // Insertion by distance, equal distances in solution order.
+    int at = s;
+    for (; at > 0 && c.dist < k[at - 1].dist; --at) k[at] = k[at - 1];
+    k[at] = c;
   }
-  std::sort(kept->begin(), kept->end(), [](const auto& a, const auto& b) { return a.dist < b.dist; });
 }
 
 int checkCandidates6(const Arm6& arm, const Goal& goal, const SolverOptions& options,
@@ -57,15 +60,17 @@ int checkCandidates6(const Arm6& arm, const Goal& goal, const SolverOptions& opt
   if (n == 0) return 0;
   // The kernel takes the whole configuration: with every DOF on the chain
   // (LaneFk's condition) that is the chain's six angles in q order.
-  double q[LaneFk::kMaxCount * 6], pe[LaneFk::kMaxCount], oe[LaneFk::kMaxCount];
+  double q[LaneFk::kMaxCount * 6];
+  GoalErrors e[LaneFk::kMaxCount];
   for (int c = 0; c < n; ++c)
     for (int i = 0; i < 6; ++i) q[6 * c + arm.limits.iq[i]] = k[c].q[i];
-  arm.fk->errors(goal, q, n, pe, oe);
+  arm.fk->errors(goal, q, n, e);
+  for (int c = 0; c < n; ++c) k[c].errors = e[c];
   constexpr double kTurn = 2 * std::numbers::pi;
   constexpr double kTol2 = kDistinctSolutionDistance * kDistinctSolutionDistance;
   int m = 0;
   for (int c = 0; c < n; ++c) {
-    if (!(pe[c] <= options.position_tolerance && oe[c] <= options.orientation_tolerance)) continue;
+    if (!(e[c].position <= options.position_tolerance && e[c].orientation <= options.orientation_tolerance)) continue;
     // configurationsWithin(kDistinctSolutionDistance): angles modulo 2 pi,
     // stopping at the first joint that already tells them apart.
     bool repeat = false;

@@ -46,17 +46,13 @@ struct ChainLimits {
   std::vector<int> iq;  // configuration index of each chain joint
   std::vector<double> lo, hi;
   void read(const Model& model, const std::vector<int>& joints);
-  // Wraps a by 2 pi into joint i's limits; false if no representative is within.
-  bool wrap(int i, double& a) const {
-    a = wrapAngleIntoLimits(a, lo[i], hi[i]);
-    return a >= lo[i] - kLimitSlack && a <= hi[i] + kLimitSlack;
-  }
 };
 
 // A 6R arm ready for solve6.
 struct Arm6 {
   std::vector<int> joints;
   ChainLimits limits;
+  Limits6 limits6;  // the same, for solve6 (which drops branches outside them early)
   Plan6 plan;
   // The compiled kernel's FK for the candidates (null when the kernel does
   // not take the model: DOF off the chain, DOF weights, ...).
@@ -72,11 +68,13 @@ bool prepareArm6(const Problem& problem, const Tolerances& tolerances, Arm6* arm
 struct Candidate6 {
   double dist;  // squared distance to the hint
   std::array<double, 6> q;
+  GoalErrors errors;  // at q, by the kernel's FK (set by checkCandidates6)
 };
 
 // Every closed-form solution of the goal's pose, each wrapped by 2 pi into
-// the limits (those with no representative within dropped), closest to
-// `hint` (chain order) first.
+// the limits (those with no representative within dropped, by solve6 as
+// soon as a branch's first angles are outside: sols->outside counts them),
+// closest to `hint` (chain order) first.
 void candidates6(const Arm6& arm, const Goal& goal, const std::array<double, 6>& hint, Solutions6* sols,
                  std::vector<Candidate6>* kept);
 
@@ -84,9 +82,9 @@ void candidates6(const Arm6& arm, const Goal& goal, const std::array<double, 6>&
 // dropped, closest first; the wrap is done by candidates6), done at once:
 // every candidate's FK in one pass of the compiled kernel (arm.fk, one lane
 // per candidate) and the duplicates by their wrapped angles. Leaves the
-// distinct candidates within tolerance of `goal` in *kept and returns their
-// number; when none is, returns 0 and leaves the closest candidate alone in
-// *kept (its error is the verdict's to report).
+// distinct candidates within tolerance of `goal` in *kept, each with its
+// errors, and returns their number; when none is, returns 0 and leaves the
+// closest candidate alone in *kept (its error is the verdict's to report).
 int checkCandidates6(const Arm6& arm, const Goal& goal, const SolverOptions& options,
                      std::vector<Candidate6>* kept);
 

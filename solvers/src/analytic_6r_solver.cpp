@@ -110,18 +110,20 @@ class Analytic6rSolver final : public Solver {
     for (int i = 0; i < 6; ++i) hint[i] = q[P->limits.iq[i]];
     Solutions6 sols;
     analytic::candidates6(*P, g, hint, &sols, &kept_);
-    if (P->fk && analytic::checkCandidates6(*P, g, ctx.options(), &kept_) > 0) ctx.candidatesChecked();
+    const bool checked = P->fk != nullptr;
+    if (checked && analytic::checkCandidates6(*P, g, ctx.options(), &kept_) > 0) ctx.candidatesChecked();
     Status status = Status::kConverged;
     std::string message = analytic::singularityMessage(P->plan, sols.singular);
-    if (sols.count == 0) {
+    if (sols.count + sols.outside == 0) {
       status = Status::kStalled;
       message = "target out of reach: the closed form has no real solution";
     } else if (kept_.empty()) {
       status = Status::kStalled;
-      message =
-          fmt::format("{} solution{} found, none within the joint limits", sols.count, sols.count == 1 ? "" : "s");
+      message = "the closed form has real solutions, none within the joint limits";
     }
     finish(ctx, q, kept_, P->limits, 6, status, std::move(message), trace, buffer_);
+    // The kernel's FK of the answer is its verdict's (lane_fk.h).
+    if (checked && !kept_.empty()) ctx.evaluatedElsewhere(q, kept_.front().errors);
   }
 
  private:

@@ -20,8 +20,8 @@ KernelIsa selectKernel(BatchIsa isa) {
     const char* env = std::getenv("IKBENCH_BATCH_ISA");
     if (env != nullptr && std::strcmp(env, "portable") == 0) isa = BatchIsa::kPortable;
   }
-  if (isa != BatchIsa::kPortable && cpuHasAvx2()) return {batch::avx2Step(), batch::avx2OneStep(), "avx2"};
-  return {batch::portableStep(), batch::portableOneStep(), "portable"};
+  if (isa != BatchIsa::kPortable && cpuHasAvx2()) return {batch::avx2Step(), batch::avx2OneStep(), batch::avx2Errors(), "avx2"};
+  return {batch::portableStep(), batch::portableOneStep(), batch::portableErrors(), "portable"};
 }
 
 }  // namespace ikbench::batch_detail

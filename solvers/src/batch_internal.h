@@ -50,10 +50,11 @@ using Clock = std::chrono::steady_clock;
 // ---- ISA dispatch (batch_dispatch.cpp) ----
 
 // The kernel an ISA request gets on this machine: its lane step, its
-// one-problem step and its name.
+// one-problem step, its lane evaluation and its name.
 struct KernelIsa {
   batch::StepFn step;
   batch::StepFn one_step;
+  batch::ErrorsFn errors;
   const char* name;
 };
 KernelIsa selectKernel(BatchIsa isa);

@@ -204,10 +204,10 @@ __attribute__((always_inline)) inline void errorsAndResidual(const KernelParams&
   store(g.wn, vsqrt(sum));
 }
 
-// Goal errors, residual and Jacobian at lq for one group (the forward
-// kinematics in the frames of batch_layout.h). Writes g.r, g.J, g.pe, g.oe,
-// g.wn.
-template <bool kPose, int kN>
+// Goal errors, residual and (kJacobian) Jacobian at lq for one group (the
+// forward kinematics in the frames of batch_layout.h). Writes g.r, g.pe,
+// g.oe, g.wn and (kJacobian) g.J.
+template <bool kPose, int kN, bool kJacobian = true>
 void evaluate(const KernelParams& P, LaneGroup& g, const V* lq) {
   const Chain& ch = *P.chain;
   const int n = kN > 0 ? kN : ch.n;
@@ -252,17 +252,19 @@ void evaluate(const KernelParams& P, LaneGroup& g, const V* lq) {
     if (jc.prismatic)
       IKBENCH_BATCH_UNROLL
       for (int r = 0; r < 3; ++r) p[r] = vfma(lq[i], R[3 * r + 2], p[r]);
-    IKBENCH_BATCH_UNROLL
-    for (int r = 0; r < 3; ++r) {
-      zax[i][r] = R[3 * r + 2];
-      piv[i][r] = p[r];
-    }
+    if constexpr (kJacobian)
+      IKBENCH_BATCH_UNROLL
+      for (int r = 0; r < 3; ++r) {
+        zax[i][r] = R[3 * r + 2];
+        piv[i][r] = p[r];
+      }
   }
   V x[3];
   IKBENCH_BATCH_UNROLL
   for (int r = 0; r < 3; ++r) x[r] = vfma(R[3 * r + 2], splat(ch.tool_p[2]), vfma(R[3 * r + 1], splat(ch.tool_p[1]), vfma(R[3 * r], splat(ch.tool_p[0]), p[r])));
 
   errorsAndResidual<kPose>(P, g, x, R);
+  if constexpr (!kJacobian) return;
   const bool unit = P.w_pos == 1.0 && P.w_ori == 1.0;
   const V wp = splat(P.w_pos);
 
@@ -826,6 +828,41 @@ inline void stepPose(const KernelParams& P, LaneGroup* groups, int num_groups, s
       break;
     default:
       for (int k = 0; k < num_groups; ++k) ended[k] = stepGroup<kPose, 0, kPacked>(P, groups[k]);
+  }
+}
+
+// The goal errors (g.pe, g.oe, g.r, g.wn) of every lane of each group at
+// its q: evaluate()'s forward kinematics without the Jacobian and without a
+// step or the attempt's bookkeeping (what checking configurations needs).
+template <bool kPose, int kN>
+inline void errorsGroups(const KernelParams& P, LaneGroup* groups, int num_groups) {
+  const int n = kN > 0 ? kN : P.chain->n;
+  for (int k = 0; k < num_groups; ++k) {
+    V lq[kMaxDof];
+    for (int v = 0; v < n; ++v) lq[v] = load(groups[k].q[v]);
+    evaluate<kPose, kN, false>(P, groups[k], lq);
+  }
+}
+
+template <bool kPose>
+inline void errorsPose(const KernelParams& P, LaneGroup* groups, int num_groups) {
+  switch (P.chain->n) {
+    case 6:
+      errorsGroups<kPose, 6>(P, groups, num_groups);
+      break;
+    case 7:
+      errorsGroups<kPose, 7>(P, groups, num_groups);
+      break;
+    default:
+      errorsGroups<kPose, 0>(P, groups, num_groups);
+  }
+}
+
+inline void errorsAll(const KernelParams& P, LaneGroup* groups, int num_groups) {
+  if (P.pose) {
+    errorsPose<true>(P, groups, num_groups);
+  } else {
+    errorsPose<false>(P, groups, num_groups);
   }
 }
 

@@ -39,6 +39,8 @@ void oneStep(const KernelParams& params, LaneGroup* groups, int num_groups, std:
   stepAll<true>(params, groups, num_groups, ended);
 }
 
+void errors(const KernelParams& params, LaneGroup* groups, int num_groups) { errorsAll(params, groups, num_groups); }
+
 }  // namespace avx2
 }  // namespace ikbench::batch
 
@@ -49,8 +51,10 @@ namespace ikbench::batch {
 #ifdef IKBENCH_HAVE_AVX2_FMA
 StepFn avx2Step() { return &avx2::step; }
 StepFn avx2OneStep() { return &avx2::oneStep; }
+ErrorsFn avx2Errors() { return &avx2::errors; }
 #else
 StepFn avx2Step() { return nullptr; }
 StepFn avx2OneStep() { return nullptr; }
+ErrorsFn avx2Errors() { return nullptr; }
 #endif
 }  // namespace ikbench::batch

@@ -59,9 +59,12 @@ void oneStep(const KernelParams& params, LaneGroup* groups, int num_groups, std:
   stepAll<true>(params, groups, num_groups, ended);
 }
 
+void errors(const KernelParams& params, LaneGroup* groups, int num_groups) { errorsAll(params, groups, num_groups); }
+
 }  // namespace portable
 
 StepFn portableStep() { return &portable::step; }
 StepFn portableOneStep() { return &portable::oneStep; }
+ErrorsFn portableErrors() { return &portable::errors; }
 
 }  // namespace ikbench::batch

@@ -135,4 +135,12 @@ StepFn avx2Step();
 StepFn portableOneStep();
 StepFn avx2OneStep();
 
+// The goal errors of every lane of num_groups groups at their q (g.pe, g.oe,
+// g.r, g.wn; the lanes' other fields untouched): the step's evaluation
+// without the Jacobian, the step or the bookkeeping. For checking given
+// configurations (LaneFk).
+using ErrorsFn = void (*)(const KernelParams& params, LaneGroup* groups, int num_groups);
+ErrorsFn portableErrors();
+ErrorsFn avx2Errors();
+
 }  // namespace ikbench::batch

@@ -8,7 +8,7 @@ using namespace batch_detail;
 struct LaneFk::Impl {
   ChainPlan plan;
   KernelParams params;
-  batch::StepFn step = nullptr;
+  batch::ErrorsFn errors = nullptr;
   static constexpr int kGroups = (kMaxCount + kWidth - 1) / kWidth;
   LaneGroup groups[kGroups];
 };
@@ -22,18 +22,17 @@ std::unique_ptr<LaneFk> LaneFk::forProblem(const Problem& problem) {
   std::unique_ptr<LaneFk> f(new LaneFk());
   Impl& m = *f->impl_;
   m.plan = std::move(plan);
-  // A fresh lane is evaluated and not stepped: the spec's damping and the
-  // stopping rules play no part, only the chain and the goal's weights.
+  // Only the chain and the goal's weights play a part in an evaluation (not
+  // the spec's damping or the stopping rules).
   m.params = kernelParams(planDls(DlsOptions{}, CommonSpecOptions{}), m.plan, SolverOptions());
-  m.step = selectKernel(BatchIsa::kAuto).step;
+  m.errors = selectKernel(BatchIsa::kAuto).errors;
   clearGroups(m.groups, Impl::kGroups);
   return f;
 }
 
 int LaneFk::dof() const { return impl_->plan.chain.n; }
 
-void LaneFk::errors(const Goal& goal, const double* q, int count, double* position_error,
-                    double* orientation_error) {
+void LaneFk::errors(const Goal& goal, const double* q, int count, GoalErrors* out) {
   Impl& m = *impl_;
   const int n = m.plan.chain.n;
   const int groups = (count + kWidth - 1) / kWidth;
@@ -49,14 +48,12 @@ void LaneFk::errors(const Goal& goal, const double* q, int count, double* positi
       for (int r = 0; r < 3; ++r) G.target_p[r][l] = m.groups[0].target_p[r][0];
       for (int r = 0; r < 9; ++r) G.target_R[r][l] = m.groups[0].target_R[r][0];
     }
-    startAttempt(G, l);
   }
-  std::uint8_t ended[Impl::kGroups];
-  m.step(m.params, m.groups, groups, ended);
+  m.errors(m.params, m.groups, groups);
   for (int k = 0; k < count; ++k) {
     const LaneGroup& G = m.groups[k / kWidth];
-    position_error[k] = G.pe[k % kWidth];
-    orientation_error[k] = G.oe[k % kWidth];
+    const int l = k % kWidth;
+    out[k] = {G.pe[l], G.oe[l], G.wn[l]};
   }
 }
 

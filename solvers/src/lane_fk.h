@@ -1,11 +1,13 @@
 // Forward kinematics of several configurations of one chain at once: the
-// compiled kernel's evaluation (batch_kernel.h) with one configuration per
-// lane, four per kernel call. The closed-form solvers check their candidate
-// solutions with it (analytic_6r_solver.cpp): up to eight candidates of a 6R
-// pose cost two kernel evaluations instead of eight scalar FK passes. The
-// kernel agrees with the model's own forward kinematics to rounding
-// (docs/performance.md); the answer a solve reports is still checked by the
-// model's forward kinematics in Solver::verdict.
+// compiled kernel's evaluation (batch_kernel.h, errorsAll: the frames and the
+// goal errors, no Jacobian and no step) with one configuration per lane, four
+// per kernel call. The closed-form solvers check their candidate solutions
+// with it (analytic_6r.cpp): up to eight candidates of a 6R pose cost two
+// kernel evaluations instead of eight scalar FK passes. The kernel agrees
+// with the model's own forward kinematics to rounding (batch_kernel_test
+// holds them together), so the errors it gives for the configuration a solve
+// returns are that answer's verdict (SolveContext::evaluatedElsewhere): the
+// answer is evaluated by forward kinematics once, not twice.
 #pragma once
 
 #include <memory>
@@ -24,10 +26,11 @@ class LaneFk {
   // DOF of the chain; configurations are given in the model's q order
   // (every DOF is on the path).
   int dof() const;
-  // Position [m] and orientation [rad] error of `goal` at each of `count`
-  // configurations q[k * dof() .. (k + 1) * dof()), k < count <= kMaxCount.
+  // The errors of `goal` (position [m], orientation [rad], weighted norm, as
+  // evaluateGoals) at each of `count` configurations
+  // q[k * dof() .. (k + 1) * dof()), k < count <= kMaxCount.
   static constexpr int kMaxCount = 8;
-  void errors(const Goal& goal, const double* q, int count, double* position_error, double* orientation_error);
+  void errors(const Goal& goal, const double* q, int count, GoalErrors* out);
 
  private:
   LaneFk();

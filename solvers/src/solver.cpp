@@ -29,14 +29,21 @@ GoalErrors SolveContext::verify(const Eigen::VectorXd& q) {
   // the solve), so the configuration evaluated last - usually the attempt's
   // final iterate - needs no second FK. Data is not refilled: verify()'s
   // callers use only the returned errors.
-  if (last_q_.size() == q.size() && last_q_ == q) return last_e_;
+  if (has_last_ && last_q_->size() == q.size() && *last_q_ == q) return last_e_;
   return computeErrors(q);
+}
+
+void SolveContext::evaluatedElsewhere(const Eigen::VectorXd& q, const GoalErrors& e) {
+  *last_q_ = q;
+  last_e_ = e;
+  has_last_ = true;
 }
 
 GoalErrors SolveContext::computeErrors(const Eigen::VectorXd& q) {
   forwardKinematics(model(), q, *data_);
   last_e_ = evaluateGoals(model(), problem_->goals, *data_);
-  last_q_ = q;  // same size every time after the first: no allocation
+  *last_q_ = q;  // same size every solve of a model: no allocation
+  has_last_ = true;
   return last_e_;
 }
 
@@ -223,6 +230,7 @@ Summary Solver::solveTimed(const Problem& problem, Eigen::VectorXd& q, const Sol
   ctx.data_ = data_.get();
   ctx.summary_ = &summary;
   ctx.rng_ = &rng;
+  ctx.last_q_ = &evaluated_q_;
   candidate_count_ = 0;
   candidates_checked_ = false;
   ctx.candidates_ = &candidates_;
@@ -332,6 +340,7 @@ bool Solver::closedForm(const Problem& problem, Eigen::VectorXd* start, const So
     step2 += d * d;
     best->q[arm.limits.iq[i]] = kept.front().q[i];
   }
+  ctx.evaluatedElsewhere(best->q, kept.front().errors);  // the kernel's FK of the answer (lane_fk.h)
   best->status = Status::kConverged;
   best->message = analytic::singularityMessage(arm.plan, stage.singular());
   summary->iterations = 1;

@@ -83,9 +83,13 @@ class SolveContext {
   // candidates offered in this attempt are within the limits, hold by forward
   // kinematics within the tolerances, are distinct (kDistinctSolutionDistance,
   // modulo 2 pi) and come closest to the start first. Solver::solve then keeps
-  // them as offered instead of checking each again; the configuration it
-  // returns is still verified by the model's own forward kinematics.
+  // them as offered instead of checking each again.
   void candidatesChecked() { *candidates_checked_ = true; }
+  // For a backend that evaluated q by forward kinematics itself (the compiled
+  // kernel's lanes, lane_fk.h): e are q's goal errors. Solver::solve's
+  // verification of the configuration it returns (the verdict) takes them
+  // when that configuration is q, instead of a second FK of it.
+  void evaluatedElsewhere(const Eigen::VectorXd& q, const GoalErrors& e);
   // For a backend that stops for its own reason (e.g. a singular system).
   void stop(Status status, std::string message = "");
   // For a backend whose iterations run inside a library that reports only
@@ -110,8 +114,12 @@ class SolveContext {
   GoalErrors computeErrors(const Eigen::VectorXd& q);
   // Appends a trace record (bounded by Summary::kMaxTraceRecords).
   void record(IterationRecord r);
-  Eigen::VectorXd last_q_;  // configuration of the last evaluate()/verify()
+  // The configuration of the last evaluate()/verify()/evaluatedElsewhere()
+  // (the Solver's buffer, reused between solves) and its errors; has_last_
+  // once there is one in this solve.
+  Eigen::VectorXd* last_q_ = nullptr;
   GoalErrors last_e_;
+  bool has_last_ = false;
   const Problem* problem_ = nullptr;
   const SolverOptions* options_ = nullptr;
   Data* data_ = nullptr;
@@ -229,6 +237,7 @@ class Solver {
   // answer, kept between solves so that a solve of the same model does not
   // allocate them.
   Eigen::VectorXd start_, attempt_q_;
+  Eigen::VectorXd evaluated_q_;  // SolveContext::last_q_
   AttemptResult best_;
   std::unique_ptr<Data> collision_data_;  // FK for the collision checks, kept between solves
   std::shared_ptr<const CollisionWorld> collision_owner_;
