@@ -79,6 +79,12 @@ def test_summary_has_outcome_rates_with_wilson_intervals_and_the_regime(tmp_path
     reg = outcomes.regime_figures(run).set_index(["regime", "solver"])
     assert reg.loc[("near:0.1", "ccd"), "success_rate"] == 0.0
     assert reg.loc[("random", "dls"), "solves"] == 30
+    # The median time's interval: the seeded percentile bootstrap of the regime's attempted times.
+    att = run.solves[(run.solves["family"] == "planar-position") & (run.solves["solver"] == "dls")]
+    lo, hi = stats.bootstrap_intervals([att["time_us"].to_numpy(dtype=float)], "median")
+    assert (reg.loc[("random", "dls"), "time_us_median_ci_low"],
+            reg.loc[("random", "dls"), "time_us_median_ci_high"]) == pytest.approx((lo[0], hi[0]))
+    assert lo[0] <= reg.loc[("random", "dls"), "time_us_median"] <= hi[0]
     text = figures.summary_csv_text(figures.summarize(run, n_resamples=100))
     head = text.splitlines()[0].split(",")
     assert head == figures.SUMMARY_CSV_COLUMNS and "near:0.1" in text

@@ -531,11 +531,12 @@
     csvBefore(t.parentNode, "outcomes");
     box.appendChild(el("h3", { text: "By seed regime" }));
     var rt = el("table", { cls: "data", id: "regimes-table" });
-    rt.appendChild(el("thead", null, [el("tr", null, ["regime", "solver", "families", "solves", "success [95% CI] %", "median time [µs]"].map(function (h, i) { return el("th", { cls: i < 2 ? "l" : "", text: h }); }))]));
+    rt.appendChild(el("thead", null, [el("tr", null, ["regime", "solver", "families", "solves", "success [95% CI] %", "median time [95% CI] µs"].map(function (h, i) { return el("th", { cls: i < 2 ? "l" : "", text: h }); }))]));
     var rb = el("tbody");
     rowsOf(q.regimes).forEach(function (r) {
       rb.appendChild(el("tr", null, [el("td", { cls: "l", text: r.regime }), solverCell(r.solver), el("td", { text: String(r.families) }),
-        el("td", { text: String(r.solves) }), el("td", { text: pct(r.success_rate, r.success_ci_low, r.success_ci_high) }), el("td", { text: num(r.time_us_median) })]));
+        el("td", { text: String(r.solves) }), el("td", { text: pct(r.success_rate, r.success_ci_low, r.success_ci_high) }),
+        el("td", { text: num(r.time_us_median) + (r.time_us_median_ci_low == null ? "" : " [" + num(r.time_us_median_ci_low) + ", " + num(r.time_us_median_ci_high) + "]") })]));
     });
     rt.appendChild(rb);
     box.appendChild(el("div", { cls: "scroll" }, [rt]));
