@@ -42,6 +42,7 @@
 #include "ikbench/scenarios/generators.h"
 #include "ikbench/solvers/batch.h"
 #include "ikbench/solvers/registry.h"
+#include "test_util.h"
 
 namespace ikbench {
 namespace {
@@ -1341,6 +1342,45 @@ TEST(Outcome, EveryClassOnConstructedSolves) {
   EXPECT_EQ(outcomeName(Status::kFalseConvergence, false, true, true), "wrong");  // a claim on an unreachable target
   EXPECT_EQ(outcomeName(Status::kUnsupported, false, true, false), "not-attempted");
   EXPECT_EQ(outcomeName(Status::kInvalidInput, false, false, true), "not-attempted");
+}
+
+// The motion cells of a tracked frame on a planar 2R chain:
+// joint_jump is the largest single joint's change from the previous answer,
+// branch_switch 1 when it exceeds the family's branch_jump, 0 when not, empty
+// without a threshold; the first frame of a path has neither.
+TEST(Outcome, BranchSwitchIsAJumpAboveTheFamilysThreshold) {
+  const auto m = test::planarChain({0.5, 0.5});
+  Data data(*m);
+  Goal g;
+  g.body = m->bodyIndex("tip");
+  g.kind = GoalKind::kPosition;
+  Eigen::VectorXd prev(2), near(2), flipped(2);
+  prev << 0.2, 0.6;
+  near << 0.25, 0.55;      // jump 0.05
+  flipped << 0.8, -0.6;    // the other elbow branch: jump 1.2
+  auto cells = [&](const Eigen::VectorXd& q, const std::vector<const Eigen::VectorXd*>& hist, double branch_jump) {
+    forwardKinematics(*m, q, data);
+    g.target_position = data.world_T_body[g.body].act(g.point);
+    const std::string text =
+        harness::qualityCells(*m, {g}, data, Status::kConverged, true, true, false, true, hist, 30.0, branch_jump);
+    std::vector<std::string> out;
+    std::stringstream ss(text.substr(1));
+    for (std::string c; std::getline(ss, c, ',');) out.push_back(c);
+    out.resize(8);
+    return out;  // outcome, manipulability, limit_margin, joint_jump, branch_switch, velocity, acceleration, jerk
+  };
+  auto small = cells(near, {&near, &prev}, 0.5);
+  EXPECT_EQ(small[0], "converged");
+  EXPECT_NEAR(std::stod(small[3]), 0.05, 1e-12);
+  EXPECT_EQ(small[4], "0");
+  auto flip = cells(flipped, {&flipped, &prev}, 0.5);
+  EXPECT_NEAR(std::stod(flip[3]), 1.2, 1e-12);
+  EXPECT_EQ(flip[4], "1");
+  EXPECT_NEAR(std::stod(flip[5]), 30.0 * std::hypot(0.6, 1.2), 1e-9);  // velocity: the joint-space step x rate
+  EXPECT_EQ(cells(flipped, {&flipped, &prev}, 0.0)[4], "");  // no threshold: not classified
+  const auto first = cells(prev, {&prev}, 0.5);  // the path's first frame
+  EXPECT_EQ(first[3], "");
+  EXPECT_EQ(first[4], "");
 }
 
 // A run of each protocol on the shipped UR5 (few targets): the quality
