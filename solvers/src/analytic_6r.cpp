@@ -83,7 +83,9 @@ int checkCandidates6(const Arm6& arm, const Goal& goal, const SolverOptions& opt
       }
       repeat = d2 <= kTol2;
     }
-    if (!repeat) k[m++] = k[c];
+    if (repeat) continue;
+    if (m != c) k[m] = k[c];
+    ++m;
   }
   k.resize(std::max(m, 1));
   return m;

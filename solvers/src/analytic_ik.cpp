@@ -341,7 +341,7 @@ struct PlanLimits {
   std::array<double, 6> lo, hi;
   // Wraps a into joint i's limits; false if no representative is within.
   bool ok(int i, double& a) const {
-    if (!lim) return true;
+    if (!lim || (a >= lo[i] && a <= hi[i])) return true;  // the usual case: nothing to wrap
     a = wrapAngleIntoLimits(a, lo[i], hi[i]);
     return a >= lo[i] - kLimitSlack && a <= hi[i] + kLimitSlack;
   }

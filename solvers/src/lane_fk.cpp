@@ -1,5 +1,7 @@
 #include "lane_fk.h"
 
+#include <algorithm>
+
 #include "batch_internal.h"
 
 namespace ikbench {
@@ -36,18 +38,20 @@ void LaneFk::errors(const Goal& goal, const double* q, int count, GoalErrors* ou
   Impl& m = *impl_;
   const int n = m.plan.chain.n;
   const int groups = (count + kWidth - 1) / kWidth;
-  // The goal's target in the kernel's frame once, copied into every lane.
+  // The goal's target in the kernel's frame once, copied into every lane
+  // (a row of a group at a time).
   fillTarget(m.groups[0], 0, m.plan, goal);
+  const LaneGroup& G0 = m.groups[0];
+  for (int g = 0; g < groups; ++g) {
+    LaneGroup& G = m.groups[g];
+    for (int r = 0; r < 3; ++r) std::fill_n(G.target_p[r], kWidth, G0.target_p[r][0]);
+    for (int r = 0; r < 9; ++r) std::fill_n(G.target_R[r], kWidth, G0.target_R[r][0]);
+  }
   for (int k = 0; k < groups * kWidth; ++k) {
     LaneGroup& G = m.groups[k / kWidth];
-    const int l = k % kWidth;
     // Lanes past count repeat the last configuration (finite, discarded).
     const double* qk = q + static_cast<size_t>(std::min(k, count - 1)) * n;
-    for (int i = 0; i < n; ++i) G.q[i][l] = qk[m.plan.q_index[i]];
-    if (k > 0) {
-      for (int r = 0; r < 3; ++r) G.target_p[r][l] = m.groups[0].target_p[r][0];
-      for (int r = 0; r < 9; ++r) G.target_R[r][l] = m.groups[0].target_R[r][0];
-    }
+    for (int i = 0; i < n; ++i) G.q[i][k % kWidth] = qk[m.plan.q_index[i]];
   }
   m.errors(m.params, m.groups, groups);
   for (int k = 0; k < count; ++k) {
