@@ -152,6 +152,9 @@ struct Prepared7 {
   std::vector<double> grid;  // its sampled values
   analytic::LockedPlan locked;  // the 6R left, classified once
   analytic::Limits6 limits6;    // the limits of the 6 joints left
+  // The compiled kernel's FK for the returned solutions (null when the
+  // kernel does not take the model: Solver::solve checks them instead).
+  std::unique_ptr<LaneFk> fk;
 };
 
 struct Candidate7 {
@@ -197,17 +200,18 @@ class Analytic7rSolver final : public Solver {
     for (int k = 0; k < n + (start_on_grid ? 0 : 1); ++k) {
       const double theta = k < n ? P->grid[k] : start[f];
       ++used;
-      // Earlier values within the duplicate distance: for a grid value its
-      // neighbours (only on a very fine grid), for the start's value any.
+      // Earlier values within the duplicate distance (modulo 2 pi): for a
+      // grid value (ascending) those just below it and, on a full turn, those
+      // at its start (only on a very fine grid); for the start's value any.
       near_.clear();
-      auto near = [&](int r) {
-        if (std::abs(turn(ranges_[r].theta - theta)) <= kDistinctSolutionDistance) near_.push_back(r);
-      };
+      auto near = [&](int r) { return std::abs(turn(ranges_[r].theta - theta)) <= kDistinctSolutionDistance; };
       if (k == n) {
-        for (int r = 0; r < k; ++r) near(r);
-      } else if (k > 0) {
-        near(k - 1);
-        if (k > 1) near(0);
+        for (int r = 0; r < k; ++r)
+          if (near(r)) near_.push_back(r);
+      } else {
+        int below = k - 1;
+        for (; below >= 0 && near(below); --below) near_.push_back(below);
+        for (int r = 0; r <= below && near(r); ++r) near_.push_back(r);
       }
       ranges_.push_back({theta, kept_.size()});
       analytic::planAt(P->locked, theta, &plan);
@@ -218,14 +222,21 @@ class Analytic7rSolver final : public Solver {
       for (int s = 0; s < sols.count; ++s) addCandidate(*P, theta, sols.q[s], start);
       if (kept_.size() == ranges_.back().begin) ++empty_samples;
     }
-    std::sort(kept_.begin(), kept_.end(), [](const auto& a, const auto& b) { return a.dist < b.dist; });
     const size_t distinct = kept_.size();
-    if (kept_.size() > static_cast<size_t>(max_solutions_)) kept_.resize(max_solutions_);
+    int failed = 0;
+    if (P->fk) {
+      failed = checkClosest(*P, g, ctx.options());
+      if (failed < static_cast<int>(distinct)) ctx.candidatesChecked();
+    } else {
+      closestFirst(0, std::min(distinct, static_cast<size_t>(max_solutions_)));
+      kept_.resize(std::min(distinct, static_cast<size_t>(max_solutions_)));
+    }
     std::string message = fmt::format(
         "{} distinct solution{} within limits on {} values of joint {} ('{}'): a sampled family of the self-motion "
-        "manifold{}; {} value{} gave none",
+        "manifold{}{}; {} value{} gave none",
         distinct, distinct == 1 ? "" : "s", used, f + 1, problem.model->joint(P->joints[f]).name,
-        distinct > kept_.size() ? fmt::format(" (the {} closest to the start returned)", kept_.size()) : "",
+        failed > 0 ? fmt::format(", {} of them not within tolerance by FK", failed) : "",
+        distinct - failed > kept_.size() ? fmt::format(" (the {} closest to the start returned)", kept_.size()) : "",
         empty_samples, empty_samples == 1 ? "" : "s");
     if (singular)
       message += "; " + analytic::singularityMessage(singular_plan, singular) + " (joints numbered in the 6R left)";
@@ -237,6 +248,55 @@ class Analytic7rSolver final : public Solver {
  private:
   // d - 2 pi k in [-pi, pi].
   static double turn(double d) { return d - 2 * kPi * std::nearbyint(d / (2 * kPi)); }
+
+  // Orders kept_[begin, end) closest to the start first, with everything
+  // after it at least as far (a selection, then a sort of the selected: the
+  // family has up to 8 solutions per held value, of which max_solutions are
+  // returned).
+  void closestFirst(size_t begin, size_t end) {
+    auto by_dist = [](const Candidate7& a, const Candidate7& b) { return a.dist < b.dist; };
+    if (end < kept_.size()) std::nth_element(kept_.begin() + begin, kept_.begin() + end, kept_.end(), by_dist);
+    std::sort(kept_.begin() + begin, kept_.begin() + end, by_dist);
+  }
+
+  // What Solver::solve does with offered candidates (FK check; the wrap and
+  // the duplicate check are done by solve6 and addCandidate), done at once
+  // for the max_solutions closest: their FK in passes of the compiled kernel
+  // (P.fk, one lane per candidate, up to LaneFk::kMaxCount a pass), the next
+  // closest taking the place of any that fails. Leaves those within
+  // tolerance in kept_, closest first, and returns how many of the distinct
+  // candidates failed; when all fail, leaves the closest alone in kept_ (its
+  // error is the verdict's to report).
+  int checkClosest(const Prepared7& P, const Goal& goal, const SolverOptions& options) {
+    const size_t total = kept_.size(), want = static_cast<size_t>(max_solutions_);
+    const int dof = P.fk->dof();
+    double q[LaneFk::kMaxCount * 7];
+    GoalErrors e[LaneFk::kMaxCount];
+    size_t ordered = std::min(total, want), next = 0, m = 0;
+    int failed = 0;
+    closestFirst(0, ordered);
+    while (m < want && next < total) {
+      if (next == ordered) {  // a failure left room: the rest in order
+        closestFirst(ordered, total);
+        ordered = total;
+      }
+      const int count = static_cast<int>(std::min<size_t>({LaneFk::kMaxCount, ordered - next, want - m}));
+      for (int c = 0; c < count; ++c)
+        for (int i = 0; i < 7; ++i) q[dof * c + P.limits.iq[i]] = kept_[next + c].q[i];
+      P.fk->errors(goal, q, count, e);
+      for (int c = 0; c < count; ++c) {
+        if (e[c].position <= options.position_tolerance && e[c].orientation <= options.orientation_tolerance) {
+          kept_[m++] = kept_[next + c];
+        } else {
+          ++failed;
+        }
+      }
+      next += count;
+    }
+    // All failed: every one was checked, in order, so kept_[0] is the closest.
+    kept_.resize(m == 0 ? std::min<size_t>(total, 1) : m);
+    return failed;
+  }
 
   // Keeps a 6R solution (within the limits) with the held joint at theta
   // unless it repeats one kept before: of the same value (singular
@@ -288,7 +348,9 @@ class Analytic7rSolver final : public Solver {
         std::copy(p.limits.hi.begin(), p.limits.hi.end(), hi.begin());
         p.free = analytic::chooseFreeJoint(p.chain, free_joint_, lo, hi, &cache_.why, &names);
         cache_.ok = p.free >= 0 && analytic::lockPlan(p.chain, p.free, kLockAngle, &p.locked, &cache_.why);
+        p.fk = nullptr;
         if (cache_.ok) {
+          p.fk = LaneFk::forProblem(problem);
           p.grid = analytic::freeJointGrid(p.limits.lo[p.free], p.limits.hi[p.free], samples_);
           for (int i = 0, m = 0; i < 7; ++i)
             if (i != p.free) {
