@@ -247,7 +247,7 @@ class Analytic7rSolver final : public Solver {
 
  private:
   // d - 2 pi k in [-pi, pi].
-  static double turn(double d) { return d - 2 * kPi * std::nearbyint(d / (2 * kPi)); }
+  static double turn(double d) { return std::abs(d) <= kPi ? d : d - 2 * kPi * std::nearbyint(d / (2 * kPi)); }
 
   // Orders kept_[begin, end) closest to the start first, with everything
   // after it at least as far (a selection, then a sort of the selected: the

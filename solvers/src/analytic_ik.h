@@ -127,20 +127,30 @@ struct Roots2 {
 // R(k, t) p = (k.p) k + sin t (k x p) + cos t p_perp, so q.(k x p) and q.p_perp
 // are proportional to sin t and cos t (Paden-Kahan subproblem 1; Murray, Li &
 // Sastry 1994, sec. 3.3.1).
+// What SP1 needs of (k, p) alone, so that several targets q share it (SP2's
+// two roots): k x p, the part of p normal to k, and whether p is on the axis.
+struct Sp1Axis {
+  Eigen::Vector3d kxp, pp;
+  bool on_axis;
+  Sp1Axis(const Eigen::Vector3d& k, const Eigen::Vector3d& p)
+      : kxp(k.cross(p)), pp(p - k.dot(p) * k), on_axis(!(pp.squaredNorm() > kOnAxis * kOnAxis * p.squaredNorm())) {}
+  // SP1 for this (k, p) and q (see subproblem1).
+  bool solve(const Eigen::Vector3d& q, CosSin* t) const {
+    if (on_axis) return false;
+    const double x = q.dot(kxp), y = q.dot(pp);
+    const double n = std::sqrt(x * x + y * y);
+    if (n == 0.0) {  // q on the axis: no angle moves p there; any answer is as good
+      *t = CosSin{};
+      return true;
+    }
+    *t = {y / n, x / n};
+    return true;
+  }
+};
 // SP1: t with R(k, t) p = q (least squares in the plane normal to k). Returns
 // false when p is (within kOnAxis relative) on the axis: every t is a solution.
 inline bool subproblem1(const Eigen::Vector3d& k, const Eigen::Vector3d& p, const Eigen::Vector3d& q, CosSin* t) {
-  const Eigen::Vector3d pp = p - k.dot(p) * k;
-  const double pp2 = pp.squaredNorm();
-  if (!(pp2 > kOnAxis * kOnAxis * p.squaredNorm())) return false;
-  const double x = q.dot(k.cross(p)), y = q.dot(pp);
-  const double n = std::sqrt(x * x + y * y);
-  if (n == 0.0) {  // q on the axis: no angle moves p there; any answer is as good
-    *t = CosSin{};
-    return true;
-  }
-  *t = {y / n, x / n};
-  return true;
+  return Sp1Axis(k, p).solve(q, t);
 }
 
 // a . R(k, t) p = (a.k)(k.p) + sin t a.(k x p) + cos t a.p_perp
@@ -204,19 +214,20 @@ inline Roots2 subproblem2(const Eigen::Vector3d& k1, const Eigen::Vector3d& p1, 
   const double z = z2 > 0.0 ? std::sqrt(z2 / den) : 0.0;
   r.double_root = z2 <= kDoubleRoot * kDoubleRoot * r2;
   const Eigen::Vector3d n = k1.cross(k2);
+  const Sp1Axis sp1(k1, p1), sp2(k2, p2);
   const int m = z > 0.0 ? 2 : 1;
   for (int i = 0; i < m; ++i) {
     Eigen::Vector3d v = w0 + (i == 0 ? z : -z) * n;
     CosSin t1, t2;
-    if (!subproblem1(k1, p1, v, &t1)) {
+    if (!sp1.solve(v, &t1)) {
       r.free1 = true;
       t1 = CosSin::of(hint1);
       v = rotate(k1, t1, p1);
     }
-    if (!subproblem1(k2, p2, v, &t2)) {
+    if (!sp2.solve(v, &t2)) {
       r.free2 = true;
       t2 = CosSin::of(hint2);
-      if (!r.free1) subproblem1(k1, p1, rotate(k2, t2, p2), &t1);
+      if (!r.free1) sp1.solve(rotate(k2, t2, p2), &t1);
     }
     r.t1[r.count] = t1;
     r.t2[r.count] = t2;
