@@ -16,6 +16,7 @@
 #include <numbers>
 #include <numeric>
 
+#include "ikbench/core/numeric.h"
 #include "ikbench/kinematics/config.h"
 #include "ikbench/kinematics/forward_kinematics.h"
 #include "ikbench/scenarios/generators.h"
@@ -1189,6 +1190,70 @@ TEST(Analytic7r, DefaultsCapTheFamilyAndHoldingAnUnsupportedJointIsRefused) {
   EXPECT_EQ(sr.status, Status::kUnsupported);
   EXPECT_NE(sr.message.find("holding any one joint"), std::string::npos) << sr.message;
   EXPECT_NE(sr.message.find("holding joint 7"), std::string::npos) << sr.message;
+}
+
+// The backend checks the solutions it returns in the compiled kernel's
+// lanes and declares them checked; on the same arm with DOF weights of 2
+// (which the kernel does not take) it offers them unchecked and
+// Solver::solve checks each by the model's FK and drops duplicates pairwise.
+// Both return the same solutions in the same order, and every one reaches
+// the target by the model's FK.
+TEST(Analytic7r, LaneCheckReturnsWhatTheModelsFkReturns) {
+  const std::vector<std::pair<std::string, Arm7>> arms = {
+      {"iiwa14", arm7(kShipped + "iiwa14.urdf", "", "tool0")},
+      {"panda", arm7(kShipped + "panda.urdf", "panda_link0", "panda_hand_tcp")},
+      {"offset-wrist 7R", arm7(kSynthetic + "offset_wrist_7r.urdf", "", "tool0")}};
+  auto fast = Registry::global().create("analytic-7r");
+  auto slow = Registry::global().create("analytic-7r");
+  Rng rng(507);
+  int compared = 0;
+  for (const auto& [name, a] : arms) {
+    const auto generic = test::withRevoluteWeights(*a.model, 2.0);
+    Data data(*a.model);
+    for (int t = 0; t < 20; ++t) {
+      const Problem p = posePoseProblem(a.model, a.body, Eigen::Vector3d::Zero(), randomConfiguration(*a.model, rng));
+      Problem g = p;
+      g.model = generic;
+      Eigen::VectorXd qf = p.q0, qg = g.q0;
+      const Summary sf = fast->solve(p, qf, SolverOptions{}), sg = slow->solve(g, qg, SolverOptions{});
+      ASSERT_EQ(sf.status, sg.status) << name << " target " << t;
+      ASSERT_EQ(sf.solutions.size(), sg.solutions.size()) << name << " target " << t;
+      EXPECT_TRUE(qf == qg) << name << " target " << t;
+      for (size_t k = 0; k < sf.solutions.size(); ++k) {
+        EXPECT_TRUE(sf.solutions[k] == sg.solutions[k]) << name << " target " << t << " solution " << k;
+        const FkError e = fkError(p, sf.solutions[k], &data);
+        EXPECT_LE(std::max(e.position, e.orientation), kExact) << name << " target " << t;
+      }
+      compared += sf.converged();
+    }
+  }
+  EXPECT_GT(compared, 50);
+}
+
+// On a grid finer than the duplicate distance (20 000 values over the iiwa's
+// +-170 degrees of joint 3: 1.5e-4 rad apart), neighbouring values give
+// solutions within 1e-3 of each other along each branch: the backend keeps
+// one of each such run, checking every earlier value within the distance,
+// so that no two returned solutions are within it (the check Solver::solve
+// no longer repeats).
+TEST(Analytic7r, NoTwoReturnedSolutionsAreDuplicatesOnAFineGrid) {
+  const auto model = loadArm(kShipped + "iiwa14.urdf", "", "");
+  Eigen::VectorXd q_gen(7);
+  q_gen << 0.3, 0.6, -0.4, -1.2, 0.5, 0.9, 0.2;
+  const Problem p = posePoseProblem(model, model->bodyIndex("tool0"), Eigen::Vector3d::Zero(), q_gen);
+  Eigen::VectorXd q = p.q0;
+  const Summary s = solveFrom(p, q, "analytic-7r:samples=20000:max_solutions=400");
+  ASSERT_TRUE(s.converged()) << s.message;
+  ASSERT_EQ(s.solutions.size(), 400u) << s.message;
+  int pairs_near = 0;
+  for (size_t i = 0; i < s.solutions.size(); ++i)
+    for (size_t j = 0; j < i; ++j) {
+      EXPECT_FALSE(configurationsWithin(*model, s.solutions[i], s.solutions[j], kDistinctSolutionDistance))
+          << i << " " << j;
+      pairs_near += configurationsWithin(*model, s.solutions[i], s.solutions[j], 3 * kDistinctSolutionDistance);
+    }
+  // The grid is fine enough that the kept ones follow each other closely.
+  EXPECT_GT(pairs_near, 100);
 }
 
 TEST(AnalyticRegistry, BothBackendsAreListedWithTheirParameters) {

@@ -46,19 +46,6 @@ void expectStrictSuccess(const Problem& p, const Eigen::VectorXd& q, const Summa
   EXPECT_TRUE(withinLimits(*p.model, q)) << where;
 }
 
-// The same arm with DOF weights of 2: the kernel does not take it, so
-// analytic-6r offers its candidates unchecked and Solver::solve checks each
-// by the model's FK (the generic path).
-std::shared_ptr<const Model> weighted(const Model& m) {
-  std::vector<JointSpec> js;
-  for (int i = 0; i < m.numJoints(); ++i) {
-    JointSpec j = m.joint(i);
-    if (j.type == JointType::kRevolute) j.weight = Eigen::VectorXd::Constant(1, 2.0);
-    js.push_back(j);
-  }
-  return std::make_shared<const Model>(std::move(js), m.name());
-}
-
 // The lanes' evaluation (no Jacobian, no step) gives the model's own goal
 // errors at every configuration, for any number of configurations up to
 // kMaxCount (a partly filled group of lanes included), on arms of both
@@ -92,14 +79,14 @@ TEST(ClosedFormThroughTheSolver, LaneFkGivesTheModelsGoalErrors) {
       }
   }
   // A model the kernel does not take (DOF weights) gets no lane FK.
-  EXPECT_FALSE(LaneFk::forProblem(poseTargets(weighted(*shippedArm("ur5")), 1, 5)[0]));
+  EXPECT_FALSE(LaneFk::forProblem(poseTargets(test::withRevoluteWeights(*shippedArm("ur5"), 2.0), 1, 5)[0]));
 }
 
 TEST(ClosedFormThroughTheSolver, LaneCheckKeepsWhatTheModelsFkKeeps) {
   SolverOptions o;
   int solutions = 0;
   for (const char* arm : {"ur5", "irb2400", "puma560"}) {
-    const auto model = shippedArm(arm), generic = weighted(*model);
+    const auto model = shippedArm(arm), generic = test::withRevoluteWeights(*model, 2.0);
     auto fast = Registry::global().create("analytic-6r:solutions=all");
     auto slow = Registry::global().create("analytic-6r:solutions=all");
     for (const Problem& p : poseTargets(model, 100, 3)) {

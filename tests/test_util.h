@@ -60,6 +60,20 @@ inline JointSpec fixed(const std::string& name, int parent, const Eigen::Vector3
   return j;
 }
 
+// The same model with every revolute DOF weighted `weight`: the compiled
+// kernel takes only unit DOF weights, so the closed-form backends offer their
+// candidates unchecked and Solver::solve checks each by the model's FK (the
+// generic path) on it.
+inline std::shared_ptr<const Model> withRevoluteWeights(const Model& m, double weight) {
+  std::vector<JointSpec> js;
+  for (int i = 0; i < m.numJoints(); ++i) {
+    JointSpec j = m.joint(i);
+    if (j.type == JointType::kRevolute) j.weight = Eigen::VectorXd::Constant(1, weight);
+    js.push_back(j);
+  }
+  return std::make_shared<const Model>(std::move(js), m.name());
+}
+
 // Planar chain in the x-y plane (axes +z), links along +x, with a fixed tip.
 inline std::shared_ptr<const Model> planarChain(const std::vector<double>& lengths) {
   std::vector<JointSpec> joints;
