@@ -1230,6 +1230,40 @@ TEST(Analytic7r, LaneCheckReturnsWhatTheModelsFkReturns) {
   EXPECT_GT(compared, 50);
 }
 
+// With max_solutions below the family's size the sweep solves the held
+// values nearest the start's first and leaves unfinished every branch whose
+// first angles already put it farther than the max_solutions closest so far
+// (analytic::Bound6). The solutions returned are still the closest of the
+// whole family: the first 16 of the unbounded family (max_solutions above its
+// size), in the same order, on 20 targets each of the three arms; and the
+// bound does leave branches unfinished (the message counts them).
+TEST(Analytic7r, TheBoundKeepsTheClosestOfTheWholeFamily) {
+  const std::vector<std::pair<std::string, Arm7>> arms = {
+      {"iiwa14", arm7(kShipped + "iiwa14.urdf", "", "tool0")},
+      {"panda", arm7(kShipped + "panda.urdf", "panda_link0", "panda_hand_tcp")},
+      {"offset-wrist 7R", arm7(kSynthetic + "offset_wrist_7r.urdf", "", "tool0")}};
+  auto bounded = Registry::global().create("analytic-7r:max_solutions=16");
+  auto whole = Registry::global().create("analytic-7r:max_solutions=100000");
+  Rng rng(509);
+  int compared = 0, unfinished = 0;
+  for (const auto& [name, a] : arms)
+    for (int t = 0; t < 20; ++t) {
+      const Problem p = posePoseProblem(a.model, a.body, Eigen::Vector3d::Zero(), randomConfiguration(*a.model, rng));
+      Eigen::VectorXd qb = p.q0, qw = p.q0;
+      const Summary sb = bounded->solve(p, qb, SolverOptions{}), sw = whole->solve(p, qw, SolverOptions{});
+      ASSERT_EQ(sb.status, sw.status) << name << " target " << t;
+      if (!sb.converged()) continue;
+      const auto rb = returned(sb, qb), rw = returned(sw, qw);
+      ASSERT_EQ(rb.size(), std::min<size_t>(16, rw.size())) << name << " target " << t << ": " << sb.message;
+      for (size_t k = 0; k < rb.size(); ++k) EXPECT_TRUE(rb[k] == rw[k]) << name << " target " << t << " solution " << k;
+      EXPECT_EQ(sw.message.find("left unfinished"), std::string::npos) << sw.message;
+      unfinished += sb.message.find("left unfinished") != std::string::npos;
+      ++compared;
+    }
+  EXPECT_GT(compared, 50);
+  EXPECT_GT(unfinished, compared / 2);
+}
+
 // On a grid finer than the duplicate distance (20 000 values over the iiwa's
 // +-170 degrees of joint 3: 1.5e-4 rad apart), neighbouring values give
 // solutions within 1e-3 of each other along each branch: the backend keeps

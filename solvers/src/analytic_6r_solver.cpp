@@ -13,8 +13,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <memory>
 #include <numbers>
+#include <vector>
 
 #include "analytic_6r.h"
 #include "ikbench/core/numeric.h"
@@ -187,60 +189,43 @@ class Analytic7rSolver final : public Solver {
     std::array<double, 6> hint;
     for (int i = 0, m = 0; i < 7; ++i)
       if (i != f) hint[m++] = start[i];
-    kept_.clear();
-    ranges_.clear();
-    int found = 0, used = 0, empty_samples = 0;
-    unsigned singular = 0;
-    Plan6 plan, singular_plan;
-    Solutions6 sols;
-    // The grid, then the start configuration's own value of the free joint
-    // (so that a target near the start keeps its branch).
-    const int n = static_cast<int>(P->grid.size());
-    const bool start_on_grid = std::find(P->grid.begin(), P->grid.end(), start[f]) != P->grid.end();
-    for (int k = 0; k < n + (start_on_grid ? 0 : 1); ++k) {
-      const double theta = k < n ? P->grid[k] : start[f];
-      ++used;
-      // Earlier values within the duplicate distance (modulo 2 pi): for a
-      // grid value (ascending) those just below it and, on a full turn, those
-      // at its start (only on a very fine grid); for the start's value any.
-      near_.clear();
-      auto near = [&](int r) { return std::abs(turn(ranges_[r].theta - theta)) <= kDistinctSolutionDistance; };
-      if (k == n) {
-        for (int r = 0; r < k; ++r)
-          if (near(r)) near_.push_back(r);
-      } else {
-        int below = k - 1;
-        for (; below >= 0 && near(below); --below) near_.push_back(below);
-        for (int r = 0; r <= below && near(r); ++r) near_.push_back(r);
-      }
-      ranges_.push_back({theta, kept_.size()});
-      analytic::planAt(P->locked, theta, &plan);
-      analytic::solve6(plan, g.target_orientation, g.target_position, hint, &sols, &P->limits6);
-      found += sols.count + sols.outside;
-      if (sols.singular && !singular) singular_plan = plan;
-      singular |= sols.singular;
-      for (int s = 0; s < sols.count; ++s) addCandidate(*P, theta, sols.q[s], start);
-      if (kept_.size() == ranges_.back().begin) ++empty_samples;
-    }
-    const size_t distinct = kept_.size();
+    // Every branch is completed when max_solutions is at least the family's
+    // size; otherwise those farther than the max_solutions closest so far are
+    // pruned. Should the FK check reject one of the closest (never seen: the
+    // solutions are exact), a pruned branch might have been next: the sweep
+    // is run again without the bound.
+    Sweep sw = sweep(*P, g, start, hint, true);
+    const size_t want = static_cast<size_t>(max_solutions_);
     int failed = 0;
     if (P->fk) {
       failed = checkClosest(*P, g, ctx.options());
-      if (failed < static_cast<int>(distinct)) ctx.candidatesChecked();
+      if (failed > 0 && sw.pruned > 0) {
+        sw = sweep(*P, g, start, hint, false);
+        failed = checkClosest(*P, g, ctx.options());
+      }
+      if (failed < static_cast<int>(sw.distinct)) ctx.candidatesChecked();
     } else {
-      closestFirst(0, std::min(distinct, static_cast<size_t>(max_solutions_)));
-      kept_.resize(std::min(distinct, static_cast<size_t>(max_solutions_)));
+      closestFirst(0, std::min(sw.distinct, want));
+      kept_.resize(std::min(sw.distinct, want));
     }
+    const size_t distinct = sw.distinct;
+    const int used = sw.used, empty_samples = sw.empty;
     std::string message = fmt::format(
         "{} distinct solution{} within limits on {} values of joint {} ('{}'): a sampled family of the self-motion "
         "manifold{}{}; {} value{} gave none",
         distinct, distinct == 1 ? "" : "s", used, f + 1, problem.model->joint(P->joints[f]).name,
         failed > 0 ? fmt::format(", {} of them not within tolerance by FK", failed) : "",
-        distinct - failed > kept_.size() ? fmt::format(" (the {} closest to the start returned)", kept_.size()) : "",
+        distinct - failed > kept_.size() || sw.pruned > 0
+            ? fmt::format(" (the {} closest to the start returned{})", kept_.size(),
+                          sw.pruned > 0 ? fmt::format("; {} branch{} farther than those left unfinished", sw.pruned,
+                                                      sw.pruned == 1 ? "" : "es")
+                                        : "")
+            : "",
         empty_samples, empty_samples == 1 ? "" : "s");
-    if (singular)
-      message += "; " + analytic::singularityMessage(singular_plan, singular) + " (joints numbered in the 6R left)";
-    if (found == 0) message = "target out of reach at every value of the searched joint: " + message;
+    if (sw.singular)
+      message +=
+          "; " + analytic::singularityMessage(sw.singular_plan, sw.singular) + " (joints numbered in the 6R left)";
+    if (sw.found == 0) message = "target out of reach at every value of the searched joint: " + message;
     finish(ctx, q, kept_, P->limits, 7, kept_.empty() ? Status::kStalled : Status::kConverged, std::move(message),
            trace, buffer_);
   }
@@ -248,6 +233,86 @@ class Analytic7rSolver final : public Solver {
  private:
   // d - 2 pi k in [-pi, pi].
   static double turn(double d) { return std::abs(d) <= kPi ? d : d - 2 * kPi * std::nearbyint(d / (2 * kPi)); }
+
+  struct Sweep {
+    size_t distinct = 0;  // distinct solutions kept (within limits, completed)
+    int found = 0;        // solutions and branches found, within limits or not
+    int used = 0;         // values of the held joint solved
+    int empty = 0;        // of them, those that gave no solution within limits
+    int pruned = 0;       // branches left unfinished by the bound
+    unsigned singular = 0;
+    Plan6 singular_plan;
+  };
+
+  // Solves the 6R left at every held value, into kept_ (distinct, within
+  // limits, unordered). The start configuration's own value of the held
+  // joint first (so that a target near the start keeps its branch), then the
+  // grid values nearest it first, so that the max_solutions closest are
+  // found early and, with `use_bound`, a branch whose first angles already
+  // put it farther than them is left unfinished (analytic::Bound6).
+  Sweep sweep(const Prepared7& P, const Goal& g, const std::array<double, 7>& start,
+              const std::array<double, 6>& hint, bool use_bound) {
+    Sweep sw;
+    const int f = P.free;
+    const int n = static_cast<int>(P.grid.size());
+    const bool start_on_grid = std::find(P.grid.begin(), P.grid.end(), start[f]) != P.grid.end();
+    order_.clear();
+    if (!start_on_grid) order_.push_back(n);
+    const size_t first_grid = order_.size();
+    for (int k = 0; k < n; ++k) order_.push_back(k);
+    auto value = [&](int item) { return item < n ? P.grid[item] : start[f]; };
+    std::sort(order_.begin() + static_cast<long>(first_grid), order_.end(), [&](int a, int b) {
+      const double da = std::abs(turn(value(a) - start[f])), db = std::abs(turn(value(b) - start[f]));
+      return da < db || (da == db && a < b);
+    });
+    ranges_.assign(n + 1, HeldRange{0, 0, false});
+    kept_.clear();
+    heap_.clear();
+    const size_t want = static_cast<size_t>(max_solutions_);
+    analytic::Bound6 bound;
+    for (int i = 0, m = 0; i < 7; ++i)
+      if (i != f) bound.from[m++] = start[i];
+    Plan6 plan;
+    Solutions6 sols;
+    for (int item : order_) {
+      const double theta = value(item);
+      ++sw.used;
+      // Values solved before within the duplicate distance (modulo 2 pi):
+      // the grid's neighbours on either side, on a very fine grid, and the
+      // start's value.
+      near_.clear();
+      auto near = [&](int r) { return std::abs(turn(value(r) - theta)) <= kDistinctSolutionDistance; };
+      if (item < n) {
+        if (ranges_[n].done && near(n)) near_.push_back(n);
+        for (int dir : {-1, 1})
+          for (int step = 1; step < n; ++step) {
+            const int r = ((item + dir * step) % n + n) % n;
+            if (!near(r)) break;
+            if (ranges_[r].done) near_.push_back(r);
+          }
+      }
+      HeldRange& range = ranges_[item];
+      range.begin = kept_.size();
+      analytic::planAt(P.locked, theta, &plan);
+      const double dt = theta - start[f];
+      bound.base = dt * dt;
+      // The farthest of the max_solutions closest so far, with room for the
+      // rounding of the partial sums (the bound keeps every solution within it).
+      bound.bound = heap_.size() == want ? heap_.front() * (1 + 1e-12) : std::numeric_limits<double>::infinity();
+      analytic::solve6(plan, g.target_orientation, g.target_position, hint, &sols, &P.limits6,
+                       use_bound ? &bound : nullptr);
+      sw.found += sols.count + sols.outside + sols.pruned;
+      sw.pruned += sols.pruned;
+      if (sols.singular && !sw.singular) sw.singular_plan = plan;
+      sw.singular |= sols.singular;
+      for (int s = 0; s < sols.count; ++s) addCandidate(P, theta, sols.q[s], start, range.begin);
+      range.end = kept_.size();
+      range.done = true;
+      sw.empty += range.end == range.begin && sols.pruned == 0;
+    }
+    sw.distinct = kept_.size();
+    return sw;
+  }
 
   // Orders kept_[begin, end) closest to the start first, with everything
   // after it at least as far (a selection, then a sort of the selected: the
@@ -299,10 +364,10 @@ class Analytic7rSolver final : public Solver {
   }
 
   // Keeps a 6R solution (within the limits) with the held joint at theta
-  // unless it repeats one kept before: of the same value (singular
-  // targets) or of a value in near_ (the start's value next to a grid value).
+  // unless it repeats one kept before: of the same value (kept from
+  // kept_begin on; singular targets) or of a value in near_.
   void addCandidate(const Prepared7& P, double theta, const std::array<double, 6>& q6,
-                    const std::array<double, 7>& start) {
+                    const std::array<double, 7>& start, size_t kept_begin) {
     const int f = P.free;
     Candidate7 c{0.0, {}};
     for (int i = 0, m = 0; i < 7; ++i) c.q[i] = i == f ? theta : q6[m++];
@@ -324,10 +389,17 @@ class Analytic7rSolver final : public Solver {
       }
       return false;
     };
-    if (repeats(ranges_.back().begin, kept_.size())) return;
+    if (repeats(kept_begin, kept_.size())) return;
     for (int r : near_)
-      if (repeats(ranges_[r].begin, ranges_[r + 1].begin)) return;
+      if (repeats(ranges_[r].begin, ranges_[r].end)) return;
     kept_.push_back(c);
+    // The max_solutions smallest distances so far, the largest on top.
+    heap_.push_back(c.dist);
+    std::push_heap(heap_.begin(), heap_.end());
+    if (heap_.size() > static_cast<size_t>(max_solutions_)) {
+      std::pop_heap(heap_.begin(), heap_.end());
+      heap_.pop_back();
+    }
   }
 
   const Prepared7* prepare(const Problem& problem, std::string* why) const {
@@ -367,13 +439,16 @@ class Analytic7rSolver final : public Solver {
   int free_joint_ = -1, samples_ = 64, max_solutions_ = 64;
   mutable PlanCache<Prepared7> cache_;
   std::vector<Candidate7> kept_;
-  // Where each held value's candidates start in kept_ (one entry per value).
+  // Each held value's candidates in kept_ (grid values by their index, the
+  // start's value last), and whether the value has been solved.
   struct HeldRange {
-    double theta;
-    size_t begin;
+    size_t begin, end;
+    bool done;
   };
   std::vector<HeldRange> ranges_;
-  std::vector<int> near_;
+  std::vector<int> order_;      // the values in the order they are solved
+  std::vector<int> near_;       // solved values within the duplicate distance of the current one
+  std::vector<double> heap_;    // the max_solutions smallest distances kept so far (a max-heap)
   Eigen::VectorXd buffer_;
 };
 

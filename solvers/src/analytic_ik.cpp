@@ -339,16 +339,26 @@ namespace {
 struct PlanLimits {
   const Limits6* lim = nullptr;
   std::array<double, 6> lo, hi;
+  const Bound6* bound = nullptr;
+  std::array<double, 6> from;  // the bound's configuration, plan order
   // Wraps a into joint i's limits; false if no representative is within.
   bool ok(int i, double& a) const {
     if (!lim || (a >= lo[i] && a <= hi[i])) return true;  // the usual case: nothing to wrap
     a = wrapAngleIntoLimits(a, lo[i], hi[i]);
     return a >= lo[i] - kLimitSlack && a <= hi[i] + kLimitSlack;
   }
-  // The first three angles of a branch; counts the branch as dropped if not.
+  // The first three angles of a branch; counts the branch as dropped if not
+  // within the limits, or as pruned if beyond the bound.
   bool first3(double& q1, double& q2, double& q3, Solutions6* out) const {
     const bool in = ok(0, q1) && ok(1, q2) && ok(2, q3);
     out->outside += !in;
+    if (in && bound) {
+      const double d1 = q1 - from[0], d2 = q2 - from[1], d3 = q3 - from[2];
+      if (bound->base + d1 * d1 + d2 * d2 + d3 * d3 > bound->bound) {
+        ++out->pruned;
+        return false;
+      }
+    }
     return in;
   }
 };
@@ -590,15 +600,19 @@ void solveThreeParallel(const Plan6& P, const Eigen::Matrix3d& Rd, const Eigen::
 }  // namespace
 
 void solve6(const Plan6& plan, const Eigen::Matrix3d& R_target, const Eigen::Vector3d& p_target,
-            const std::array<double, 6>& hint, Solutions6* out, const Limits6* limits) {
+            const std::array<double, 6>& hint, Solutions6* out, const Limits6* limits, const Bound6* bound) {
   out->count = 0;
   out->singular = 0;
   out->outside = 0;
+  out->pruned = 0;
   Eigen::Matrix3d R;
   Eigen::Vector3d p;
   std::array<double, 6> h;
   PlanLimits lim;
   lim.lim = limits;
+  lim.bound = bound;
+  if (bound)
+    for (int i = 0; i < 6; ++i) lim.from[i] = bound->from[plan.reversed ? 5 - i : i];
   if (plan.reversed) {
     R = R_target.transpose();
     p = -(R * p_target);

@@ -331,6 +331,9 @@ struct Solutions6 {
   // outside the limits is dropped before its wrist is solved) dropped by
   // the limits given to solve6.
   int outside = 0;
+  // Shoulder-elbow branches within the limits dropped by the Bound6 given to
+  // solve6 before their wrist was solved.
+  int pruned = 0;
 };
 
 // Joint limits (original chain order) a solution must meet: each angle has
@@ -340,14 +343,29 @@ struct Limits6 {
   std::array<double, 6> lo, hi;
 };
 
+// Only the solutions near a configuration (analytic-7r keeps the closest to
+// the start): a branch whose first three angles (in the order solve6 solves
+// them, wrapped into the limits) already put it farther than `bound` from
+// `from` (squared joint-space distance, plus `base` for joints outside the
+// 6R) is dropped before its wrist is solved and counted in
+// Solutions6::pruned. The other three angles only add to that distance, so
+// no solution within the bound is lost.
+struct Bound6 {
+  std::array<double, 6> from;  // original chain order
+  double base = 0.0;
+  double bound = 0.0;
+};
+
 // Every solution of R(q) R0 = R_target, p(q) = p_target. `hint` (original
 // chain order) gives the free angle's value at a singular target (the start
 // configuration, so that the representative is the closest one). With
 // `limits`, solutions outside them are dropped while solving (a branch as
 // soon as its first angles are known), so that their remaining angles are
-// not computed; the kept ones are the same as without.
+// not computed; the kept ones are the same as without. With `bound`, the
+// solutions farther than it (Bound6) are dropped the same way.
 void solve6(const Plan6& plan, const Eigen::Matrix3d& R_target, const Eigen::Vector3d& p_target,
-            const std::array<double, 6>& hint, Solutions6* out, const Limits6* limits = nullptr);
+            const std::array<double, 6>& hint, Solutions6* out, const Limits6* limits = nullptr,
+            const Bound6* bound = nullptr);
 
 // ---------------------------------------------------------------- 7R search --
 
