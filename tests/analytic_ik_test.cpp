@@ -1164,11 +1164,16 @@ TEST(Analytic7r, CorpusArms) {
   EXPECT_NE(s.message.find("meet"), std::string::npos) << s.message;
 }
 
-TEST(Analytic7r, DefaultsCapTheFamilyAndHoldingAnUnsupportedJointIsRefused) {
+// A pose of the shipped iiwa14's tool0 at a generic configuration.
+Problem iiwaGenericPose() {
   const auto model = loadArm(kShipped + "iiwa14.urdf", "", "");
   Eigen::VectorXd q_gen(7);
   q_gen << 0.3, 0.6, -0.4, -1.2, 0.5, 0.9, 0.2;
-  const Problem p = posePoseProblem(model, model->bodyIndex("tool0"), Eigen::Vector3d::Zero(), q_gen);
+  return posePoseProblem(model, model->bodyIndex("tool0"), Eigen::Vector3d::Zero(), q_gen);
+}
+
+TEST(Analytic7r, DefaultsCapTheFamilyAndHoldingAnUnsupportedJointIsRefused) {
+  const Problem p = iiwaGenericPose();
   Eigen::VectorXd q = p.q0;
   const Summary s = solveFrom(p, q, "analytic-7r:samples=200:max_solutions=16");
   ASSERT_TRUE(s.converged()) << s.message;
@@ -1192,6 +1197,14 @@ TEST(Analytic7r, DefaultsCapTheFamilyAndHoldingAnUnsupportedJointIsRefused) {
   EXPECT_NE(sr.message.find("holding joint 7"), std::string::npos) << sr.message;
 }
 
+// The 7R arms at hand without the corpus: the shipped iiwa14 and Panda and
+// the synthetic offset-wrist arm.
+std::vector<std::pair<std::string, Arm7>> shippedArms7() {
+  return {{"iiwa14", arm7(kShipped + "iiwa14.urdf", "", "tool0")},
+          {"panda", arm7(kShipped + "panda.urdf", "panda_link0", "panda_hand_tcp")},
+          {"offset-wrist 7R", arm7(kSynthetic + "offset_wrist_7r.urdf", "", "tool0")}};
+}
+
 // The backend checks the solutions it returns in the compiled kernel's
 // lanes and declares them checked; on the same arm with DOF weights of 2
 // (which the kernel does not take) it offers them unchecked and
@@ -1199,10 +1212,7 @@ TEST(Analytic7r, DefaultsCapTheFamilyAndHoldingAnUnsupportedJointIsRefused) {
 // Both return the same solutions in the same order, and every one reaches
 // the target by the model's FK.
 TEST(Analytic7r, LaneCheckReturnsWhatTheModelsFkReturns) {
-  const std::vector<std::pair<std::string, Arm7>> arms = {
-      {"iiwa14", arm7(kShipped + "iiwa14.urdf", "", "tool0")},
-      {"panda", arm7(kShipped + "panda.urdf", "panda_link0", "panda_hand_tcp")},
-      {"offset-wrist 7R", arm7(kSynthetic + "offset_wrist_7r.urdf", "", "tool0")}};
+  const std::vector<std::pair<std::string, Arm7>> arms = shippedArms7();
   auto fast = Registry::global().create("analytic-7r");
   auto slow = Registry::global().create("analytic-7r");
   Rng rng(507);
@@ -1238,10 +1248,7 @@ TEST(Analytic7r, LaneCheckReturnsWhatTheModelsFkReturns) {
 // size), in the same order, on 20 targets each of the three arms; and the
 // bound does leave branches unfinished (the message counts them).
 TEST(Analytic7r, TheBoundKeepsTheClosestOfTheWholeFamily) {
-  const std::vector<std::pair<std::string, Arm7>> arms = {
-      {"iiwa14", arm7(kShipped + "iiwa14.urdf", "", "tool0")},
-      {"panda", arm7(kShipped + "panda.urdf", "panda_link0", "panda_hand_tcp")},
-      {"offset-wrist 7R", arm7(kSynthetic + "offset_wrist_7r.urdf", "", "tool0")}};
+  const std::vector<std::pair<std::string, Arm7>> arms = shippedArms7();
   auto bounded = Registry::global().create("analytic-7r:max_solutions=16");
   auto whole = Registry::global().create("analytic-7r:max_solutions=100000");
   Rng rng(509);
@@ -1271,10 +1278,7 @@ TEST(Analytic7r, TheBoundKeepsTheClosestOfTheWholeFamily) {
 // so that no two returned solutions are within it (the check Solver::solve
 // no longer repeats).
 TEST(Analytic7r, NoTwoReturnedSolutionsAreDuplicatesOnAFineGrid) {
-  const auto model = loadArm(kShipped + "iiwa14.urdf", "", "");
-  Eigen::VectorXd q_gen(7);
-  q_gen << 0.3, 0.6, -0.4, -1.2, 0.5, 0.9, 0.2;
-  const Problem p = posePoseProblem(model, model->bodyIndex("tool0"), Eigen::Vector3d::Zero(), q_gen);
+  const Problem p = iiwaGenericPose();
   Eigen::VectorXd q = p.q0;
   const Summary s = solveFrom(p, q, "analytic-7r:samples=20000:max_solutions=400");
   ASSERT_TRUE(s.converged()) << s.message;
@@ -1282,9 +1286,9 @@ TEST(Analytic7r, NoTwoReturnedSolutionsAreDuplicatesOnAFineGrid) {
   int pairs_near = 0;
   for (size_t i = 0; i < s.solutions.size(); ++i)
     for (size_t j = 0; j < i; ++j) {
-      EXPECT_FALSE(configurationsWithin(*model, s.solutions[i], s.solutions[j], kDistinctSolutionDistance))
+      EXPECT_FALSE(configurationsWithin(*p.model, s.solutions[i], s.solutions[j], kDistinctSolutionDistance))
           << i << " " << j;
-      pairs_near += configurationsWithin(*model, s.solutions[i], s.solutions[j], 3 * kDistinctSolutionDistance);
+      pairs_near += configurationsWithin(*p.model, s.solutions[i], s.solutions[j], 3 * kDistinctSolutionDistance);
     }
   // The grid is fine enough that the kept ones follow each other closely.
   EXPECT_GT(pairs_near, 100);
