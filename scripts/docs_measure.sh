@@ -12,11 +12,13 @@
 #   OUT/trac-ARM          the TRAC-IK protocol on each shipped arm (10 000 targets, one thread)
 #   OUT/arms/KEY          scripts/arm_table.py: `auto` against KDL LMA on every arm of the corpus
 #                         (the corpus arms need ../shared/data or IKBENCH_CORPUS_DIR)
+#   OUT/closed-form-ARM   analytic-6r, auto and auto:closed_form=off on the UR5, the IRB 2400 and the
+#                         held-out KR 210 (corpus), one thread; bench_analytic's cases beside the UR5's
 #   OUT/clutter           the clutter suite (every shipped arm in the workcell scene, one thread) with
 #                         bench_collision's queries; OUT/clutter-near its targets near obstacles
 # Every file records the machine's load while it ran; on a shared machine the absolute times are
 # the machine's of that moment, the ratios within one file are what carries.
-# Then:  ikbench history add OUT/jacobian-family OUT/trac-* OUT/arms/* OUT/clutter* --db DB
+# Then:  ikbench history add OUT/jacobian-family OUT/trac-* OUT/arms/* OUT/closed-form-* OUT/clutter* --db DB
 set -euo pipefail
 [ $# -ge 1 ] || { echo "usage: scripts/docs_measure.sh OUT [BIN]" >&2; exit 2; }
 out=$1
@@ -48,7 +50,6 @@ jf='jt:restarts=2,gd-momentum:restarts=2,pinv:restarts=2,gn:restarts=2,dls:resta
 gb bench_kinematics '^ForwardKinematics/dof:7/joint:revolute$|FkErrorsJacobian/dof:7/'
 gb bench_solvers 'PerIteration/dls(:kernel=[a-z]+)?/dof:7/'
 gb bench_batch 'PerIteration/(auto|dls)(/lanes:16/isa:[01])?$|^Peak|^LibraryNearest|^Batch/auto(:library=131072:start=library)?/lanes:16/isa:0$|^Scalar(Generic)?/auto$'
-gb bench_analytic '^(SolveRobot|PureSolve|Overhead)/'
 tp auto --solver auto --solves 300000
 tp dls --solver dls --solves 300000
 tp auto-library --solver auto:library=131072:start=library --solves 1000000
@@ -67,3 +68,15 @@ for suite in clutter clutter-near; do
   "$bin/ikbench" run --suite "$suite" --threads 1 --no-trace --progress none --no-summary --force --out "$out/$suite"
 done
 gb bench_collision '.' clutter
+
+cf='analytic-6r,auto,auto:closed_form=off'
+for arm in ur5 irb2400; do
+  "$bin/ikbench" run --urdf "scenarios/data/robots/$arm.urdf" --samples 2000 --threads 1 --no-trace --seed 1 \
+    --progress none --no-summary --force --out "$out/closed-form-$arm" --solvers "$cf"
+done
+kr210="$IKBENCH_CORPUS_DIR/robots/kuka_kr210l150.urdf"
+if [ -f "$kr210" ]; then
+  "$bin/ikbench" run --urdf "$kr210" --base base_link --tip tool0 --samples 2000 --threads 1 --no-trace --seed 1 \
+    --progress none --no-summary --force --out "$out/closed-form-kr210" --solvers "$cf"
+fi
+gb bench_analytic '^(SolveRobot|PureSolve|Overhead)/' closed-form-ur5

@@ -87,6 +87,30 @@ def test_gbench_and_throughput_points(db, tmp_path):
         assert json.loads(doc)["solver"] == "dls"
 
 
+def test_gbench_aggregates_only(tmp_path):
+    """A file of --benchmark_report_aggregates_only: its median aggregate is the point (no interval);
+    the mean and the standard deviation are not, and a benchmark with repetitions keeps their median."""
+    from ikbench.history.record import gbench_rows
+    agg = {"run_name": "Solve/x", "run_type": "aggregate", "repetitions": 5, "threads": 1, "iterations": 5,
+           "time_unit": "us", "aggregate_unit": "time", "solutions": 4.0}
+    doc = {"context": {}, "benchmarks": [
+        dict(agg, name="Solve/x_mean", aggregate_name="mean", real_time=2.0, cpu_time=1.5),
+        dict(agg, name="Solve/x_median", aggregate_name="median", real_time=1.8, cpu_time=1.4),
+        dict(agg, name="Solve/x_stddev", aggregate_name="stddev", real_time=0.3, cpu_time=0.1),
+        dict(agg, name="Solve/x_cv", aggregate_name="cv", aggregate_unit="percentage", real_time=0.1, cpu_time=0.1)]}
+    rows, points = gbench_rows("bench_analytic.json", doc)
+    got = {p["figure"]: p for p in points}
+    assert len(rows) == 4 and set(got) == {"real_time_ns", "cpu_time_ns", "counter:solutions"}
+    assert got["cpu_time_ns"]["value"] == 1400.0 and got["real_time_ns"]["value"] == 1800.0
+    assert got["cpu_time_ns"]["ci_low"] is None and got["counter:solutions"]["value"] == 4.0
+    d = tmp_path / "g"
+    d.mkdir()
+    write_gbench(d)
+    rows, points = gbench_rows("bench_kinematics.json", json.loads((d / "bench_kinematics.json").read_text()))
+    real = [p for p in points if p["figure"] == "real_time_ns"][0]
+    assert real["value"] == 100.0 and real["n"] == 3
+
+
 def test_machine_identity_separates_series(db, tmp_path, capsys):
     for i, cpu in enumerate(["CPU A", "CPU B"]):
         main(["history", "add", str(synthetic_run(tmp_path / f"r{i}", 10 + i, cpu=cpu)), "--db", db])

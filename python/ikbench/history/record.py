@@ -164,8 +164,10 @@ _GBENCH_NOT_COUNTERS = {"family_index", "per_family_instance_index", "error_occu
 def gbench_rows(file, doc):
     """(rows, points) of a Google Benchmark JSON document: one row per entry, and per benchmark
     (run_name) the median over its repetitions of real and CPU time in ns and of each user counter
-    (figure `counter:NAME`), the repetitions' range as its interval."""
-    rows, per = [], {}
+    (figure `counter:NAME`), the repetitions' range as its interval. A file written with
+    --benchmark_report_aggregates_only holds no repetition: its `median` aggregates are taken
+    (without an interval)."""
+    rows, per, medians = [], {}, {}
     known = {"name", "run_name", "run_type", "aggregate_name", "repetitions", "repetition_index", "threads",
              "iterations", "real_time", "cpu_time", "time_unit"}
     for seq, b in enumerate(doc["benchmarks"]):
@@ -179,14 +181,20 @@ def gbench_rows(file, doc):
         for k in ("repetitions", "repetition_index", "threads"):
             row[k] = row[k] if isinstance(row[k], int) and not isinstance(row[k], bool) else None
         rows.append(row)
-        if b.get("run_type", "iteration") == "iteration" and not b.get("error_occurred"):
+        run_type = b.get("run_type", "iteration")
+        median = run_type == "aggregate" and b.get("aggregate_name") == "median" and \
+            b.get("aggregate_unit", "time") == "time"
+        if (run_type == "iteration" or median) and not b.get("error_occurred"):
             scale = _NS_PER.get(b.get("time_unit", "ns"))
             if scale is None or row["real_time"] is None:
                 continue
             counters = {f"counter:{k}": float(v) for k, v in row["extra"].items()
-                        if k not in _GBENCH_NOT_COUNTERS and isinstance(v, (int, float)) and not isinstance(v, bool)}
-            per.setdefault(b.get("run_name") or b["name"], []).append(
+                        if k not in _GBENCH_NOT_COUNTERS | {"aggregate_unit"} and isinstance(v, (int, float))
+                        and not isinstance(v, bool)}
+            (medians if median else per).setdefault(b.get("run_name") or b["name"], []).append(
                 dict(counters, real_time_ns=row["real_time"] * scale, cpu_time_ns=(row["cpu_time"] or math.nan) * scale))
+    for name, agg in medians.items():
+        per.setdefault(name, agg[:1])
     points = []
     family = "gbench:" + Path(file).stem
     for name, reps in per.items():
