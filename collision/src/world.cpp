@@ -302,6 +302,14 @@ double CollisionWorld::exactPair(const Data& data, int pair, bool* colliding) co
 #endif
 }
 
+bool CollisionWorld::exactCheckIsFcl() {
+#if IKBENCH_HAVE_FCL
+  return true;
+#else
+  return false;
+#endif
+}
+
 CollisionReport CollisionWorld::check(const Data& data) const {
   CollisionReport r;
   r.min_clearance = std::numeric_limits<double>::infinity();

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -9,6 +10,20 @@
 #include "ikbench/scenarios/suite.h"
 
 namespace ikbench {
+
+// Beside the file reader, so that a program with the scene reader and not
+// the suite reader (the playground's WebAssembly module) has it.
+std::string dataDirectory() {
+  if (const char* env = std::getenv("IKBENCH_DATA_DIR"); env != nullptr && *env != '\0') return env;
+#ifdef IKBENCH_SCENARIOS_DATA_SOURCE_DIR
+  if (std::filesystem::is_directory(IKBENCH_SCENARIOS_DATA_SOURCE_DIR)) return IKBENCH_SCENARIOS_DATA_SOURCE_DIR;
+#endif
+#ifdef IKBENCH_SCENARIOS_DATA_INSTALL_DIR
+  return IKBENCH_SCENARIOS_DATA_INSTALL_DIR;
+#else
+  return "scenarios/data";
+#endif
+}
 
 std::string readInputFile(const std::string& path, const char* what) {
   std::error_code ec;

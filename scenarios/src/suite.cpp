@@ -334,18 +334,6 @@ Family parseFamily(const Ctx& c, const json& f, const Path& fp, std::uint64_t su
 
 }  // namespace
 
-std::string dataDirectory() {
-  if (const char* env = std::getenv("IKBENCH_DATA_DIR"); env != nullptr && *env != '\0') return env;
-#ifdef IKBENCH_SCENARIOS_DATA_SOURCE_DIR
-  if (fs::is_directory(IKBENCH_SCENARIOS_DATA_SOURCE_DIR)) return IKBENCH_SCENARIOS_DATA_SOURCE_DIR;
-#endif
-#ifdef IKBENCH_SCENARIOS_DATA_INSTALL_DIR
-  return IKBENCH_SCENARIOS_DATA_INSTALL_DIR;
-#else
-  return "scenarios/data";
-#endif
-}
-
 namespace {
 // The stems of the .json files in <data>/<sub>, sorted.
 std::vector<std::string> shippedNames(const char* sub) {

@@ -121,6 +121,9 @@ class CollisionWorld {
 
   // ---- the exact check (FCL); needs forwardKinematics(model, q, data) ----
   CollisionReport check(const Data& data) const;
+  // Whether check() is FCL's: false in a build without FCL (the playground's
+  // WebAssembly module), where it takes the inner-loop distances instead.
+  static bool exactCheckIsFcl();
   // Whether the configuration collides: the inner-loop distances first
   // (clear by them is clear), FCL for the pairs they cannot clear.
   bool collides(const Data& data) const;
