@@ -14,6 +14,8 @@ EMSCRIPTEN_BINDINGS(ikbench_playground) {
       .function("randomChain", &Session::randomChain)
       .function("problems", &Session::problems)
       .function("frames", &Session::frames)
+      .function("setScene", &Session::setScene)
+      .function("clearance", &Session::clearance)
       .function("solve", &Session::solve)
       .function("bench", &Session::bench);
 }

@@ -26,6 +26,17 @@ The table printed says per backend and set how many answers are identical, withi
 and how many statuses or iteration counts differ. Also: the chains and problems the module
 generates from the same seeds equal the native ones to 1e-12, and a bad spec answers one error.
 
+Scenes (docs/collision.md): the UR5 in the workcell and in a box field of another seed, the 7-DOF
+chain in the workcell and the humanoid in its self-collision scene, built by each build's scene
+reader (Session.setScene): the same obstacles, link shapes and checked pairs; at 100 seeded
+configurations each (kinematics' randomConfiguration, drawn natively) the module's per-link
+distances (every checked pair's inner-loop capsule/box distance, the smallest per link and
+overall) equal the native library's, identical or within 1e-12, with the same collision flags;
+against FCL's exact check (native only) they are the enclosing approximations': never farther
+apart than FCL finds a clear configuration, and colliding wherever FCL finds a collision. The UR5 in the workcell solved with collision=reject (auto) and collision=avoid
+(dls) by both builds: the same status on at least 95 of 100 problems (WebAssembly has no FCL, so
+its reject check is the inner-loop one).
+
 Speed (printed, never asserted: the machine is shared): the mean time of one 7-DOF pose `dls` solve
 natively and in node's WebAssembly, interleaved native, wasm, native, wasm; the ratio of the medians.
 
@@ -52,6 +63,12 @@ PROBLEMS = 100
 TOLERANCE = 1e-12
 ORDER_TOLERANCE = 1e-9   # q of a random chain's position goals (summation order, below)
 POSE_STATUS_DIFFER = 5    # problems of 100 whose pose-goal verdicts may differ (libm's atan2, below)
+# (model, scene, box seed): the scenes the page offers, on an arm, a random chain and the humanoid.
+SCENE_CASES = [("ur5", "workcell", None), ("ur5", "box-field", 11), ("chain7", "workcell", None),
+               ("humanoid", "humanoid-self", None)]
+SCENE_CONFIGS, SCENE_SEED = 100, 21
+COLLISION_SPECS = ["auto", "dls:collision=avoid"]
+APPROX_SLACK = 1e-6      # m: the inner loop's distance may exceed FCL's by the search's slack and FCL's tolerance
 AUTO_SPEC = "auto:time_budget_us=0:restarts=20"
 BENCH_PROBLEMS, BENCH_REPEATS, BENCH_ROUNDS = 20, 50, 2
 
@@ -90,8 +107,8 @@ def max_difference(a, b):
     return 0.0 if a == b else math.inf
 
 
-def page_models(ikbench, work):
-    """The models the page embeds (ikbench playground's data)."""
+def page_data(ikbench, work):
+    """The data the page embeds (ikbench playground's): models and scenes."""
     page = work / "playground.html"
     p = subprocess.run([ikbench, "playground", "--out", str(page)], capture_output=True, text=True, timeout=600)
     if p.returncode != 0:
@@ -99,8 +116,99 @@ def page_models(ikbench, work):
     text = page.read_text()
     start = text.index('<script id="playground-data" type="application/json">')
     start = text.index(">", start) + 1
-    data = json.loads(text[start:text.index("</script>", start)].replace("<\\/", "</"))
-    return {m["key"]: m for m in data["models"]}
+    return json.loads(text[start:text.index("</script>", start)].replace("<\\/", "</"))
+
+
+def scene_request(scenes, model, name, seed):
+    scene = json.loads(json.dumps(scenes[name]["scene"]))
+    if seed is not None:
+        scene["random_boxes"]["seed"] = seed
+    return {"model": model, "scene": scene, "source": scenes[name]["file"]}
+
+
+def check_scenes(a, node, work, models_by_id, scenes):
+    """The module's scene distances against the native library's (same code) and FCL's (exact)."""
+    add = [["addModel", models_by_id[m]] for m in sorted({m for m, _, _ in SCENE_CASES})]
+    calls = list(add)
+    for mid, name, seed in SCENE_CASES:
+        calls += [["setScene", scene_request(scenes, mid, name, seed)],
+                  ["configurations", {"model": mid, "count": SCENE_CONFIGS, "seed": SCENE_SEED}]]
+    native_setup = run_native(a.native, calls, work, "scenes-setup")[len(add):]
+    calls, keys = list(add), []
+    for k, (mid, name, seed) in enumerate(SCENE_CASES):
+        calls.append(["setScene", scene_request(scenes, mid, name, seed)])
+        keys.append((k, "scene", None))
+        for i, q in enumerate(native_setup[2 * k + 1]):
+            calls.append(["clearance", {"model": mid, "q": q}])
+            keys.append((k, "clearance", i))
+    # The collision keys in the page: the UR5 in the workcell, collision-free targets (REACH's).
+    calls += [["setScene", scene_request(scenes, "ur5", "workcell", None)],
+              ["problems", {"model": "ur5", "count": PROBLEMS, "seed": 15, "kind": "pose"}]]
+    native = run_native(a.native, calls, work, "scenes")
+    problems = native[-1]
+    solves = [["solve", {"problem": line, "spec": spec}] for spec in COLLISION_SPECS for line in problems]
+    native += run_native(a.native, calls + solves, work, "scenes-solve")[len(calls):]
+    wasm = run_wasm(node, a.module, calls + solves, work, "scenes")
+    n0 = len(add)
+    print(f"{'model':<9} {'scene':<14} {'pairs':>5} {'identical':>9} {'<=1e-12':>8} {'differ':>6} {'colliding':>9} "
+          f"{'FCL colliding':>13} {'flags as FCL':>12}")
+    for k, (mid, name, seed) in enumerate(SCENE_CASES):
+        label = f"{mid} in {name}" + (f" (seed {seed})" if seed is not None else "")
+        rows = [(i, kind, j) for i, (c, kind, j) in enumerate(keys) if c == k]
+        i_scene = n0 + rows[0][0]
+        ns, ws = native[i_scene], wasm[i_scene]
+        if not check("error" not in ns and "error" not in ws, f"{label}: both builds build the scene "
+                     f"({ns.get('error') or ws.get('error') or 'ok'})"):
+            continue
+        d = max_difference(ns, ws)
+        check(ns["scene"]["pairs"] == ws["scene"]["pairs"] and d <= TOLERANCE,
+              f"{label}: the same obstacles, link shapes and {len(ns['scene']['pairs'])} checked pairs in both "
+              f"builds (max difference {d:.2g})")
+        identical = close = colliding = fcl_colliding = agree = ties = 0
+        differ, wrong_side = [], []
+        for i, _, j in rows[1:]:
+            n, w = native[n0 + i], wasm[n0 + i]
+            dd = max_difference([n["distances"], n["links"], n["min_clearance"]],
+                                [w["distances"], w["links"], w["min_clearance"]])
+            inner = ("distances", "links", "link_pairs", "min_clearance", "pair", "collision_free")
+            if dd == 0.0 and all(n[x] == w[x] for x in inner):
+                identical += 1
+            elif dd <= TOLERANCE and n["collision_free"] == w["collision_free"]:
+                close += 1
+                # Every pair's distance agrees to rounding, so a closest pair named differently is a tie.
+                ties += (n["pair"], n["link_pairs"]) != (w["pair"], w["link_pairs"])
+            else:
+                differ.append((j, dd, n["pair"], w["pair"]))
+            colliding += not w["collision_free"]
+            exact = n["exact"]
+            fcl_colliding += not exact["collision_free"]
+            agree += exact["collision_free"] == w["collision_free"]
+            # The inner loop's shapes enclose the exact ones: where FCL finds the configuration clear, the
+            # inner loop's clearance is never larger; where FCL finds a collision, so does the inner loop.
+            # (Penetration depths are not compared: FCL's and the inner loop's overlap measures differ.)
+            if (exact["collision_free"] and w["min_clearance"] > exact["min_clearance"] + APPROX_SLACK) or (
+                    not exact["collision_free"] and w["collision_free"]):
+                wrong_side.append((j, w["min_clearance"], exact["min_clearance"], exact["pair"]))
+        print(f"{mid:<9} {name:<14} {len(ns['scene']['pairs']):>5} {identical:>9} {close:>8} {len(differ):>6} "
+              f"{colliding:>9} {fcl_colliding:>13} {agree:>12}")
+        check(not differ, f"{label}: the module's distances (every pair's, per link, smallest) at {SCENE_CONFIGS} seeded "
+              f"configurations are the native library's: identical on {identical}, within {TOLERANCE:g} on {close} "
+              f"(closest pair named differently at a tie: {ties}), the same collision flags"
+              + (f"; first differences {differ[:3]}" if differ else ""))
+        check(not wrong_side and native[n0 + rows[1][0]]["exact"]["method"] == "fcl",
+              f"{label}: against FCL's exact check the module's clearance is never larger where FCL finds no collision "
+              f"(+{APPROX_SLACK:g} m), and it collides wherever FCL does ({colliding} colliding by the inner loop, "
+              f"{fcl_colliding} by FCL)"
+              + (f"; first exceptions {wrong_side[:3]}" if wrong_side else ""))
+    for s, spec in enumerate(COLLISION_SPECS):
+        base = len(calls) + s * PROBLEMS
+        pairs = [(native[base + k], wasm[base + k]) for k in range(PROBLEMS)]
+        errors = [(n.get("error"), w.get("error")) for n, w in pairs if "error" in n or "error" in w]
+        same = sum(n.get("status") == w.get("status") for n, w in pairs)
+        free = sum(1 for n, _ in pairs if (n.get("collision") or {}).get("exact", {}).get("collision_free"))
+        check(not errors and same >= PROBLEMS - POSE_STATUS_DIFFER,
+              f"ur5 in workcell, {spec}: the same status in both builds on {same} of {PROBLEMS} problems "
+              f"(native answers collision-free by FCL: {free})" + (f"; errors {errors[:2]}" if errors else ""))
 
 
 def main():
@@ -119,7 +227,9 @@ def main():
         return SKIP
     work = Path(a.work) if a.work else Path(tempfile.mkdtemp(prefix="ikbench-wasm-"))
     work.mkdir(parents=True, exist_ok=True)
-    models = page_models(a.ikbench, work)
+    data = page_data(a.ikbench, work)
+    models = {m["key"]: m for m in data["models"]}
+    scenes = {sc["name"]: sc for sc in data["scenes"]}
     if not check("ur5" in models, f"the page embeds the UR5 (models: {sorted(models)})"):
         return 1
 
@@ -213,6 +323,8 @@ def main():
                   f"{spec} on {name}: the same status on at least {PROBLEMS - POSE_STATUS_DIFFER} of {PROBLEMS} problems "
                   f"({PROBLEMS - statuses}; q within {TOLERANCE:g} on {s['identical'] + s['close']}, "
                   f"iterations equal on {same})")
+
+    check_scenes(a, node, work, dict(models_by_id, humanoid=models["humanoid"]["model"]), scenes)
 
     # Speed: one 7-DOF pose dls solve, native vs WebAssembly, interleaved.
     bench = [["addModel", chain7], ["bench", {"problems": problems["chain7-pose"][:BENCH_PROBLEMS], "spec": "dls",
