@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <Eigen/Geometry>
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -15,6 +16,7 @@
 #include "harness/results_format.h"
 #include "harness/run_config.h"
 #include "harness/run_directory.h"
+#include "ikbench/scenarios/scene.h"
 #include "ikbench/scenarios/suite.h"
 #include "ikbench/solvers/registry.h"
 
@@ -80,6 +82,30 @@ json pageModels() {
   return models;
 }
 
+// The shipped scenes (<data>/scenes/*.json, docs/collision.md), each checked
+// by the scene reader here and embedded as its file's JSON: the page builds
+// them on its model with the module's own reader (Session.setScene), so that
+// a seeded box field gets a new seed in the page.
+json pageScenes() {
+  json scenes = json::array();
+  const fs::path dir = fs::path(dataDirectory()) / "scenes";
+  std::vector<fs::path> files;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec))
+    if (e.path().extension() == ".json") files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  for (const fs::path& f : files) {
+    const Scene scene = loadScene(f.string());
+    json file = json::parse(readText(f, "the scene", ""));
+    scenes.push_back({{"name", scene.name},
+                      {"file", f.filename().string()},
+                      {"description", scene.description},
+                      {"obstacles", scene.obstacles.size()},
+                      {"scene", std::move(file)}});
+  }
+  return scenes;
+}
+
 }  // namespace
 
 std::string playgroundPage(const PlaygroundOptions& options) {
@@ -105,6 +131,7 @@ std::string playgroundPage(const PlaygroundOptions& options) {
   const json data = {{"format", "ikbench-playground/1"},
                      {"revision", gitRevision()},
                      {"models", pageModels()},
+                     {"scenes", pageScenes()},
                      {"native_solvers", native_solvers}};
   const std::string about = fmt::format(
       "Written by ikbench playground at revision {}. Every solve runs the project's C++ solvers compiled to "

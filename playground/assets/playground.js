@@ -1,9 +1,13 @@
 // The playground page (docs/playground.md): drag a target, and up to four
 // solver specs follow it, solved by the project's own C++ compiled to
 // WebAssembly (playground/session.h). This file is the page's control: the
-// model and spec panels, the per-frame solving, step and path modes, and
-// window.ikbenchPlayground (the state the browser test reads). Drawing is
+// model, scene and spec panels, the per-frame solving, step and path modes,
+// and window.ikbenchPlayground (the state the browser test reads). Drawing is
 // scene.js's.
+//
+// A frame solves only when something moved (a target, a parameter), renders
+// only when something changed, refreshes the spec panels (text, curves) at
+// most every PANEL_MS, and times its parts (state.perf).
 /* global THREE, IkbScene, createIkbenchPlayground */
 "use strict";
 
@@ -14,16 +18,26 @@
   var MAX_SPECS = 4;
   var MAX_RESIDUALS = 400;      // points of a step-mode residual curve
   var DEFAULT_SPECS = ["dls", "ccd", "fabrik", "auto"];
+  var PANEL_MS = 100;           // the panels' refresh interval in live and path mode
 
   var P = {
     session: null, catalog: null, backends: {}, presets: {},
     modelKey: null, model: null, info: null, goals: [], kind: "position",
-    specs: [], mode: "live", layout: "overlay", dirty: true,
+    specs: [], mode: "live", layout: "overlay", dirty: true, redraw: true, panelsShown: 0, panelsStale: false,
+    sceneKey: "", scene: null, sceneInfo: null, obstacles: null, margin: 0.01, showShapes: false, renderer: "",
     path: {shape: "circle", radius: 0.15, period: 4, t: 0, center: null, u: null, v: null, last: 0, frames: 0},
-    frames: 0, fps: 0, fpsCount: 0, fpsSince: 0, solveMs: 0, renderMs: 0, scale: 1, errors: []
+    frames: 0, scale: 1, errors: []
   };
-  var state = {ready: false, model: null, kind: null, mode: "live", layout: "overlay", targets: [], specs: [],
-               fps: 0, frame: 0, absent: [], errors: P.errors};
+  // Where a frame's time goes: the module's calls (the C++ solves), the
+  // JavaScript around them (JSON, panels, updating the drawn objects), and
+  // three.js' render call; the last PERF_FRAMES frames, for the header and
+  // state.perf.
+  var PERF_FRAMES = 240, BUDGET_MS = 1000 / 60;
+  var T = {module: 0};   // this frame's time in the module's calls [ms]
+  var perf = {work: [], module: [], render: [], glue: [], stamps: []};
+  // What the page shows, read by the tests: computed when read (getters, see
+  // stateGetters), so that frames do not pay for it.
+  var state = {ready: false, absent: [], errors: P.errors};
   window.ikbenchPlayground = {state: state};
 
   function $(id) { return document.getElementById(id); }
@@ -35,7 +49,10 @@
   }
   // One Session call (playground/session.h): JSON in, JSON out.
   function call(method, arg) {
-    return JSON.parse(arg === undefined ? P.session[method]() : P.session[method](JSON.stringify(arg)));
+    var text = arg === undefined ? undefined : JSON.stringify(arg);
+    var t0 = performance.now(), out = text === undefined ? P.session[method]() : P.session[method](text);
+    T.module += performance.now() - t0;
+    return JSON.parse(out);
   }
   function fmtNum(x, digits) {
     if (x === null || x === undefined || !isFinite(x)) return String(x);
@@ -70,7 +87,8 @@
     var own = (P.backends[backend] || {parameters: []}).parameters.map(function (p) {
       return Object.assign({}, p, {group: backend, default: defaults[p.name] !== undefined ? defaults[p.name] : p.default});
     });
-    var common = P.catalog.common_parameters.map(function (p) {
+    // collision= only means something in a scene: offered when one is shown.
+    var common = P.catalog.common_parameters.filter(function (p) { return p.name !== "collision" || P.scene; }).map(function (p) {
       return Object.assign({}, p, {group: "every solver", default: defaults[p.name] !== undefined ? defaults[p.name] : p.default});
     });
     return own.concat(common);
@@ -99,6 +117,9 @@
     this.steps = 0;
     this.view = null;
     this.error = null;
+    this.frames = null;     // the drawn configuration's body poses, limits and clearances
+    this.atLimit = null;
+    this.collision = null;
   }
   Spec.prototype.text = function (override) {
     var keys = Object.assign({}, this.keys, override || {});
@@ -250,7 +271,86 @@
     P.scale = IkbScene.modelScale(entry.model);
     P.path.radius = 0.15 * P.scale;
     $("path-radius").value = P.path.radius.toFixed(3);
+    // A new model in the module has no scene: the chosen one is built on it again.
+    P.scene = null;
     setKind(entry.kind);
+    setScene(P.sceneKey);
+  }
+
+  // ---------------------------------------------------------------- scenes
+  function sceneOptions() {
+    var sel = $("scene");
+    DATA.scenes.forEach(function (sc) {
+      sel.appendChild(el("option", {value: sc.name, title: sc.description},
+                         sc.name + " (" + sc.obstacles + " obstacle" + (sc.obstacles === 1 ? "" : "s") + ")"));
+    });
+    sel.addEventListener("change", function () { setScene(sel.value); });
+    $("scene-seed").addEventListener("change", function () { setScene(P.sceneKey); });
+    $("scene-shapes").addEventListener("change", function () { setShowShapes($("scene-shapes").checked); });
+    $("scene-margin").addEventListener("input", function () {
+      var m = Number($("scene-margin").value);
+      if ($("scene-margin").value !== "" && isFinite(m) && m >= 0) setMargin(m, true);
+    });
+  }
+  function sceneFile(name) {
+    for (var i = 0; i < DATA.scenes.length; ++i) if (DATA.scenes[i].name === name) return DATA.scenes[i];
+    throw new Error("no scene '" + name + "'");
+  }
+
+  // Poses the current model in scene `name` ("": none): the module builds the
+  // collision world from the scene file (the project's scene reader, with the
+  // box seed of the page) and every later solve of the model runs in it.
+  function setScene(name, seed) {
+    var file = name ? sceneFile(name) : null, text = null, note = $("scene-note");
+    if (file) {
+      text = JSON.parse(JSON.stringify(file.scene));
+      if (text.random_boxes) {
+        if (seed !== undefined) $("scene-seed").value = seed;
+        if ($("scene-seed").value === "") $("scene-seed").value = text.random_boxes.seed || 0;
+        text.random_boxes.seed = Number($("scene-seed").value);
+      }
+    }
+    P.sceneSeed = text && text.random_boxes ? text.random_boxes.seed : null;
+    var r = call("setScene", {model: P.model.id, scene: text, source: file ? file.file : ""});
+    note.className = "note";
+    if (r.error) {
+      name = "";
+      P.scene = P.sceneInfo = null;
+      note.textContent = r.error;
+      note.className = "note bad";
+    } else {
+      P.scene = r.scene;
+      P.sceneInfo = r;
+      note.textContent = r.scene ? r.description + " " + r.scene.pairs.length + " pairs checked. Clearances: the " +
+        "inner-loop capsule and box distances of the project's collision library (collision=avoid's), compiled to " +
+        "WebAssembly; FCL, the exact check of ikbench run, is not in the page." : "";
+    }
+    P.sceneKey = name;
+    $("scene").value = name;
+    $("scene-seed-row").style.display = file && file.scene.random_boxes ? "" : "none";
+    $("scene-controls").style.display = P.scene || r.error ? "" : "none";
+    P.specs.forEach(function (s) { s.collision = null; s.result = null; });
+    if (P.specs.length && $("specs").childNodes.length) rebuildSpecs();  // the collision key comes or goes
+    else rebuildViews();
+    P.dirty = true;
+  }
+
+  // The margin [m]; typed: the field already says it (rewriting it would move the caret).
+  function setMargin(m, typed) {
+    P.margin = m;
+    if (!typed) $("scene-margin").value = m;
+    redrawSpecs();
+  }
+  // Whether clear collision shapes are drawn too.
+  function setShowShapes(on) {
+    P.showShapes = on;
+    $("scene-shapes").checked = on;
+    redrawSpecs();
+  }
+  // Every spec drawn again at its configuration (the margin or what is drawn changed).
+  function redrawSpecs() {
+    P.specs.forEach(function (s) { if (s.frames) s.view.update(s.frames, s.atLimit, s.collision, P.margin, P.showShapes); });
+    P.redraw = true;
   }
 
   function bodyIndex(name) {
@@ -270,9 +370,31 @@
       return {body: g.body, body_index: bodyIndex(g.body), point: g.point,
               pos: new THREE.Vector3().fromArray(g.target_position), quat: new THREE.Quaternion(t[0], t[1], t[2], t[3])};
     });
-    P.specs.forEach(function (s) { s.q = start.slice(); s.residuals = []; s.steps = 0; s.maxJump = 0; s.result = null; });
+    P.specs.forEach(function (s) {
+      s.q = start.slice();
+      s.residuals = [];
+      s.steps = 0;
+      s.maxJump = 0;
+      s.result = s.frames = s.atLimit = s.collision = null;
+    });
     P.activeGoal = 0;
     rebuildViews();
+    P.dirty = true;
+  }
+
+  // New targets: the effectors' poses at a random configuration within the
+  // limits (Session.problems, seeded; collision-free in a scene: REACH's
+  // targets), the specs staying where they are.
+  function newTarget(seed) {
+    P.targetSeed = seed !== undefined ? seed : (P.targetSeed || 0) + 1;
+    var ps = call("problems", {model: P.model.id, count: 1, seed: P.targetSeed, kind: P.kind,
+                               effectors: P.goals.map(function (g) { return g.body; })});
+    if (ps.error) throw new Error(ps.error);
+    ps[0].goals.forEach(function (g, k) {
+      var t = g.target_quat_xyzw;
+      P.goals[k].pos.fromArray(g.target_position);
+      P.goals[k].quat.set(t[0], t[1], t[2], t[3]);
+    });
     P.dirty = true;
   }
 
@@ -289,9 +411,27 @@
   // ---------------------------------------------------------------- 3D views
   var renderer, scene, camera, controls, gizmo, raycaster = new THREE.Raycaster(), targets = [], pathLine = null;
 
+  // The WebGL implementation's name, and whether it rasterises in software
+  // (headless Chromium's SwiftShader, Mesa's llvmpipe).
+  function glRenderer() {
+    try {
+      var gl = document.createElement("canvas").getContext("webgl");
+      var ext = gl && gl.getExtension("WEBGL_debug_renderer_info");
+      var name = gl ? String(gl.getParameter(ext ? ext.UNMASKED_RENDERER_WEBGL : gl.RENDERER)) : "none";
+      var lose = gl && gl.getExtension("WEBGL_lose_context");
+      if (lose) lose.loseContext();
+      return {name: name, software: /swiftshader|llvmpipe|softpipe|software/i.test(name)};
+    } catch (e) {
+      return {name: "unknown", software: false};
+    }
+  }
+
   function initThree() {
-    var canvas = $("view");
-    renderer = new THREE.WebGLRenderer({canvas: canvas, antialias: true});
+    var canvas = $("view"), gl = glRenderer();
+    // Multisampling costs a software rasteriser several times the frame; a GPU does it for free.
+    P.renderer = gl.name;
+    P.antialias = !gl.software;
+    renderer = new THREE.WebGLRenderer({canvas: canvas, antialias: P.antialias});
     renderer.setPixelRatio(window.devicePixelRatio || 1);
     scene = new THREE.Scene();
     camera = new THREE.PerspectiveCamera(45, 1, 0.01, 100);
@@ -301,6 +441,8 @@
     gizmo.setMode("rotate");
     gizmo.setSize(0.7);
     gizmo.addEventListener("dragging-changed", function (e) { controls.enabled = !e.value; });
+    gizmo.addEventListener("change", function () { P.redraw = true; });
+    controls.addEventListener("change", function () { P.redraw = true; });
     gizmo.addEventListener("objectChange", function () {
       var g = P.goals[P.activeGoal];
       if (g) { g.quat.copy(targets[P.activeGoal].group.quaternion); P.dirty = true; }
@@ -325,16 +467,20 @@
   function resize() {
     var c = renderer.domElement;
     renderer.setSize(c.clientWidth, c.clientHeight, false);
+    P.redraw = true;
   }
 
   function rebuildViews() {
     if (!scene || !P.model) return;
     while (scene.children.length) scene.remove(scene.children[0]);
     IkbScene.world(scene, P.scale);
+    if (P.obstacles) P.obstacles.dispose();
+    P.obstacles = P.scene ? new IkbScene.Obstacles(P.scene) : null;
+    if (P.obstacles) scene.add(P.obstacles.mesh);
     var overlay = P.layout === "overlay" && P.specs.length > 1;
     P.specs.forEach(function (s) {
-      if (s.view) s.view.dispose();
-      s.view = new IkbScene.ModelView(P.model, s.color, overlay ? 0.55 : 1, P.goals);
+      s.view = new IkbScene.ModelView(P.model, s.color, overlay ? 0.55 : 1, P.goals, P.scene);
+      if (s.frames) s.view.update(s.frames, s.atLimit, s.collision, P.margin, P.showShapes);
       scene.add(s.view.group);
     });
     targets = P.goals.map(function (g) {
@@ -349,18 +495,24 @@
     pathLine = null;
     if (P.mode === "path") drawPath();
     frameCamera();
+    P.redraw = true;
   }
 
-  // The camera on the model in its start configuration and the targets.
+  // The camera on the model in its start configuration, the targets and the
+  // scene's obstacles (their centres), from the front left and above.
   function frameCamera() {
     var box = new THREE.Box3().expandByPoint(new THREE.Vector3());  // the base
     call("frames", {model: P.model.id, q: P.info.middle}).frames.forEach(function (f) {
       box.expandByPoint(new THREE.Vector3(f[0], f[1], f[2]));
     });
     P.goals.forEach(function (g) { box.expandByPoint(g.pos); });
+    var obstacles = P.scene ? P.scene.obstacles : [];
+    obstacles.forEach(function (o) { box.expandByPoint(new THREE.Vector3().fromArray(o.xyz)); });
     var c = box.getCenter(new THREE.Vector3()), r = Math.max(0.2, box.getSize(new THREE.Vector3()).length() / 2);
     controls.target.copy(c);
-    camera.position.copy(c).add(new THREE.Vector3(1.3, -1.9, 0.9).normalize().multiplyScalar(3.4 * r));
+    // Around obstacles: higher and closer (their centres widen the box more than the model's extent).
+    var around = obstacles.length > 0;
+    camera.position.copy(c).add(new THREE.Vector3(1.3, -1.9, around ? 1.4 : 0.9).normalize().multiplyScalar((around ? 2.3 : 3.4) * r));
     controls.update();
   }
 
@@ -473,13 +625,22 @@
     s.result = r;
     if (oneStep) {
       s.steps += 1;
+      // (A backend that does not apply, unsupported, iterates not at all: no point.)
       if (s.residuals.length === 0 && r.trace.length) s.residuals.push(r.trace[0]);
-      s.residuals.push(r.trace[r.trace.length - 1]);
+      if (r.trace.length) s.residuals.push(r.trace[r.trace.length - 1]);
       if (s.residuals.length > MAX_RESIDUALS) s.residuals.shift();
     } else {
       s.residuals = r.trace;
     }
-    s.view.update(r.frames, r.at_limit);
+    showConfiguration(s, r);
+  }
+
+  // Draws spec s at a configuration's frames (a solve's or Session.frames' answer).
+  function showConfiguration(s, r) {
+    s.frames = r.frames;
+    s.atLimit = r.at_limit;
+    s.collision = r.collision;
+    s.view.update(r.frames, r.at_limit, r.collision, P.margin, P.showShapes);
   }
 
   function showSpec(s) {
@@ -492,15 +653,24 @@
     }
     var r = s.result;
     if (!r) return;
-    var ok = r.status === "converged";
+    // Success in a scene is also collision-free (docs/collision.md).
+    var ok = r.status === "converged" && !(s.collision && !s.collision.collision_free);
     stats.className = "spec-stats " + (ok ? "good" : "bad");
     stats.textContent = r.status + " \u00b7 " + r.iterations + " it" + (r.restarts ? " (" + r.restarts + " restarts)" : "") +
       " \u00b7 pos " + fmtNum(r.position_error) + " m" + (P.kind !== "position" ? " \u00b7 rot " + fmtNum(r.orientation_error) + " rad" : "") +
-      " \u00b7 " + fmtNum(r.time_us) + " \u00b5s" + " \u00b7 max|\u0394q| " + fmtNum(s.jump) +
+      // The page's clock ticks in 0.1 ms steps where the browser coarsens performance.now().
+      " \u00b7 " + (r.time_us > 0 ? fmtNum(r.time_us) + " \u00b5s" : "< 0.1 ms") + " \u00b7 max|\u0394q| " + fmtNum(s.jump) +
       (P.mode === "path" ? " (loop max " + fmtNum(s.maxJump) + ")" : "") +
       (r.at_limit.length ? " \u00b7 " + r.at_limit.length + " DOF at limit" : "") +
-      (P.mode === "step" ? " \u00b7 step " + s.steps : "") + (r.message ? " \u00b7 " + r.message : "");
+      (P.mode === "step" ? " \u00b7 step " + s.steps : "") + collisionText(s.collision) +
+      (r.message ? " \u00b7 " + r.message : "");
     drawCurve(s);
+  }
+
+  function collisionText(c) {
+    if (!c) return "";
+    if (!c.collision_free) return " \u00b7 COLLIDES: " + c.pair + " (" + fmtNum(-c.min_clearance * 1000) + " mm deep)";
+    return " \u00b7 clearance " + (c.min_clearance === null ? "\u2014" : fmtNum(c.min_clearance * 1000) + " mm (" + c.pair + ")");
   }
 
   // The residual curve: position error (and rotation error for pose goals)
@@ -572,7 +742,7 @@
 
   function step() {
     P.specs.forEach(function (s) { solveSpec(s, true); showSpec(s); });
-    publish();
+    P.redraw = true;
   }
 
   // ---------------------------------------------------------------- frame loop
@@ -586,31 +756,30 @@
         P.dirty = true;
       }
       var t0 = performance.now();
+      T.module = 0;
       if (P.dirty && P.mode !== "step") {
-        P.specs.forEach(function (s) { solveSpec(s, false); showSpec(s); });
+        P.specs.forEach(function (s) { solveSpec(s, false); });
         if (P.mode === "path") P.path.frames += 1;
+        P.panelsStale = true;
       }
       if (P.dirty && P.mode === "step") P.specs.forEach(function (s) {
         // Redraw the current q against the moved target (no iteration).
-        var f = call("frames", {model: P.model.id, q: s.q});
-        s.view.update(f.frames, f.at_limit);
+        showConfiguration(s, call("frames", {model: P.model.id, q: s.q}));
       });
+      P.redraw = P.redraw || P.dirty;
       P.dirty = false;
-      var t1 = performance.now();
-      render();
-      // Where a frame's time goes (exponential means): solving and panels, drawing.
-      P.solveMs += 0.05 * (t1 - t0 - P.solveMs);
-      P.renderMs += 0.05 * (performance.now() - t1 - P.renderMs);
-      P.frames += 1;
-      P.fpsCount += 1;
-      if (now - P.fpsSince >= 1000) {
-        P.fps = P.fpsCount * 1000 / (now - P.fpsSince);
-        P.fpsCount = 0;
-        P.fpsSince = now;
-        $("fps").textContent = P.fps.toFixed(0) + " frames/s (solve " + P.solveMs.toFixed(1) + " ms, draw " +
-          P.renderMs.toFixed(1) + " ms)";
+      // The panels' text and curves at most every PANEL_MS: faster than one reads.
+      if (P.panelsStale && now - P.panelsShown >= PANEL_MS) {
+        P.specs.forEach(showSpec);
+        P.panelsStale = false;
+        P.panelsShown = now;
       }
-      publish();
+      var t1 = performance.now();
+      if (P.redraw) render();
+      P.redraw = false;
+      var t2 = performance.now();
+      P.frames += 1;
+      recordPerf(now, t2 - t0, T.module, t2 - t1);
     } catch (e) {
       P.errors.push(String(e && e.stack || e));
       console.error(e);
@@ -618,27 +787,79 @@
     requestAnimationFrame(frame);
   }
 
-  // window.ikbenchPlayground.state: what the page shows, for the tests.
-  function publish() {
-    state.model = P.model && {key: P.modelKey, id: P.model.id, nq: P.model.nq, nv: P.model.nv};
-    state.kind = P.kind;
-    state.mode = P.mode;
-    state.layout = P.layout;
-    state.fps = P.fps;
-    state.solve_ms = P.solveMs;
-    state.render_ms = P.renderMs;
-    state.frame = P.frames;
-    state.targets = P.goals.map(function (g) {
-      return {body: g.body, point: g.point, position: [g.pos.x, g.pos.y, g.pos.z],
-              quat_xyzw: [g.quat.x, g.quat.y, g.quat.z, g.quat.w]};
-    });
-    state.specs = P.specs.map(function (s) {
-      var r = s.result || {};
-      return {spec: s.text(), error: s.error, status: r.status, iterations: r.iterations, restarts: r.restarts,
-              position_error: r.position_error, orientation_error: r.orientation_error, time_us: r.time_us,
-              q: s.q, at_limit: r.at_limit, jump: s.jump, max_jump: s.maxJump, steps: s.steps,
-              residuals: s.residuals.map(function (p) { return p[1]; })};
-    });
+  function pushCapped(a, x) {
+    if (a.length >= PERF_FRAMES) a.shift();
+    a.push(x);
+  }
+  function quantile(a, p) {
+    if (!a.length) return null;
+    var b = a.slice().sort(function (x, y) { return x - y; });
+    return b[Math.min(b.length - 1, Math.floor(p * b.length))];
+  }
+  function mean(a) { return a.length ? a.reduce(function (x, y) { return x + y; }, 0) / a.length : null; }
+  // One frame's times [ms]: its whole work (what requestAnimationFrame's
+  // callback did), the module's part and three.js' render call; the rest is
+  // the page's JavaScript. Frames per second from the callbacks' timestamps
+  // over the last second.
+  function recordPerf(now, work, module, draw) {
+    pushCapped(perf.work, work);
+    pushCapped(perf.module, module);
+    pushCapped(perf.render, draw);
+    pushCapped(perf.glue, work - module - draw);
+    pushCapped(perf.stamps, now);
+    if (now - (perf.shown || 0) < 1000) return;
+    perf.shown = now;
+    var s = summary();
+    $("fps").textContent = s.fps.toFixed(0) + " frames/s; work per frame " + s.work_ms.mean.toFixed(1) + " ms (p95 " +
+      s.work_ms.p95.toFixed(1) + "): solve " + s.module_ms.mean.toFixed(1) + ", page " + s.glue_ms.mean.toFixed(1) +
+      ", draw " + s.render_ms.mean.toFixed(1);
+  }
+  function summary() {
+    var st = perf.stamps, last = st[st.length - 1], n = 0;
+    for (var i = st.length - 1; i >= 0 && last - st[i] <= 1000; --i) n = st.length - 1 - i;
+    var span = n ? last - st[st.length - 1 - n] : 0;
+    var of = function (a) { return {mean: mean(a), p50: quantile(a, 0.5), p95: quantile(a, 0.95)}; };
+    return {fps: span > 0 ? n * 1000 / span : 0, frames: perf.work.length, budget_ms: BUDGET_MS,
+            over_budget: perf.work.filter(function (w) { return w > BUDGET_MS; }).length / Math.max(1, perf.work.length),
+            work_ms: of(perf.work), module_ms: of(perf.module), glue_ms: of(perf.glue), render_ms: of(perf.render)};
+  }
+
+  // window.ikbenchPlayground.state: what the page shows, for the tests;
+  // computed when read.
+  function stateGetters() {
+    var getters = {
+      model: function () { return P.model && {key: P.modelKey, id: P.model.id, nq: P.model.nq, nv: P.model.nv}; },
+      kind: function () { return P.kind; },
+      mode: function () { return P.mode; },
+      layout: function () { return P.layout; },
+      frame: function () { return P.frames; },
+      target_seed: function () { return P.targetSeed || null; },
+      perf: summary,
+      fps: function () { return summary().fps; },
+      renderer: function () { return {name: P.renderer, antialias: P.antialias}; },
+      targets: function () {
+        return P.goals.map(function (g) {
+          return {body: g.body, point: g.point, position: [g.pos.x, g.pos.y, g.pos.z],
+                  quat_xyzw: [g.quat.x, g.quat.y, g.quat.z, g.quat.w]};
+        });
+      },
+      scene: function () {
+        if (!P.scene) return null;
+        return {name: P.sceneKey, seed: P.sceneSeed, margin: P.margin, obstacles: P.scene.obstacles.length, pairs: P.scene.pairs.length,
+                links: P.scene.links.map(function (l) { return l.name; })};
+      },
+      specs: function () {
+        return P.specs.map(function (s) {
+          var r = s.result || {};
+          return {spec: s.text(), error: s.error, status: r.status, iterations: r.iterations, restarts: r.restarts,
+                  position_error: r.position_error, orientation_error: r.orientation_error, time_us: r.time_us,
+                  q: s.q, at_limit: r.at_limit, jump: s.jump, max_jump: s.maxJump, steps: s.steps,
+                  residuals: s.residuals.map(function (p) { return p[1]; }),
+                  collision: s.collision && Object.assign({}, s.collision, {drawn: s.view.drawnShapes()})};
+        });
+      }
+    };
+    Object.keys(getters).forEach(function (k) { Object.defineProperty(state, k, {enumerable: true, get: getters[k]}); });
   }
 
   // ---------------------------------------------------------------- start
@@ -651,8 +872,10 @@
     $("absent").textContent = state.absent.length ?
       "Not in the page: " + state.absent.join(", ") + " (they need Ceres or Orocos KDL, which are not compiled to " +
       "WebAssembly; run them with ikbench run)." : "";
+    stateGetters();
     initThree();
     modelOptions();
+    sceneOptions();
     DEFAULT_SPECS.forEach(function (t, i) { P.specs.push(new Spec(i, t)); });
     // The UR5 first where the page has it (the arm most readers know), else the first model.
     var first = DATA.models.some(function (m) { return m.key === "ur5"; }) ? "ur5" :
@@ -666,6 +889,7 @@
     $("layout").addEventListener("change", function () { P.layout = $("layout").value; rebuildViews(); P.dirty = true; });
     $("step").addEventListener("click", step);
     $("reset").addEventListener("click", function () { setKind(P.kind); });  // targets and q as loaded
+    $("new-target").addEventListener("click", function () { newTarget(); });
     $("path-shape").addEventListener("change", function () { P.path.shape = $("path-shape").value; drawPath(); });
     $("path-radius").addEventListener("change", function () { P.path.radius = Number($("path-radius").value); drawPath(); });
     $("path-period").addEventListener("change", function () { P.path.period = Math.max(0.5, Number($("path-period").value)); });
@@ -675,7 +899,6 @@
     });
     resize();
     setMode("live");
-    P.fpsSince = performance.now();
     Object.assign(window.ikbenchPlayground, {
       step: step,
       setMode: setMode,
@@ -689,8 +912,19 @@
         P.specs = texts.slice(0, MAX_SPECS).map(function (t, i) { var s = new Spec(i, t); s.q = P.info.middle.slice(); return s; });
         rebuildSpecs();
       },
+      setScene: setScene,
+      setMargin: setMargin,
+      setShowShapes: setShowShapes,
+      newTarget: newTarget,
+      // Goal k's target at a position (and a rotation, quaternion x, y, z, w).
+      setTarget: function (k, position, quat) {
+        P.goals[k].pos.fromArray(position);
+        if (quat) P.goals[k].quat.fromArray(quat);
+        P.dirty = true;
+      },
       screenOf: screenOf,
       modelJson: function () { return P.model; },
+      sceneJson: function () { return P.scene; },
       bench: function (spec, count, repeats, kind) {
         var ps = call("problems", {model: P.model.id, count: count, seed: 7, kind: kind || "pose",
                                    effectors: P.entry.goals.map(function (g) { return g.body; })});

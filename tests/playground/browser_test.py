@@ -15,9 +15,21 @@ lambda take the same step, and after lambda is changed in one spec's generated p
 next step differs, and equals the native library's step with that lambda from the same q; path mode
 moves the target and records joint jumps; no error in the browser console.
 
+Scenes: the UR5 in the workcell, the `collision` key offered in the spec panels only then (and set
+there to `reject`); a target under the table makes `dls` collide, the page's state says which links
+collide with per-link clearances equal to the native library's for the same q (and FCL's exact check
+agrees that it collides), those links are drawn red, the others not; with a larger margin (typed
+into the margin field) the links within it are drawn orange, and clear ones only when asked for; a
+"new target" puts the target at the native library's collision-free target of the same seed,
+and the `collision=reject` spec reaches it collision-free (FCL); a box field of another seed holds the native library's boxes; without a
+scene, no clearances and no `collision` key.
+
 Printed, not asserted (the machine is shared): a 7-DOF pose `dls` solve in the page against the
-native one (interleaved page, native, page, native), and the frames per second with four specs on
-a 7-DOF arm in path mode. Exit status: 0 passed, 1 failed, 77 skipped with the reason printed.
+native one (interleaved page, native, page, native), and with four specs on a 7-DOF arm in path mode
+(a random chain; the iiwa14 in the workcell), the frames per second of requestAnimationFrame (vsync,
+60 Hz in headless Chromium) and the work of a frame (mean, median, 95th percentile against the
+16.7 ms budget; its solve, page and draw parts), with the load average. Exit status: 0 passed,
+1 failed, 77 skipped with the reason printed.
 """
 
 import argparse
@@ -39,6 +51,9 @@ POS_TOL, ORI_TOL = 1e-5, 1e-5
 UR5_SPECS = ["dls", "lm", "auto", "analytic-6r"]
 CHAIN_SPECS = ["dls", "dls-adaptive", "sdls", "auto"]
 FPS_SPECS = ["dls", "sdls", "ccd", "auto"]
+FPS_SCENE_SPECS = ["dls", "sdls", "lm", "auto"]   # the iiwa14 in the workcell, pose goals
+UNDER_TABLE = [0.35, 0.25, -0.12]                   # m: below the UR5's table top (z = 0)
+RED, ORANGE = "#d62728", "#ff7f0e"
 CHAIN_DOF, CHAIN_SEED = 7, 3
 BENCH = ("dls", 20, 50)   # spec, problems, repeats
 
@@ -56,6 +71,13 @@ class Playground:
     def frames_after(self, n):
         f0 = self.state()["frame"]
         rb.wait(self.d, lambda: self.state()["frame"] >= f0 + n, f"{n} more frames", timeout=60)
+
+    def type_into(self, element_id, text):
+        """Types text into a field of the page (replacing what it holds), as a user does; waits two frames."""
+        field = self.d.find_element("id", element_id)
+        field.clear()
+        field.send_keys(text)
+        self.frames_after(2)
 
     def native_calls(self, calls, isa="portable"):
         """The calls on the native Session; isa: the batch kernel (portable: the page's; auto: this CPU's best)."""
@@ -148,10 +170,7 @@ def check_lambda_step(pg):
     s = pg.state()["specs"]
     check(s[0]["q"] == s[1]["q"] and s[0]["steps"] == 1,
           f"step mode: two dls:lambda=0.01 specs take the same first step (iterations {s[0]['iterations']})")
-    field = pg.d.find_element("id", "spec-1-param-lambda")
-    field.clear()
-    field.send_keys("1")
-    pg.frames_after(2)
+    pg.type_into("spec-1-param-lambda", "1")
     st = pg.state()
     q_start = st["specs"][1]["q"]
     check(st["specs"][1]["spec"] == "dls:lambda=1", f"the lambda field makes spec 2 '{st['specs'][1]['spec']}'")
@@ -177,6 +196,136 @@ def check_lambda_step(pg):
     pg.js("window.ikbenchPlayground.setMode('live')")
 
 
+def scene_request(pg, model_id, name, seed=None):
+    """The setScene call the page makes for a shipped scene (its file's JSON from the page's data)."""
+    f = pg.js("var name = arguments[0]; return JSON.parse(document.getElementById('playground-data').textContent)"
+              ".scenes.filter(function (s) { return s.name === name; })[0]", name)
+    if seed is not None:
+        f["scene"]["random_boxes"]["seed"] = seed
+    return ["setScene", {"model": model_id, "scene": f["scene"], "source": f["file"]}]
+
+
+def check_scene(pg):
+    """The UR5 in the workcell: collisions drawn, clearances as the native library's, collision= set in the page."""
+    pg.js("window.ikbenchPlayground.loadModel('ur5')")
+    pg.js("window.ikbenchPlayground.setKind('position')")
+    pg.js("window.ikbenchPlayground.setSpecs(['dls', 'dls:restarts=50'])")
+    pg.frames_after(2)
+    st = pg.state()
+    check(st["scene"] is None and st["specs"][0]["collision"] is None and
+          not pg.d.find_elements("id", "spec-0-param-collision"),
+          "without a scene: no clearances, and the spec panels offer no collision key")
+    pg.d.find_element("css selector", "#scene option[value='workcell']").click()
+    pg.frames_after(2)
+    field = pg.d.find_elements("id", "spec-1-param-collision")
+    if check(len(field) == 1, "with the workcell chosen in the scene menu, the spec panels offer the collision key"):
+        field[0].find_element("css selector", "option[value='reject']").click()
+    pg.js("window.ikbenchPlayground.setTarget(0, arguments[0])", UNDER_TABLE)
+    pg.frames_after(3)
+    st = pg.state()
+    sc = st["scene"]
+    check(sc and sc["name"] == "workcell" and sc["obstacles"] == 8 and
+          st["specs"][1]["spec"] == "dls:restarts=50:collision=reject",
+          f"the UR5 in the workcell ({sc and sc['obstacles']} obstacles, {sc and sc['pairs']} pairs), spec 2 "
+          f"'{st['specs'][1]['spec']}'")
+    model = pg.js("return window.ikbenchPlayground.modelJson()")
+    set_scene = scene_request(pg, model["id"], "workcell")
+    native = pg.native_calls([["addModel", model], set_scene] +
+                             [["clearance", {"model": model["id"], "q": s["q"]}] for s in st["specs"]])[2:]
+    off, rej = st["specs"]
+    c = off["collision"]
+    links = sc["links"]
+    colliding = [links[k] for k, d in enumerate(c["links"]) if d is not None and d <= 0]
+    n = native[0]
+    d = max(abs(x - y) for x, y in zip(c["links"], n["links"]) if x is not None) if c["links"] else math.inf
+    check(off["status"] == "converged" and not c["collision_free"] and colliding,
+          f"dls reaches the target under the table ({off['status']}, {off['position_error']:.1e} m) and collides: "
+          f"{c['pair']}, {-c['min_clearance'] * 1000:.1f} mm deep; colliding links {colliding}")
+    check(d <= 1e-12 and n["collision_free"] == c["collision_free"] and n["pair"] == c["pair"],
+          f"the page's per-link clearances are the native library's for the same q (max difference {d:.1e}), "
+          f"the same flag and pair ({n['pair']})")
+    exact = n["exact"]
+    check(exact["method"] == "fcl" and not exact["collision_free"] and exact["pair"].split("~")[0].split("#")[0] in colliding,
+          f"FCL's exact check (native) agrees: it collides, {exact['pair']}, {-exact['min_clearance'] * 1000:.1f} mm deep")
+    drawn = c["drawn"]
+    check(all((x["color"] == RED) == (x["name"].split("#")[0] in colliding) for x in drawn),
+          f"the colliding links are drawn red, the others not: {[(x['name'], x['color']) for x in drawn]}")
+    check(rej["collision"]["collision_free"] == native[1]["exact"]["collision_free"] and
+          (rej["status"] != "converged" or not rej["collision"]["collision_free"] or native[1]["exact"]["collision_free"]),
+          f"dls:restarts=50:collision=reject under the table: {rej['status']}, collision-free by the page "
+          f"{rej['collision']['collision_free']}, by FCL {native[1]['exact']['collision_free']}")
+    # The margin, typed into its field: links within it are drawn orange.
+    pg.type_into("scene-margin", "0.2")
+    st = pg.state()
+    c = st["specs"][0]["collision"]
+    want = ["collides" if d is not None and d <= 0 else "near" if d is not None and d < 0.2 else "clear"
+            for d in c["links"]]
+    got = [x["state"] for x in c["drawn"]]
+    colours = {"collides": RED, "near": ORANGE}
+    check(st["scene"]["margin"] == 0.2 and got == want and "near" in got and
+          all(colours.get(s, x["color"]) == x["color"] and (s in colours or x["color"] not in (RED, ORANGE))
+              for s, x in zip(got, c["drawn"])),
+          f"with a margin of 0.2 m the links within it are drawn orange: {list(zip(sc['links'], got))}")
+    clear = [x["color"] for x in c["drawn"] if x["state"] == "clear"]
+    pg.d.find_element("id", "scene-shapes").click()
+    pg.frames_after(2)
+    shown = [x["color"] for x in pg.state()["specs"][0]["collision"]["drawn"] if x["state"] == "clear"]
+    check(all(x is None for x in clear) and shown and all(x not in (None, RED, ORANGE) for x in shown),
+          f"clear collision shapes are drawn only with 'draw every collision shape' ticked, in the spec's colour "
+          f"({shown})")
+    # "new target": the effector at a collision-free configuration (REACH's targets), the native library's for the
+    # same seed; the reject spec reaches it collision-free.
+    pg.d.find_element("id", "new-target").click()
+    pg.frames_after(3)
+    st = pg.state()
+    p = pg.native_calls([["addModel", model], set_scene, ["problems", {
+        "model": model["id"], "count": 1, "seed": st["target_seed"], "kind": "position",
+        "effectors": [t["body"] for t in st["targets"]]}]])[2][0]
+    d = math.dist(p["goals"][0]["target_position"], st["targets"][0]["position"])
+    check(d <= 1e-12, f"'new target' puts the target where the native library's collision-free target of seed "
+          f"{st['target_seed']} is (distance {d:.1e} m)")
+    rej = st["specs"][1]
+    exact = pg.native_calls([["addModel", model], set_scene, ["clearance", {"model": model["id"], "q": rej["q"]}]])[2]["exact"]
+    check(rej["status"] == "converged" and rej["collision"]["collision_free"] and exact["collision_free"],
+          f"dls:restarts=50:collision=reject reaches a target of a collision-free configuration collision-free "
+          f"({rej['status']}, "
+          f"clearance {rej['collision']['min_clearance'] * 1000:.1f} mm; FCL: {exact['min_clearance'] * 1000:.1f} mm)")
+    # A box field of another seed: the native library's boxes.
+    pg.js("window.ikbenchPlayground.setScene('box-field', 3)")
+    pg.frames_after(2)
+    page_scene = pg.js("return window.ikbenchPlayground.sceneJson()")
+    ns = pg.native_calls([["addModel", model], scene_request(pg, model["id"], "box-field", 3)])[1]["scene"]
+    st = pg.state()
+    check(st["scene"]["seed"] == 3 and page_scene["obstacles"] == ns["obstacles"] and len(ns["obstacles"]) == 17,
+          f"the box field of seed 3: the native library's {len(ns['obstacles'])} obstacles")
+    pg.js("window.ikbenchPlayground.setScene('')")
+    pg.js("window.ikbenchPlayground.setMargin(0.01)")
+
+
+def frame_rate(pg, label, specs, seconds=6):
+    """Path mode with four specs: frames per second and the work of a frame, printed."""
+    pg.js("window.ikbenchPlayground.setSpecs(arguments[0])", specs)
+    pg.js("window.ikbenchPlayground.setMode('path')")
+    time.sleep(seconds)   # the perf window (240 frames) holds path-mode frames only
+    fps = []
+    for _ in range(3):
+        time.sleep(1.1)
+        fps.append(round(pg.state()["fps"], 1))
+    st = pg.state()
+    p = st["perf"]
+    check(all(s["max_jump"] > 0 for s in st["specs"]), f"{label}: path mode moves the arm (joint jumps recorded: "
+          f"{[round(s['max_jump'], 4) for s in st['specs']]})")
+    load = Path("/proc/loadavg").read_text().split()[0]
+    ms = lambda k: f"{p[k]['mean']:.1f}"  # noqa: E731
+    print(f"{label}, 4 specs ({', '.join(specs)}), path mode, headless Chromium ({st['renderer']['name']}, antialias "
+          f"{st['renderer']['antialias']}): {fps} frames/s; work per frame mean {p['work_ms']['mean']:.1f} ms, median "
+          f"{p['work_ms']['p50']:.1f}, p95 {p['work_ms']['p95']:.1f} (budget {p['budget_ms']:.1f} ms, "
+          f"{100 * p['over_budget']:.0f}% of {p['frames']} frames over): solve {ms('module_ms')}, page {ms('glue_ms')}, "
+          f"draw {ms('render_ms')} (load average {load}; not asserted)")
+    pg.js("window.ikbenchPlayground.setMode('live')")
+    return {"label": label, "specs": specs, "fps": fps, "perf": p, "renderer": st["renderer"], "load1": load}
+
+
 def measure(pg, work):
     """The page's 7-DOF pose dls solve against the native one, and frames per second with 4 specs."""
     spec, count, repeats = BENCH
@@ -198,27 +347,19 @@ def measure(pg, work):
             "problems": problems, "spec": spec, "repeats": repeats}]], isa="auto")[1]["us_per_solve"])
         check(n["converged"] == r["converged"], f"the native bench converged as often ({n['converged']})")
     ratio = sorted(page)[0] / sorted(native)[0]
-    pg.js("window.ikbenchPlayground.setSpecs(arguments[0])", FPS_SPECS)
-    pg.js("window.ikbenchPlayground.setMode('path')")
-    time.sleep(6)
-    fps = []
-    for _ in range(4):
-        time.sleep(1.1)
-        fps.append(round(pg.state()["fps"], 1))
-    st = pg.state()
-    check(all(s["max_jump"] > 0 for s in st["specs"]), "path mode moves the arm (joint jumps recorded: "
-          f"{[round(s['max_jump'], 4) for s in st['specs']]})")
+    rates = [frame_rate(pg, f"random {CHAIN_DOF}-DOF chain, position goals", FPS_SPECS)]
+    pg.js("window.ikbenchPlayground.loadModel('iiwa14')")
+    pg.js("window.ikbenchPlayground.setScene('workcell')")
+    rates.append(frame_rate(pg, "iiwa14 in the workcell, pose goals", FPS_SCENE_SPECS))
+    pg.js("window.ikbenchPlayground.setScene('')")
     load = Path("/proc/loadavg").read_text().split()[0]
     print(f"7-DOF pose dls, us per solve ({count} problems x {repeats}, interleaved page/native): page {page}, "
           f"native with the portable kernel {native}, with this CPU's best kernel {native_auto}; best-of ratio "
           f"page/native portable {ratio:.2f}, page/native best {min(page) / min(native_auto):.2f} (load average {load}; "
           f"not asserted)")
-    print(f"frames per second, 4 specs ({', '.join(FPS_SPECS)}) on a 7-DOF chain, path mode, headless Chromium "
-          f"(software WebGL): {fps} (load average {load}; not asserted)")
     (work / "measure.json").write_text(json.dumps({"page_us": page, "native_portable_us": native,
-                                                   "native_auto_us": native_auto, "fps": fps,
-                                                   "specs": FPS_SPECS, "load1": load}) + "\n")
-    pg.js("window.ikbenchPlayground.setMode('live')")
+                                                   "native_auto_us": native_auto, "frame_rates": rates,
+                                                   "load1": load}) + "\n")
 
 
 def main():
@@ -258,6 +399,7 @@ def main():
               f"the page names the backends it lacks: {st['absent']}")
         drag_and_check(pg, "UR5", UR5_SPECS, [(50, -30), (-40, 60)])
         check_lambda_step(pg)
+        check_scene(pg)
         # The chain with position goals: a dragged pose target of a random 7R chain (random axes, a
         # fixed orientation) often leaves its dexterous workspace; a position target within reach
         # does not.
@@ -273,9 +415,13 @@ def main():
             d.set_window_size(1200, 760)
             time.sleep(0.5)
             pg.js("window.ikbenchPlayground.loadModel('ur5')")
+            pg.js("window.ikbenchPlayground.setScene('workcell')")
+            pg.js("window.ikbenchPlayground.setShowShapes(false)")
+            pg.js("window.ikbenchPlayground.setMargin(0.01)")
             pg.js("window.ikbenchPlayground.setSpecs(['dls', 'ccd', 'fabrik', 'auto'])")
+            pg.js("window.ikbenchPlayground.newTarget(3)")
             pg.frames_after(2)
-            pg.drag(0, 40, 30)
+            pg.drag(0, 30, -20)
             pg.frames_after(3)
             pg.js("document.querySelector('aside').scrollTop = 0")
             time.sleep(1)
