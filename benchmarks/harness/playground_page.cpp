@@ -72,9 +72,10 @@ json pageModels() {
     }
     const std::string key = arm ? f.robot : "humanoid";
     const std::string source = fs::path(f.source).filename().string();
+    const std::string from = source.empty() ? "" : fmt::format(" ({})", source);  // a built-in skeleton has no file
     models.push_back({{"key", key},
-                      {"label", arm ? fmt::format("{} ({})", f.robot, source)
-                                    : fmt::format("humanoid skeleton, {} effectors ({})", p.goals.size(), source)},
+                      {"label", arm ? fmt::format("{}{}", f.robot, from)
+                                    : fmt::format("humanoid skeleton, {} effectors{}", p.goals.size(), from)},
                       {"kind", f.goal == "mixed" ? "pose" : f.goal},
                       {"goals", goals},
                       {"model", modelToJson(*p.model, key, source)}});
