@@ -1,6 +1,7 @@
 """The history store and its command line: add, list, show, trend, changes, export/import, schema
 versions, bad input. Runs against SQLite, or PostgreSQL under tests/history/pg_cluster.py."""
 import csv
+import gzip
 import io
 import json
 import os
@@ -210,6 +211,26 @@ def test_export_import_round_trip(db, step_runs, tmp_path, capsys):
     assert rows and set(exchange.CSV_COLUMNS) == set(rows[0])
     with open_store(db) as s:
         assert len(rows) == len(queries.points(s))
+
+
+def test_export_gzip_round_trip(db, step_runs, tmp_path, capsys):
+    """export --out FILE.json.gz writes a reproducible gzip stream (the same bytes twice) that import
+    and the document tables read as the plain export; a damaged one is refused naming the file."""
+    main(["history", "add", *map(str, step_runs[:2]), "--db", db])
+    plain, gz, gz2 = tmp_path / "h.json", tmp_path / "h.json.gz", tmp_path / "again.json.gz"
+    for out in (plain, gz, gz2):
+        rc, _, err = run_cli(capsys, "export", "--format", "json", "--slim", "--out", str(out), "--db", db)
+        assert rc == 0, err
+    assert gz.read_bytes()[:2] == b"\x1f\x8b" and gz.read_bytes() == gz2.read_bytes()
+    assert gzip.decompress(gz.read_bytes()) == plain.read_bytes()
+    assert exchange.read_export(gz) == exchange.read_export(plain)
+    copy = str(tmp_path / "copy.sqlite")
+    rc, text, _ = run_cli(capsys, "import", str(gz), "--db", copy)
+    assert rc == 0 and "2 runs added" in text
+    bad = tmp_path / "cut.json.gz"
+    bad.write_bytes(gz.read_bytes()[:len(gz.read_bytes()) // 2])
+    rc, _, err = run_cli(capsys, "import", str(bad), "--db", copy)
+    assert rc == 2 and "cut.json.gz" in err and "truncated" in err
 
 
 def test_schema_version_and_migration(db, tmp_path, monkeypatch):

@@ -7,7 +7,7 @@
     trend --figure F --family FAM --solver SPEC [--machine ID] [--out FILE.png|.html]
     changes [--figure F]... [--family FAM] [--solver SPEC] [--machine ID] [--all]
     export --format csv|json [--out FILE]    for other tools (json: import rebuilds the store)
-    import FILE.json                         add the records of an export
+    import FILE.json[.gz]                    add the records of an export (plain or gzip-compressed)
     publish DIR                              a static site of every series (docs/history.md)
     backfill --commits N                     build, run and add each of the last N commits
 
@@ -210,7 +210,11 @@ def cmd_export(args):
             written = exchange.write_side_files(store, args.side_files)
             print(f"side files: {len(written)} under {args.side_files}", file=sys.stderr)
     if args.out:
-        _write(args.out, text)
+        if str(args.out).endswith(".gz"):
+            from ..safe_io import atomic_write_bytes
+            atomic_write_bytes(args.out, exchange.export_bytes(text, args.out))
+        else:
+            _write(args.out, text)
         print(f"written: {args.out}", file=sys.stderr)
     else:
         sys.stdout.write(text)
@@ -232,15 +236,7 @@ def _write(path, text):
 def cmd_import(args):
     from . import exchange
 
-    docs = []
-    for f in args.files:
-        p = Path(f)
-        if not p.is_file():
-            raise ResultsError(f"{f}: not a regular file (a history export, ikbench history export --format json)")
-        try:
-            docs.append((f, json.loads(p.read_text(encoding="utf-8"))))
-        except (ValueError, UnicodeDecodeError) as e:
-            raise ResultsError(f"{f}: not JSON: {e}") from None
+    docs = [(f, exchange.read_export(f)) for f in args.files]
     with open_store(args.db, create=True) as store:
         total = [0, 0]
         for f, doc in docs:
@@ -336,7 +332,7 @@ def build_parser(prog="ikbench history"):
     e.set_defaults(func=cmd_export)
 
     i = sub.add_parser("import", help="add the records of a json export")
-    i.add_argument("files", nargs="+", metavar="FILE.json")
+    i.add_argument("files", nargs="+", metavar="FILE.json[.gz]")
     db(i)
     i.set_defaults(func=cmd_import)
 

@@ -77,6 +77,30 @@ def export_json(store, run_ids=None, slim=False):
     return {"format": EXPORT_FORMAT, "schema_version": SCHEMA_VERSION, "records": records, "skipped": skipped}
 
 
+def read_export(path):
+    """The document of a json export at `path`, plain or gzip-compressed (FILE.json.gz, as
+    results/history/ keeps it; decompression bounded as the run readers bound it)."""
+    from pathlib import Path
+
+    from ..results import ResultsError, read_run_file
+    p = Path(path)
+    if not p.is_file():
+        raise ResultsError(f"{path}: not a regular file (a history export, ikbench history export --format json)")
+    _, data = read_run_file(p, "a history export")
+    try:
+        return json.loads(data.decode("utf-8"))
+    except (ValueError, UnicodeDecodeError) as e:
+        raise ResultsError(f"{path}: not JSON: {e}") from None
+
+
+def export_bytes(text, path):
+    """The bytes of an export written to `path`: gzip-compressed (reproducible: no name or time in
+    the header) when the name ends in .gz, else the text."""
+    import gzip
+    data = text.encode("utf-8")
+    return gzip.compress(data, 9, mtime=0) if str(path).endswith(".gz") else data
+
+
 def import_json(store, doc, source="import"):
     """Adds the records of an export; returns (added, already present)."""
     if not isinstance(doc, dict) or doc.get("format") != EXPORT_FORMAT or not isinstance(doc.get("records"), list):
