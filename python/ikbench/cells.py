@@ -29,17 +29,29 @@ def _opt(v, integral=False):
     return v
 
 
+def outcome_counts(solves, families=None):
+    """{(family, solver): ({outcome: solves}, target kind)} of one run's solves: the outcome
+    counts (ikbench.outcomes; outcomes no solve had are left out) and whether the family's
+    targets are known `unreachable` (run.json's families by name) or `reachable`."""
+    families = families or {}
+    counts = pd.crosstab([solves["family"], solves["solver"]], outcomes.outcomes(solves, families))
+    out = {}
+    for (family, solver), row in counts.iterrows():
+        kind = "unreachable" if families.get(family, {}).get("targets") == "unreachable" else "reachable"
+        out[(family, solver)] = ({str(o): int(k) for o, k in row.items() if k}, kind)
+    return out
+
+
 def aggregate_cells(solves, families=None):
     """{(family, solver): figures} of one run's solves, from figures.cell_figures, with each cell's
     outcome counts (ikbench.outcomes; `families`: run.json's families by name, which say which
     targets are known unreachable; without them every family reads as reachable)."""
     df = figures.cell_figures(solves)
     exact = _exact_iteration_quantiles(solves, len(df))
-    families = families or {}
-    counts = pd.crosstab([solves["family"], solves["solver"]], outcomes.outcomes(solves, families))
+    counts = outcome_counts(solves, families)
     cells = {}
     for i, r in enumerate(df.itertuples(index=False)):
-        row = counts.loc[(r.family, r.solver)]
+        outcome, kind = counts[(r.family, r.solver)]
         cells[(r.family, r.solver)] = {
             "dof": int(r.dof), "effectors": int(r.effectors), "goal": str(r.goal),
             "n": int(r.solves), "attempted": int(r.supported), "successes": int(r.successes),
@@ -52,8 +64,8 @@ def aggregate_cells(solves, families=None):
             "jacobian_evals_mean": _opt(r.jacobian_evals_mean),
             "time_us_median": _opt(r.time_us_median),
             "time_per_eval_median_us": _opt(r.time_per_eval_median_us),
-            "targets": "unreachable" if families.get(r.family, {}).get("targets") == "unreachable" else "reachable",
-            "outcomes": {str(o): int(k) for o, k in row.items() if k},
+            "targets": kind,
+            "outcomes": outcome,
         }
     return cells
 

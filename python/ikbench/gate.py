@@ -166,7 +166,8 @@ def compare_outcomes(b, r, t, excused=False):
     """{"outcome:NAME": MetricVerdict} of one cell: each outcome rate of its target kind (over all
     solves), a regression when a bad outcome rises, or the right one falls, significantly (Fisher's
     exact test, two-sided, p < outcome_alpha), an improvement in the other direction. Empty when
-    either side has no outcome counts (a baseline written before them)."""
+    either side has no outcome counts (a baseline written before them, a history store's run recorded
+    before it kept them)."""
     ob, orun = b.get("outcomes"), r.get("outcomes")
     if ob is None or orun is None:
         return {}
@@ -321,10 +322,12 @@ def compare(base, run, config, no_time=False, allow_missing=False, allow_noisy=F
             ub = ur = None
             notes.append(f"time not compared: noisy run ({', '.join(noisy)}: the machine was loaded; "
                          "--allow-noisy compares anyway)")
-    without = [d.source for d in (base, run) if any("outcomes" not in c for c in d.cells.values())]
-    if without:
-        notes.append(f"outcome rates not compared: {', '.join(without)} holds no outcome counts (a baseline "
-                     "written before them: `regress.py update` writes them)")
+    for d in (base, run):
+        if any("outcomes" not in c for c in d.cells.values()):
+            why = ("its latest run was recorded before the history store kept them: `ikbench history add` a run "
+                   "recorded by this ikbench" if d.kind == "history" else
+                   "a baseline written before them: `regress.py update` writes them")
+            notes.append(f"outcome rates not compared: {d.source} holds no outcome counts ({why})")
     if run.repeats > 1 or base.repeats > 1:
         notes.append(f"times are the fastest of {base.repeats} (baseline) and {run.repeats} (run) repeats")
     for c in base.unstable + run.unstable:

@@ -66,3 +66,41 @@ def test_run_already_in_the_store_is_left_out(db, tmp_path, capsys):
     capsys.readouterr()
     # the slow run is in the store but is never its own reference: still a regression
     assert gate.main(["history", str(run), "--db", db, "--last", "3"]) == 1
+
+
+def failing_as(directory, i, status, spec="ccd"):
+    """Run i of the same build as build(), except that `spec`'s failures end with `status`: the
+    same success rate, another outcome of the failures."""
+    def edit(rows):
+        for r in rows:
+            if r["solver"] == spec and r["status"] == "max-iterations":
+                r["status"] = status
+    return synth.make_run(directory, seed=7, problems=30, solvers=SOLVERS, edit_rows=edit,
+                          run_json_extra={"git_revision": sha(i), "start_time": f"2026-01-01T00:{i:02d}:00Z"})
+
+
+def test_outcome_rates_fail_against_history(db, tmp_path, capsys):
+    # the history's cells carry their outcome counts: failures that now end at the time budget
+    # (the success rate unchanged) raise the timed-out rate, which only the outcome rates show
+    history(db, tmp_path)
+    run = failing_as(tmp_path / "budget", 25, "time-limit")
+    assert gate.main(["history", str(run), "--db", db, "--no-time"]) == 1
+    out = capsys.readouterr().out
+    assert "timed-out rate" in out and "outcome rates not compared" not in out
+    # the same build without the false claims passes: the rates are the history's
+    assert gate.main(["history", str(build(tmp_path / "same", 26)), "--db", db, "--no-time"]) == 0
+
+
+def test_history_without_outcome_counts_says_so(db, tmp_path, capsys):
+    # runs recorded before the store kept outcome counts (NULL): compared without the outcome
+    # rates, and the report says why and what to do
+    history(db, tmp_path, n=3)
+    from ikbench.history.store import open_store
+    with open_store(db, create=False) as store:
+        store.begin()
+        store.execute("UPDATE cells SET outcomes = NULL, targets = NULL")
+        store.commit()
+    run = failing_as(tmp_path / "budget", 27, "time-limit")
+    assert gate.main(["history", str(run), "--db", db, "--no-time"]) == 0
+    out = capsys.readouterr().out
+    assert "outcome rates not compared" in out and "ikbench history add" in out

@@ -26,7 +26,7 @@ _RUN_COLS = ["key", "source", "git_revision", "git_commit", "dirty", "commit_dat
              "command_line", "run_json"]
 _MACHINE_COLS = ["key", "label", "vendor", "cpu", "cpu_family", "cpu_model", "stepping", "isa", "hardware_threads",
                  "compiler", "flags", "build_type", "batch_kernel", "identity"]
-_JSON_COLS = {"load", "throughput", "build", "statuses", "extra", "parameters"}
+_JSON_COLS = {"load", "throughput", "build", "statuses", "outcomes", "extra", "parameters"}
 
 
 def _json_value(k, v):

@@ -36,6 +36,13 @@ def _cells_of(store, run_id):
             "dof": int(f.get("dof") or 0), "effectors": int(f.get("effectors") or 0), "goal": str(f.get("goal") or ""),
             "n": int(c["solves"]), "attempted": int(c["supported"]), "successes": int(c["successes"]),
             "limit_violations": int(c["limit_violations"]), "statuses": st, **{k: None for k in _FIG}}
+        # Outcome counts: absent in runs recorded before the store kept them (schema version 2),
+        # which the gate then compares without the outcome rates, saying so.
+        oc = c.get("outcomes")
+        oc = json.loads(oc) if isinstance(oc, str) else oc
+        if isinstance(oc, dict):
+            cells[(c["family"], c["solver"])].update(outcomes={str(k): int(v) for k, v in oc.items()},
+                                                     targets=c.get("targets") or "reachable")
     for p in store.query("SELECT family, solver, figure, value FROM points WHERE run_id = ? AND source = 'cell'",
                          (run_id,)):
         key = (p["family"], p["solver"])

@@ -16,7 +16,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import figures, stats
+from .. import cells as gate_cells
+from .. import figures, outcomes, stats
 from ..results import ResultsError, load
 from .store import CELL_FIGURES
 
@@ -132,14 +133,17 @@ def cell_rows(run):
     for p, name in ((0.9, "time_us_p90"), (0.99, "time_us_p99")):
         summary[f"{name}_ci_low"], summary[f"{name}_ci_high"] = stats.bootstrap_intervals(
             times, _quantile_statistic(p))
+    counts = gate_cells.outcome_counts(run.solves, outcomes.family_info(run))
     cells, points = [], []
     for d in summary.to_dict("records"):
         avail = bool(d["available"])
+        outcome, kind = counts.get((d["family"], d["solver"]), ({}, "reachable"))
         cells.append({"family": d["family"], "solver": d["solver"], "solves": _int(d["solves"]),
                       "supported": _int(d["supported"]), "converged": _int(d["converged"]),
                       "successes": _int(d["successes"]), "limit_violations": _int(d["limit_violations"]),
                       "available": avail, "rank": _num(d.get("rank")), "rank_of": _int(d.get("rank_of")),
-                      "tied_leader": bool(d.get("tied_leader")), "statuses": d.get("statuses") or {}})
+                      "tied_leader": bool(d.get("tied_leader")), "statuses": d.get("statuses") or {},
+                      "outcomes": outcome, "targets": kind})
         if not avail:
             continue
         for fig in CELL_FIGURES:

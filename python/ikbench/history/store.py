@@ -86,6 +86,13 @@ MIGRATIONS = [
             machine_id {INT} REFERENCES machines(id), reason {TEXT} NOT NULL, detail {TEXT},
             recorded {TEXT} NOT NULL)""",
     ],
+    # 2: each cell's outcome counts (ikbench.outcomes: {outcome: solves}) and its target kind
+    # (`reachable`, `unreachable`), which the regression gate's history mode compares; NULL in the
+    # cells of runs recorded before.
+    [
+        "ALTER TABLE cells ADD COLUMN outcomes {TEXT}",
+        "ALTER TABLE cells ADD COLUMN targets {TEXT}",
+    ],
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -274,7 +281,7 @@ class Store:
                          record.get("families", []))
             self._insert(rid, "cells", ["family", "solver", "solves", "supported", "converged", "successes",
                                         "limit_violations", "available", "rank", "rank_of", "tied_leader",
-                                        "statuses"], record.get("cells", []))
+                                        "statuses", "outcomes", "targets"], record.get("cells", []))
             self._insert(rid, "points", ["source", "family", "solver", "figure", "value", "ci_low", "ci_high", "n",
                                          "successes"], record.get("points", []))
             self._insert(rid, "gbench", ["file", "seq", "name", "run_name", "run_type", "aggregate_name",
