@@ -113,8 +113,11 @@ def seeds(runs):
         for r in figures.summarize(run).to_dict("records"):
             solved = r["targets_solved_rate"]
             rows.append([robot, r["start"], r["solver"], pct(r["success_rate"], r["success_ci_low"], r["success_ci_high"]),
-                         "" if solved != solved else pct(solved), f"{r['time_us_median']:.1f}"])
-    head = ["arm", "start", "solver", "success [95% CI]", "targets solved from any start", "median time [µs]"]
+                         "" if solved != solved else pct(solved),
+                         f"{r['time_us_median']:.1f} [{r['time_us_median_ci_low']:.1f}, "
+                         f"{r['time_us_median_ci_high']:.1f}]"])
+    head = ["arm", "start", "solver", "success [95% CI]", "targets solved from any start",
+            "median time [µs, bootstrap 95% CI]"]
     return tabulate(rows, head, tablefmt="pipe", disable_numparse=True)
 
 

@@ -665,6 +665,40 @@ void expectFiniteAndReached(const Problem& p, const Summary& s, const Eigen::Vec
   }
 }
 
+// On a joint with more than a turn of range (the UR5's +-2 pi) an angle has
+// two representatives within the limits. From a start just below pi (or
+// above -pi) on one joint, to a target whose solution lies just past it,
+// the nearest solution is a small step on the same branch: the closed form
+// returns the representative beyond pi, not the one a turn away (nor
+// another branch that is nearer than that), for analytic-6r and for auto,
+// which answers with it; as tracking a path through pi needs.
+TEST(Analytic6r, NearestSolutionCrossesPiOnAJointWithMoreThanATurn) {
+  const auto model = loadArm(kShipped + "ur5.urdf", "", "");
+  const int body = model->bodyIndex("tool0");
+  const double gen[6] = {0.3, -1.1, 1.4, -0.8, 1.2, 0.5};
+  int compared = 0;
+  for (const char* spec : {"analytic-6r", "auto"})
+    for (int i = 0; i < 6; ++i)
+      for (double side : {1.0, -1.0}) {
+        if (model->upperLimits()[i] - model->lowerLimits()[i] <= 2 * kPi) continue;  // the elbow: +-pi
+        Eigen::VectorXd start = model->neutralConfiguration(), past = start;
+        for (int j = 0; j < 6; ++j) start[j] = past[j] = gen[j];
+        start[i] = side * (kPi - 0.01);
+        past[i] = side * (kPi + 0.01);
+        Problem p = posePoseProblem(model, body, Eigen::Vector3d::Zero(), past);
+        p.q0 = start;
+        Eigen::VectorXd q = start;
+        const Summary s = solveFrom(p, q, spec);
+        ASSERT_TRUE(s.converged()) << spec << " joint " << i << ": " << s.message;
+        EXPECT_LE((q - past).cwiseAbs().maxCoeff(), 1e-6)
+            << spec << " joint " << i << " side " << side << ": q = " << q.transpose() << ", the solution past pi is "
+            << past.transpose();
+        ++compared;
+      }
+  EXPECT_EQ(compared, 20);  // five joints of +-2 pi, two sides, two specs
+}
+
+
 TEST(Analytic6r, SingularTargetsGiveFiniteSolutionsAndSaySo) {
   // UR5, q5 = 0: axis 6 parallel to axes 2-4.
   {

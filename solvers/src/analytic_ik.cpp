@@ -339,13 +339,21 @@ namespace {
 struct PlanLimits {
   const Limits6* lim = nullptr;
   std::array<double, 6> lo, hi;
+  std::array<double, 6> near;  // the hint (the start), plan order
   const Bound6* bound = nullptr;
   std::array<double, 6> from;  // the bound's configuration, plan order
-  // Wraps a into joint i's limits; false if no representative is within.
+  // Wraps a into joint i's limits, as the representative a + 2 pi k nearest
+  // the start among those within them (a joint with more than a turn of
+  // range has several: the one a path through the start would reach);
+  // false if none is within.
   bool ok(int i, double& a) const {
-    if (!lim || (a >= lo[i] && a <= hi[i])) return true;  // the usual case: nothing to wrap
-    a = wrapAngleIntoLimits(a, lo[i], hi[i]);
-    return a >= lo[i] - kLimitSlack && a <= hi[i] + kLimitSlack;
+    if (!lim) return true;
+    if (!(a >= lo[i] && a <= hi[i])) {
+      a = wrapAngleIntoLimits(a, lo[i], hi[i]);
+      if (!(a >= lo[i] - kLimitSlack && a <= hi[i] + kLimitSlack)) return false;
+    }
+    if (std::abs(a - near[i]) > std::numbers::pi) a = nearestTurn(a, near[i], lo[i], hi[i]);  // else a is nearest
+    return true;
   }
   // The first three angles of a branch; counts the branch as dropped if not
   // within the limits, or as pruned if beyond the bound.
@@ -611,6 +619,7 @@ void solve6(const Plan6& plan, const Eigen::Matrix3d& R_target, const Eigen::Vec
   PlanLimits lim;
   lim.lim = limits;
   lim.bound = bound;
+  for (int i = 0; i < 6; ++i) lim.near[i] = hint[plan.reversed ? 5 - i : i];
   if (bound)
     for (int i = 0; i < 6; ++i) lim.from[i] = bound->from[plan.reversed ? 5 - i : i];
   if (plan.reversed) {

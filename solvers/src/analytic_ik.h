@@ -60,6 +60,7 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <numbers>
 #include <string>
 #include <vector>
 
@@ -336,9 +337,23 @@ struct Solutions6 {
   int pruned = 0;
 };
 
+// The representative a + 2 pi k of angle a nearest `to` among those within
+// [lo, hi] (infinite bounds allowed); a when no other within them is nearer.
+inline double nearestTurn(double a, double to, double lo, double hi) {
+  constexpr double kTurn = 2.0 * std::numbers::pi;
+  const double k = std::nearbyint((to - a) / kTurn);
+  double best = a;
+  for (double j : {k, k - 1.0, k + 1.0}) {  // the nearest overall, else a neighbour of it within the limits
+    const double b = a + j * kTurn;
+    if (b >= lo && b <= hi && std::abs(b - to) < std::abs(best - to)) best = b;
+  }
+  return best;
+}
+
 // Joint limits (original chain order) a solution must meet: each angle has
 // a representative angle + 2 pi k within [lo - kLimitSlack, hi + kLimitSlack]
-// (infinite bounds allowed), as wrapAngleIntoLimits finds it.
+// (infinite bounds allowed), as wrapAngleIntoLimits finds it; solve6 returns
+// the one nearest the hint (nearestTurn).
 struct Limits6 {
   std::array<double, 6> lo, hi;
 };
@@ -361,7 +376,10 @@ struct Bound6 {
 // configuration, so that the representative is the closest one). With
 // `limits`, solutions outside them are dropped while solving (a branch as
 // soon as its first angles are known), so that their remaining angles are
-// not computed; the kept ones are the same as without. With `bound`, the
+// not computed; the kept ones are the same as without, each angle as its
+// representative within the limits nearest the hint (on a joint with more
+// than a turn of range the nearest solution to a start near pi stays on its
+// branch instead of coming back a turn away). With `bound`, the
 // solutions farther than it (Bound6) are dropped the same way.
 void solve6(const Plan6& plan, const Eigen::Matrix3d& R_target, const Eigen::Vector3d& p_target,
             const std::array<double, 6>& hint, Solutions6* out, const Limits6* limits = nullptr,

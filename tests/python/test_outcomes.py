@@ -4,6 +4,7 @@ the `ikbench` binary's protocols."""
 import json
 import math
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -187,6 +188,8 @@ def test_a_protocol_run_verifies_and_summarizes(tmp_path, protocol, samples):
                            capture_output=True, text=True, timeout=300, env=env)
     assert table.returncode == 0, table.stderr
     assert "| auto" in table.stdout.replace("  ", " ") and "load average" in table.stdout
+    if protocol == "seeds":  # median times with their bootstrap intervals
+        assert re.search(r"\| \d+\.\d \[\d+\.\d, \d+\.\d\]", table.stdout), table.stdout
     if protocol == "trac-ik":  # the UR5 is in the published table
         assert "TRAC-IK (published) | 99.64%" in " ".join(table.stdout.split())
     s = figures.summarize(run, n_resamples=100)
