@@ -300,7 +300,10 @@ def cpu_per_unit(get, scale=1e9):
 
 def real_over_cpu(get):
     """Wall time over CPU time of a case: 1 when the process had a core to itself."""
-    return ratio(get(figure="real_time_ns"), get(figure="cpu_time_ns")).rstrip("x")
+    a, b = get(figure="real_time_ns"), get(figure="cpu_time_ns")
+    if a is None or b is None or not _finite(a["value"]) or not _finite(b["value"]) or b["value"] == 0:
+        return ""
+    return f"{a['value'] / b['value']:.2f}"  # one format either side of 1
 
 
 def _gbench_cols(unit="ns", scale=1e9):
