@@ -698,7 +698,6 @@ TEST(Analytic6r, NearestSolutionCrossesPiOnAJointWithMoreThanATurn) {
   EXPECT_EQ(compared, 20);  // five joints of +-2 pi, two sides, two specs
 }
 
-
 TEST(Analytic6r, SingularTargetsGiveFiniteSolutionsAndSaySo) {
   // UR5, q5 = 0: axis 6 parallel to axes 2-4.
   {

@@ -342,8 +342,11 @@ struct Solutions6 {
 inline double nearestTurn(double a, double to, double lo, double hi) {
   constexpr double kPi = std::numbers::pi, kTurn = 2.0 * kPi;
   const double d = to - a;
-  // One turn either way when |d| <= 3 pi (an angle of atan2 and a start within +-2 pi), without a division.
-  const double k = std::abs(d) <= kPi ? 0.0 : std::abs(d) <= 3.0 * kPi ? std::copysign(1.0, d) : std::nearbyint(d / kTurn);
+  // One turn either way when |d| <= 3 pi (an angle of atan2 and a start
+  // within +-2 pi), without a division.
+  const double k = std::abs(d) <= kPi         ? 0.0
+                   : std::abs(d) <= 3.0 * kPi ? std::copysign(1.0, d)
+                                              : std::nearbyint(d / kTurn);
   double best = a;
   for (double j : {k, k - 1.0, k + 1.0}) {  // the nearest overall, else a neighbour of it within the limits
     const double b = a + j * kTurn;

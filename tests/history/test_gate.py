@@ -87,7 +87,7 @@ def test_outcome_rates_fail_against_history(db, tmp_path, capsys):
     assert gate.main(["history", str(run), "--db", db, "--no-time"]) == 1
     out = capsys.readouterr().out
     assert "timed-out rate" in out and "outcome rates not compared" not in out
-    # the same build without the false claims passes: the rates are the history's
+    # the same build without the failures at the budget passes: the rates are the history's
     assert gate.main(["history", str(build(tmp_path / "same", 26)), "--db", db, "--no-time"]) == 0
 
 
