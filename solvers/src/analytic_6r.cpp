@@ -1,7 +1,6 @@
 #include "analytic_6r.h"
 
 #include <algorithm>
-#include <numbers>
 
 #include "ikbench/core/solver_options.h"
 #include "ikbench/kinematics/model.h"
@@ -66,23 +65,11 @@ int checkCandidates6(const Arm6& arm, const Goal& goal, const SolverOptions& opt
     for (int i = 0; i < 6; ++i) q[6 * c + arm.limits.iq[i]] = k[c].q[i];
   arm.fk->errors(goal, q, n, e);
   for (int c = 0; c < n; ++c) k[c].errors = e[c];
-  constexpr double kTurn = 2 * std::numbers::pi;
-  constexpr double kTol2 = kDistinctSolutionDistance * kDistinctSolutionDistance;
   int m = 0;
   for (int c = 0; c < n; ++c) {
     if (!(e[c].position <= options.position_tolerance && e[c].orientation <= options.orientation_tolerance)) continue;
-    // configurationsWithin(kDistinctSolutionDistance): angles modulo 2 pi,
-    // stopping at the first joint that already tells them apart.
     bool repeat = false;
-    for (int j = 0; j < m && !repeat; ++j) {
-      double d2 = 0.0;
-      for (int i = 0; i < 6 && d2 <= kTol2; ++i) {
-        double d = std::abs(k[j].q[i] - k[c].q[i]);
-        if (d > std::numbers::pi) d = std::abs(d - kTurn * std::nearbyint(d / kTurn));
-        d2 += d * d;
-      }
-      repeat = d2 <= kTol2;
-    }
+    for (int j = 0; j < m && !repeat; ++j) repeat = sameSolution(k[j].q, k[c].q);
     if (repeat) continue;
     if (m != c) k[m] = k[c];
     ++m;

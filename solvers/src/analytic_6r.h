@@ -6,7 +6,9 @@
 #include <Eigen/Core>
 #include <array>
 #include <cmath>
+#include <cstddef>
 #include <memory>
+#include <numbers>
 #include <string>
 #include <vector>
 
@@ -40,6 +42,27 @@ struct PlanCache {
     point = p.goals[0].point;
   }
 };
+
+// a - b modulo 2 pi, in [-pi, pi].
+inline double turnDifference(double a, double b) {
+  constexpr double kTurn = 2.0 * std::numbers::pi;
+  const double d = a - b;
+  return std::abs(d) <= std::numbers::pi ? d : d - kTurn * std::nearbyint(d / kTurn);
+}
+
+// Whether two solutions repeat each other: configurationsWithin(
+// kDistinctSolutionDistance) of their angles, each modulo 2 pi, stopping at
+// the first joint that already tells them apart.
+template <std::size_t N>
+inline bool sameSolution(const std::array<double, N>& a, const std::array<double, N>& b) {
+  constexpr double kTol2 = kDistinctSolutionDistance * kDistinctSolutionDistance;
+  double d2 = 0.0;
+  for (std::size_t i = 0; i < N && d2 <= kTol2; ++i) {
+    const double d = turnDifference(a[i], b[i]);
+    d2 += d * d;
+  }
+  return d2 <= kTol2;
+}
 
 // Limits of the chain's joints (DOF indices and bounds), read once.
 struct ChainLimits {

@@ -15,7 +15,6 @@
 #include <cmath>
 #include <limits>
 #include <memory>
-#include <numbers>
 #include <vector>
 
 #include "analytic_6r.h"
@@ -37,7 +36,6 @@ using analytic::Chain7;
 using analytic::Plan6;
 using analytic::Solutions6;
 
-constexpr double kPi = std::numbers::pi;
 // The held joint's angle at which analytic-7r classifies the 6R left (one of
 // chooseFreeJoint's generic probe angles).
 constexpr double kLockAngle = 0.3;
@@ -231,9 +229,6 @@ class Analytic7rSolver final : public Solver {
   }
 
  private:
-  // d - 2 pi k in [-pi, pi].
-  static double turn(double d) { return std::abs(d) <= kPi ? d : d - 2 * kPi * std::nearbyint(d / (2 * kPi)); }
-
   struct Sweep {
     size_t distinct = 0;  // distinct solutions kept (within limits, completed)
     int found = 0;        // solutions and branches found, within limits or not
@@ -262,7 +257,8 @@ class Analytic7rSolver final : public Solver {
     for (int k = 0; k < n; ++k) order_.push_back(k);
     auto value = [&](int item) { return item < n ? P.grid[item] : start[f]; };
     std::sort(order_.begin() + static_cast<long>(first_grid), order_.end(), [&](int a, int b) {
-      const double da = std::abs(turn(value(a) - start[f])), db = std::abs(turn(value(b) - start[f]));
+      const double da = std::abs(analytic::turnDifference(value(a), start[f]));
+      const double db = std::abs(analytic::turnDifference(value(b), start[f]));
       return da < db || (da == db && a < b);
     });
     ranges_.assign(n + 1, HeldRange{0, 0, false});
@@ -281,7 +277,9 @@ class Analytic7rSolver final : public Solver {
       // the grid's neighbours on either side, on a very fine grid, and the
       // start's value.
       near_.clear();
-      auto near = [&](int r) { return std::abs(turn(value(r) - theta)) <= kDistinctSolutionDistance; };
+      auto near = [&](int r) {
+        return std::abs(analytic::turnDifference(value(r), theta)) <= kDistinctSolutionDistance;
+      };
       if (item < n) {
         if (ranges_[n].done && near(n)) near_.push_back(n);
         for (int dir : {-1, 1})
@@ -378,15 +376,8 @@ class Analytic7rSolver final : public Solver {
       c.dist += d * d;
     }
     auto repeats = [&](size_t begin, size_t end) {
-      for (size_t j = begin; j < end; ++j) {
-        constexpr double kTol2 = kDistinctSolutionDistance * kDistinctSolutionDistance;
-        double d2 = 0.0;
-        for (int i = 0; i < 7 && d2 <= kTol2; ++i) {
-          const double d = turn(kept_[j].q[i] - c.q[i]);
-          d2 += d * d;
-        }
-        if (d2 <= kTol2) return true;
-      }
+      for (size_t j = begin; j < end; ++j)
+        if (analytic::sameSolution(kept_[j].q, c.q)) return true;
       return false;
     };
     if (repeats(kept_begin, kept_.size())) return;
