@@ -61,12 +61,17 @@ def fmt(point, scale=1.0, interval=True):
     return _fmt(*(x * scale if _finite(x) else x for x in (point["value"], lo, hi)), point["figure"])
 
 
+def _quotient(a, b):
+    """a / b of two stored points' values; None when either is absent or b is 0."""
+    if a is None or b is None or not _finite(a["value"]) or not _finite(b["value"]) or b["value"] == 0:
+        return None
+    return a["value"] / b["value"]
+
+
 def ratio(a, b):
     """a / b of two stored points' values, as '0.123' or '1.23x'; '' when either is absent."""
-    if a is None or b is None or not _finite(a["value"]) or not _finite(b["value"]) or b["value"] == 0:
-        return ""
-    r = a["value"] / b["value"]
-    return f"{r:.3f}" if r < 1 else f"{r:.2f}x"
+    r = _quotient(a, b)
+    return "" if r is None else f"{r:.3f}" if r < 1 else f"{r:.2f}x"
 
 
 def _machines_footer(store):
@@ -300,10 +305,8 @@ def cpu_per_unit(get, scale=1e9):
 
 def real_over_cpu(get):
     """Wall time over CPU time of a case: 1 when the process had a core to itself."""
-    a, b = get(figure="real_time_ns"), get(figure="cpu_time_ns")
-    if a is None or b is None or not _finite(a["value"]) or not _finite(b["value"]) or b["value"] == 0:
-        return ""
-    return f"{a['value'] / b['value']:.2f}"  # one format either side of 1
+    r = _quotient(get(figure="real_time_ns"), get(figure="cpu_time_ns"))
+    return "" if r is None else f"{r:.2f}"  # one format either side of 1
 
 
 def _gbench_cols(unit="ns", scale=1e9):
