@@ -17,6 +17,7 @@
 #include "harness/run_config.h"
 #include "harness/run_directory.h"
 #include "ikbench/scenarios/scene.h"
+#include "ikbench/scenarios/input_limits.h"
 #include "ikbench/scenarios/suite.h"
 #include "ikbench/solvers/registry.h"
 
@@ -33,12 +34,15 @@ using nlohmann::json;
 constexpr const char* kModelSuite = "default";
 constexpr const char* kHumanoidFamily = "humanoid-anatomical";
 
+// A part of the page: a regular file within the input limit (a device, a
+// FIFO or a directory is refused without reading it).
 std::string readText(const fs::path& path, const std::string& what, const std::string& hint) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw HarnessError(fmt::format("playground: cannot read {} '{}'{}", what, path.string(), hint));
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
+  if (path.empty()) throw HarnessError(fmt::format("playground: no {}{}", what, hint));
+  try {
+    return readInputFile(path.string(), what.c_str());
+  } catch (const SuiteError& e) {
+    throw HarnessError(fmt::format("playground: {}{}", e.what(), hint));
+  }
 }
 
 std::string envOr(const char* name, const std::string& fallback) {
@@ -118,7 +122,8 @@ std::string playgroundPage(const PlaygroundOptions& options) {
   const std::string three_hint = " (Debian: libjs-three; scripts/setup.sh installs it)";
   const std::string module =
       readText(module_path, "the WebAssembly module",
-               module_path.empty()
+               !options.module.empty() ? ""
+               : module_path.empty()
                    ? " (this ikbench was built without it: install emscripten, reconfigure, build playground_wasm)"
                    : " (build it: cmake --build --preset release --target playground_wasm, or the wasm preset)");
   const std::string three_js = readText(three / "build/three.min.js", "three.js", three_hint) + "\n" +

@@ -367,7 +367,7 @@ std::shared_ptr<const CollisionWorld> sceneFromJson(const json& entry, const std
   }
   try {
     return std::make_shared<const CollisionWorld>(model, std::move(links), std::move(obstacles), disabled,
-                                                  name.get<std::string>(), avoid);
+                                                  name.get<std::string>(), avoid, PairRule::kAsRecorded);
   } catch (const std::exception& e) {
     throw ResultsError(fmt::format("{}: {}", w, e.what()));
   }
@@ -531,69 +531,32 @@ std::string manifestFileOf(const std::string& key) {
 namespace {
 
 
-// Reads all of fd in blocks, handing each block to `take`; closes fd (also
-// when `take` throws).
+// core's bounded reads (ikbench/core/safe_read.h), their errors as ResultsError.
 template <typename F>
 void readBlocks(int fd, const std::string& path, F&& take) {
-  struct Closer {
-    int fd;
-    ~Closer() { ::close(fd); }
-  } closer{fd};
-  char buf[1 << 16];
-  for (;;) {
-    const ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n == 0) break;
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      throw ResultsError(fmt::format("{}: cannot read: {}", path, std::strerror(errno)));
-    }
-    take(buf, static_cast<size_t>(n));
+  try {
+    ikbench::readBlocks(fd, path, std::forward<F>(take));
+  } catch (const InputFileError& e) {
+    throw ResultsError(e.what());
   }
 }
 
 }  // namespace
 
-const char* fileKind(mode_t m) {
-  if (S_ISDIR(m)) return "a directory";
-  if (S_ISFIFO(m)) return "a FIFO";
-  if (S_ISCHR(m)) return "a character device";
-  if (S_ISBLK(m)) return "a block device";
-  if (S_ISSOCK(m)) return "a socket";
-  return "not a regular file";
-}
-
 int openRegularFile(const std::string& path) {
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0)
-    throw ResultsError(fmt::format("{}: cannot read: {}", path, std::strerror(errno)));
-  if (!S_ISREG(st.st_mode)) throw ResultsError(fmt::format("{}: {}, not a regular file", path, fileKind(st.st_mode)));
-  // O_NONBLOCK: had the name become a FIFO since the stat, open would not wait for a writer.
-  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-  if (fd < 0) throw ResultsError(fmt::format("{}: cannot read: {}", path, std::strerror(errno)));
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    ::close(fd);
-    throw ResultsError(fmt::format("{}: {}, not a regular file", path, fileKind(st.st_mode)));
+  try {
+    return ikbench::openRegularFile(path);
+  } catch (const InputFileError& e) {
+    throw ResultsError(e.what());
   }
-  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
-  return fd;
 }
 
 std::string readRegularFile(const std::string& path, std::size_t max_bytes) {
-  const int fd = openRegularFile(path);
-  struct stat st {};
-  if (::fstat(fd, &st) == 0 && static_cast<std::size_t>(st.st_size) > max_bytes) {
-    ::close(fd);
-    throw ResultsError(fmt::format("{}: {} bytes, more than a reader takes ({} bytes)", path,
-                                   static_cast<long long>(st.st_size), max_bytes));
+  try {
+    return ikbench::readRegularFile(path, max_bytes);
+  } catch (const InputFileError& e) {
+    throw ResultsError(e.what());
   }
-  std::string text;
-  text.reserve(static_cast<size_t>(st.st_size));
-  readBlocks(fd, path, [&](const char* p, size_t n) {
-    if (text.size() + n > max_bytes)
-      throw ResultsError(fmt::format("{}: more than a reader takes ({} bytes)", path, max_bytes));
-    text.append(p, n);
-  });
-  return text;
 }
 
 std::string readRunFile(const std::string& path, std::size_t max_bytes) {

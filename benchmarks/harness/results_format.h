@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "ikbench/collision/world.h"
+#include "ikbench/core/safe_read.h"
 
 #include "ikbench/kinematics/goal.h"
 #include "ikbench/kinematics/model.h"
@@ -136,7 +137,7 @@ inline constexpr int kMaxResultsJsonNesting = 64;
 // ResultsError naming the path and what it is.
 int openRegularFile(const std::string& path);
 // What a file of this st_mode is, for messages: "a FIFO", "a directory", ...
-const char* fileKind(mode_t mode);
+using ::ikbench::fileKind;
 // The whole of a regular file of at most `max_bytes` bytes (ResultsError
 // naming the path and the limit otherwise).
 std::string readRegularFile(const std::string& path, std::size_t max_bytes);

@@ -4,9 +4,8 @@
 
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
+#include "ikbench/core/safe_read.h"
 #include "ikbench/scenarios/suite.h"
 
 namespace ikbench {
@@ -26,22 +25,13 @@ std::string dataDirectory() {
 }
 
 std::string readInputFile(const std::string& path, const char* what) {
-  std::error_code ec;
-  const auto status = std::filesystem::status(path, ec);
-  if (ec || !std::filesystem::exists(status)) throw SuiteError(fmt::format("cannot open {} '{}': no such file", what, path));
-  if (!std::filesystem::is_regular_file(status))
-    throw SuiteError(fmt::format("cannot read {} '{}': not a regular file", what, path));
-  const auto size = std::filesystem::file_size(path, ec);
-  if (!ec && size > kMaxInputFileBytes)
-    throw SuiteError(fmt::format("{} '{}' is {} bytes (the limit is {} bytes)", what, path, size, kMaxInputFileBytes));
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw SuiteError(fmt::format("cannot open {} '{}'", what, path));
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  std::string text = ss.str();
-  if (text.size() > kMaxInputFileBytes)
-    throw SuiteError(fmt::format("{} '{}' is larger than the limit of {} bytes", what, path, kMaxInputFileBytes));
-  return text;
+  // core's bounded, non-blocking read (a FIFO, a device or a directory is
+  // refused without reading it), its message prefixed with what the file is.
+  try {
+    return readRegularFile(path, kMaxInputFileBytes);
+  } catch (const InputFileError& e) {
+    throw SuiteError(fmt::format("cannot read {} {}", what, e.what()));
+  }
 }
 
 }  // namespace ikbench
