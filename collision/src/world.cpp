@@ -27,6 +27,10 @@ namespace ikbench {
 // ---- fitted capsules ------------------------------------------------------------
 
 std::vector<LinkShape> fitLinkCapsules(const Model& model, const CapsuleRule& rule, std::vector<LinkShape> given) {
+  for (const auto& [name, radius] : rule.link_radius)
+    if (model.bodyIndex(name) < 0)
+      throw std::invalid_argument(
+          fmt::format("robot.links.{}: the model '{}' has no link of this name", name, model.name()));
   std::vector<char> has(static_cast<size_t>(model.numJoints()), 0);
   for (const LinkShape& s : given)
     if (s.body >= 0 && s.body < model.numJoints()) has[static_cast<size_t>(s.body)] = 1;
@@ -99,6 +103,18 @@ void checkShape(const Shape& s, const std::string& what) {
     throw std::invalid_argument(fmt::format("{} '{}' ({}): {}", what, s.name, toString(s.kind), msg));
   };
   if (!s.pose.R.allFinite() || !s.pose.p.allFinite()) bad("pose is not finite");
+  // Beyond kMaxShapeExtent the exact check's arithmetic overflows (FCL's GJK
+  // squares coordinates; at 1e308 it stops on an assertion): refused here, so
+  // no reader hands FCL such a shape.
+  const auto extreme = [](double v) { return !(std::abs(v) <= CollisionWorld::kMaxShapeExtent); };
+  if (extreme(s.pose.p.cwiseAbs().maxCoeff()))
+    bad(fmt::format("position beyond {} m from the origin", CollisionWorld::kMaxShapeExtent));
+  if (extreme(s.size.cwiseAbs().maxCoeff()) || extreme(s.radius) || extreme(s.length))
+    bad(fmt::format("a size beyond {} m", CollisionWorld::kMaxShapeExtent));
+  if (s.mesh)
+    for (const Eigen::Vector3d& v : s.mesh->vertices)
+      if (!v.allFinite() || extreme(v.cwiseAbs().maxCoeff()))
+        bad(fmt::format("a vertex that is not finite or beyond {} m", CollisionWorld::kMaxShapeExtent));
   switch (s.kind) {
     case ShapeKind::kBox:
       if (!(s.size.minCoeff() > 0.0) || !s.size.allFinite()) bad("box sizes must be finite and > 0");
@@ -131,7 +147,7 @@ std::pair<Eigen::Vector3d, double> boundingSphere(const ApproxShape& s) {
 CollisionWorld::CollisionWorld(std::shared_ptr<const Model> model, std::vector<LinkShape> links,
                                std::vector<Shape> obstacles,
                                const std::vector<std::pair<std::string, std::string>>& disabled, std::string scene_name,
-                               AvoidanceParameters avoid)
+                               AvoidanceParameters avoid, PairRule rule)
     : model_(std::move(model)),
       links_(std::move(links)),
       obstacles_(std::move(obstacles)),
@@ -202,6 +218,18 @@ CollisionWorld::CollisionWorld(std::shared_ptr<const Model> model, std::vector<L
     for (int o = 0; o < static_cast<int>(obstacles_.size()); ++o)
       if (!off_obstacle.count({bi, o})) pairs_.push_back({i, o, true});
   }
+  // A world read back from a results file: its disabled pairs are the whole
+  // record of what the run left out, taken as they are. Deriving them again
+  // would let a doctored scene (an obstacle moved onto the robot) drop its own
+  // pairs as "always colliding" and pass every answer.
+  if (rule == PairRule::kAsRecorded) {
+    for (int i = 0; i < static_cast<int>(links_.size()); ++i)
+      for (int j = i + 1; j < static_cast<int>(links_.size()); ++j) {
+        const int bi = links_[static_cast<size_t>(i)].body, bj = links_[static_cast<size_t>(j)].body;
+        if (bi != bj && !off_self.count({std::min(bi, bj), std::max(bi, bj)})) pairs_.push_back({i, j, false});
+      }
+    return;
+  }
   // Self pairs, less those that collide at the neutral configuration.
   Data data(m);
   forwardKinematics(m, m.neutralConfiguration(), data);
@@ -233,6 +261,28 @@ CollisionWorld::CollisionWorld(std::shared_ptr<const Model> model, std::vector<L
       exactPair(data, i, &colliding);
       always[static_cast<size_t>(i)] = colliding;
     }
+  }
+  // An obstacle pair may be "always" only for a link one joint from a static
+  // body: it turns in place on what it is mounted on (the arm's first link on
+  // the table top). Any other link that collides with an obstacle in every
+  // sampled configuration means an obstacle that encloses or pins the robot:
+  // dropping the pair would call every answer collision-free, so the scene is
+  // refused, naming the pairs.
+  std::vector<std::string> swallowed;
+  for (size_t i = 0; i < pairs_.size(); ++i) {
+    const CollisionPair& p = pairs_[i];
+    if (!always[i] || !p.obstacle) continue;
+    if (m.supportingJoints(links_[static_cast<size_t>(p.a)].body).size() > 1) swallowed.push_back(pairName(static_cast<int>(i)));
+  }
+  if (!swallowed.empty()) {
+    std::string list;
+    for (size_t k = 0; k < swallowed.size() && k < 4; ++k) list += (k ? ", " : "") + swallowed[k];
+    if (swallowed.size() > 4) list += fmt::format(" and {} more", swallowed.size() - 4);
+    throw std::invalid_argument(fmt::format(
+        "{} link-obstacle pair(s) collide in every one of {} sampled configurations ({}): an obstacle encloses or "
+        "pins the robot, so no answer could be collision-free; move or shrink it, or list a pair in "
+        "disabled_pairs where the contact is intended",
+        swallowed.size(), kAlwaysSamples, list));
   }
   std::vector<CollisionPair> kept;
   for (size_t i = 0; i < pairs_.size(); ++i) {

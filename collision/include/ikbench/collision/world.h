@@ -21,8 +21,10 @@
 // (parent and child), pairs of link shapes that already collide in the
 // model's neutral configuration (the SRDF "default" pairs a MoveIt setup
 // assistant disables), pairs (with links or obstacles) that collide in every
-// one of kAlwaysSamples seeded random configurations (its "always" pairs),
-// and the pairs a scene lists as disabled.
+// one of kAlwaysSamples seeded random configurations (its "always" pairs;
+// with an obstacle, only for a link one joint from a static body, which turns
+// in place on its mount: any other such pair refuses the scene), and the
+// pairs a scene lists as disabled.
 #pragma once
 
 #include <Eigen/Core>
@@ -60,7 +62,8 @@ struct CapsuleRule {
 };
 
 // Capsules along every body's segments, for bodies that have no shape in
-// `given` (which is returned first, unchanged).
+// `given` (which is returned first, unchanged). Throws std::invalid_argument
+// for a link_radius entry naming a body the model does not have.
 std::vector<LinkShape> fitLinkCapsules(const Model& model, const CapsuleRule& rule, std::vector<LinkShape> given = {});
 
 // Parameters of collision avoidance (the velocity damper of Faverjon &
@@ -89,8 +92,18 @@ struct CollisionReport {
   int pair_index = -1;
 };
 
+// How a world settles the pairs it leaves out. kDerive: a scene read for a
+// run: adjacent, collide-at-neutral and always-colliding pairs derived here,
+// beside the scene's own list. kAsRecorded: a world read back from a results
+// file, whose list already holds every pair the run left out: only those
+// (and adjacent bodies) are left out, nothing is derived again.
+enum class PairRule { kDerive, kAsRecorded };
+
 class CollisionWorld {
  public:
+  // Positions, sizes and mesh vertices beyond this [m] are refused: past it
+  // the exact check's arithmetic is no longer exact (and overflows near 1e308).
+  static constexpr double kMaxShapeExtent = 1e6;
   // The "always in collision" rule: configurations sampled, and their seed.
   static constexpr int kAlwaysSamples = 256;
   static constexpr std::uint64_t kAlwaysSeed = 0x5ce9e;
@@ -98,9 +111,12 @@ class CollisionWorld {
   // Throws std::invalid_argument naming the shape or pair for a link shape on
   // a body the model does not have, a shape with a non-positive or
   // non-finite size, or a disabled pair naming an unknown link or obstacle.
+  // With PairRule::kDerive, also throws naming the pairs when a link more
+  // than one joint from a static body collides with an obstacle in every
+  // sampled configuration (an obstacle that encloses or pins the robot).
   CollisionWorld(std::shared_ptr<const Model> model, std::vector<LinkShape> links, std::vector<Shape> obstacles,
                  const std::vector<std::pair<std::string, std::string>>& disabled, std::string scene_name,
-                 AvoidanceParameters avoid = {});
+                 AvoidanceParameters avoid = {}, PairRule rule = PairRule::kDerive);
   ~CollisionWorld();
   CollisionWorld(const CollisionWorld&) = delete;
   CollisionWorld& operator=(const CollisionWorld&) = delete;
