@@ -31,6 +31,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <system_error>
 #include <nlohmann/json.hpp>
 
@@ -45,6 +46,7 @@
 #include "harness/solver_catalog.h"
 #include "harness/throughput.h"
 #include "harness/verify.h"
+#include "ikbench/core/redact.h"
 #include "ikbench/scenarios/suite.h"
 #include "ikbench/solvers/batch.h"
 #include "ikbench/solvers/registry.h"
@@ -124,11 +126,19 @@ void listScenarios(const std::string& only) {
   }
 }
 
+// The command line as run.json records it, with every secret redacted
+// (a --history URL's password): run.json travels into stores, exports and
+// reports.
 std::string commandLine(int argc, char** argv) {
   std::string s;
   for (int i = 0; i < argc; ++i) s += (i ? " " : "") + std::string(argv[i]);
-  return s;
+  return redactSecrets(s);
 }
+
+// An option that names a thing (a suite, a file, a protocol) given as "":
+// refused, rather than read as if it had not been given.
+const CLI::Validator kNonEmpty(
+    [](std::string& v) { return v.empty() ? std::string("expected a non-empty value") : std::string(); }, "TEXT");
 
 // A seed: a decimal integer in [0, 2^64 - 1]; "-1" and the like are refused
 // (they would wrap around to a huge unsigned value).
@@ -166,14 +176,18 @@ int realMain(int argc, char** argv) {
   std::string trace_problems = std::to_string(RunConfig::kDefaultTraceProblems);
   bool no_trace = false, force = false, resume = false, no_summary = false, quality = false;
   std::string history_db, scene_file;
-  auto* o_suite = run->add_option("--suite", suite_arg, "shipped suite name (quick, default, ...) or suite file");
-  auto* o_urdf = run->add_option("--urdf", urdf, "benchmark a URDF robot: random reachable pose targets");
-  run->add_option("--base", base, "URDF base link (default: the root link)");
-  run->add_option("--tip", tip, "URDF tip link: the pose goal's body (needed when several leaf links move)");
+  auto* o_suite = run->add_option("--suite", suite_arg, "shipped suite name (quick, default, ...) or suite file")
+                     ->check(kNonEmpty);
+  auto* o_urdf = run->add_option("--urdf", urdf, "benchmark a URDF robot: random reachable pose targets")
+                    ->check(kNonEmpty);
+  run->add_option("--base", base, "URDF base link (default: the root link)")->check(kNonEmpty);
+  run->add_option("--tip", tip, "URDF tip link: the pose goal's body (needed when several leaf links move)")
+      ->check(kNonEmpty);
   auto* o_protocol = run->add_option(
       "--protocol", protocol,
       "evaluate the --urdf robot under a published protocol: trac-ik, ikfast-test, seeds, tracking "
-      "(ikbench list protocols; docs/protocols.md)");
+      "(ikbench list protocols; docs/protocols.md)")
+                        ->check(kNonEmpty);
   auto* o_samples = run->add_option("--samples", samples,
                                     "targets for --urdf / --chain (default 200); with --protocol, every family's "
                                     "count (targets, or frames of a path) in place of the protocol's")
@@ -182,8 +196,9 @@ int realMain(int argc, char** argv) {
                 "append the outcome and answer-quality columns to solves.csv (always on with --protocol)");
   auto* o_scene = run->add_option("--scene", scene_file,
                                   "with --urdf: a scene file (obstacles, collision geometry; docs/collision.md): "
-                                  "targets from collision-free configurations, results checked for collisions");
-  auto* o_bvh = run->add_option("--bvh", bvh, "benchmark a BVH skeleton on its own motion frames");
+                                  "targets from collision-free configurations, results checked for collisions")
+                     ->check(kNonEmpty);
+  auto* o_bvh = run->add_option("--bvh", bvh, "benchmark a BVH skeleton on its own motion frames")->check(kNonEmpty);
   auto* o_chain = run->add_option("--chain", chain, "benchmark random revolute chains of this many DOF")
                       ->check(CLI::Range(1, 10000));
   o_suite->excludes(o_urdf)->excludes(o_bvh)->excludes(o_chain);
@@ -197,7 +212,7 @@ int realMain(int argc, char** argv) {
   run->add_option("--threads", threads, "worker threads (default 0: all cores)")
       ->check(CLI::Range(0, RunConfig::kMaxThreads));
   auto* o_seed = run->add_option("--seed", seed_text, "master seed, 0 to 2^64-1 (replaces the suite's)");
-  run->add_option("--out", out, "results directory (default results/<timestamp>-<suite>)");
+  run->add_option("--out", out, "results directory (default results/<timestamp>-<suite>)")->check(kNonEmpty);
   auto* o_force = run->add_flag("--force", force, "replace the results of an earlier run in --out");
   auto* o_resume = run->add_flag("--resume", resume, "complete the interrupted run in --out");
   o_force->excludes(o_resume);
@@ -210,9 +225,25 @@ int realMain(int argc, char** argv) {
   run->add_option("--progress", progress, "auto|bar|lines|none (default auto: a bar on a terminal)")
       ->check(CLI::IsMember({"auto", "bar", "lines", "none"}));
   run->add_flag("--no-summary", no_summary, "do not print the summary table (python3 -m ikbench summary DIR does)");
+  // The suite's solve options, set for this run (run.json records the values in force).
+  std::optional<double> pos_tol, ori_tol, budget_us;
+  std::optional<int> max_iterations;
+  run->add_option("--position-tolerance", pos_tol,
+                  "convergence tolerance on every goal's position error [m] (default: the suite's, else 1e-5)")
+      ->check(CLI::Range(1e-15, 1e6));
+  run->add_option("--orientation-tolerance", ori_tol,
+                  "convergence tolerance on every goal's rotation angle [rad] (default: the suite's, else 1e-5)")
+      ->check(CLI::Range(1e-15, 1e6));
+  run->add_option("--max-iterations", max_iterations, "iteration cap of one solve (default: the suite's, else 500)")
+      ->check(CLI::Range(1, 100000000));
+  run->add_option("--time-budget-us", budget_us,
+                  "time budget of one solve in microseconds, 0 for none (default: the suite's, else none)")
+      ->check(CLI::Range(0.0, 3.6e9));
   run->add_option("--history", history_db,
                   "add the completed run to this history store: an SQLite file or a postgresql:// URL "
-                  "(ikbench history add; docs/history.md)");
+                  "(ikbench history add; docs/history.md); a password belongs in PGPASSWORD or ~/.pgpass, and run.json "
+                  "records the URL with its password redacted")
+      ->check(kNonEmpty);
   run->footer(
       "Default solvers: the suite's list; --urdf: auto, kdl-lma and analytic-6r where the chain has its closed form; "
       "--chain, --bvh: auto and every backend.\n"
@@ -386,6 +417,12 @@ int realMain(int argc, char** argv) {
   } else {
     throw HarnessError("ikbench run: give one of --suite NAME|FILE, --urdf FILE, --bvh FILE or --chain DOF");
   }
+
+  if (pos_tol) suite.options.position_tolerance = *pos_tol;
+  if (ori_tol) suite.options.orientation_tolerance = *ori_tol;
+  if (max_iterations) suite.options.max_iterations = *max_iterations;
+  if (budget_us) suite.options.time_budget_us = *budget_us;
+  if (std::string why; !suite.options.isValid(&why)) throw HarnessError(fmt::format("ikbench run: {}", why));
 
   RunConfig rc;
   if (run->count("--solvers")) {
