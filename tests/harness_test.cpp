@@ -42,6 +42,7 @@
 #include "ikbench/scenarios/generators.h"
 #include "ikbench/solvers/batch.h"
 #include "ikbench/solvers/registry.h"
+#include "run_files_util.h"
 #include "test_util.h"
 
 namespace ikbench {
@@ -52,6 +53,10 @@ using harness::HarnessError;
 using harness::RunConfig;
 using harness::OutputMode;
 using harness::RunOutcome;
+using test::decompressRun;
+using test::readCsv;
+using test::readFile;
+using test::remanifest;
 
 // A tiny suite: 5-DOF random chains, position goals (independent problems)
 // and pose goals solved in sequence from the previous answer.
@@ -97,74 +102,6 @@ RunConfig quietConfig(const std::string& out, int threads) {
   c.trace_problems = 3;
   c.progress = harness::ProgressMode::kNone;
   return c;
-}
-
-// A file of a run by its plain name: dir/NAME, or its compressed dir/NAME.gz
-// (what a run writes) decompressed.
-std::string readFile(const std::string& path) {
-  if (!fs::exists(path) && fs::exists(path + ".gz")) return harness::readRunFile(path + ".gz", SIZE_MAX);
-  std::ifstream f(path);
-  std::stringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
-
-std::vector<std::vector<std::string>> readCsv(const std::string& path) {
-  EXPECT_TRUE(fs::exists(path) || fs::exists(path + ".gz")) << path;
-  std::istringstream f(readFile(path));
-  std::vector<std::vector<std::string>> rows;
-  for (std::string line; std::getline(f, line);) {
-    std::vector<std::string> cells;
-    std::string cell;
-    bool quoted = false;
-    for (size_t i = 0; i < line.size(); ++i) {
-      const char c = line[i];
-      if (quoted) {
-        if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
-          cell += '"';
-          ++i;
-        } else if (c == '"') {
-          quoted = false;
-        } else {
-          cell += c;
-        }
-      } else if (c == '"') {
-        quoted = true;
-      } else if (c == ',') {
-        cells.push_back(cell);
-        cell.clear();
-      } else {
-        cell += c;
-      }
-    }
-    cells.push_back(cell);
-    rows.push_back(cells);
-  }
-  return rows;
-}
-
-// Rewrites the manifest of `dir` for its files as they are now (plain or
-// compressed), so that a damaged file reaches the checks behind the manifest's.
-void remanifest(const std::string& dir) {
-  nlohmann::json run = nlohmann::json::parse(readFile(dir + "/run.json"));
-  run["files"] = nlohmann::json::object();
-  for (const std::string& name : harness::kManifestFiles) {
-    const std::string path = harness::runFilePath(dir, name);
-    run["files"][fs::path(path).filename().string()] = harness::manifestEntry(path);
-  }
-  std::ofstream(dir + "/run.json") << run.dump(1);
-}
-
-// Turns a run's compressed files into plain ones, as older versions of
-// ikbench (and gunzip) leave them, manifest included.
-void decompressRun(const std::string& dir) {
-  for (const std::string& name : harness::kManifestFiles) {
-    const std::string gz = dir + "/" + name + ".gz";
-    if (!fs::exists(gz)) continue;
-    std::ofstream(dir + "/" + name, std::ios::binary) << harness::readRunFile(gz, SIZE_MAX);
-    fs::remove(gz);
-  }
-  remanifest(dir);
 }
 
 // Rows of a CSV without the named columns, as lines.
