@@ -27,6 +27,7 @@
 
 #include <atomic>
 #include <charconv>
+#include <cmath>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
@@ -418,6 +419,9 @@ int realMain(int argc, char** argv) {
     throw HarnessError("ikbench run: give one of --suite NAME|FILE, --urdf FILE, --bvh FILE or --chain DOF");
   }
 
+  for (const auto& [name, value] : {std::pair{"--position-tolerance", pos_tol}, std::pair{"--orientation-tolerance", ori_tol},
+                                    std::pair{"--time-budget-us", budget_us}})
+    if (value && !std::isfinite(*value)) throw HarnessError(fmt::format("{}: expected a finite number, got {}", name, *value));
   if (pos_tol) suite.options.position_tolerance = *pos_tol;
   if (ori_tol) suite.options.orientation_tolerance = *ori_tol;
   if (max_iterations) suite.options.max_iterations = *max_iterations;

@@ -893,6 +893,38 @@ TEST(HarnessCli, ChainRunWritesResultsAndListsSolvers) {
   EXPECT_FALSE(j["presets"].empty());
 }
 
+// The suite's solve options set on the command line are the ones in force:
+// recorded in run.json and deciding convergence (a looser tolerance converges
+// in fewer iterations); a bad value is refused naming the option.
+TEST(HarnessCli, SolveOptionsFromTheCommandLineAreTheOnesInForce) {
+  std::string out;
+  const std::string tight = tempDir("cli_tight"), loose = tempDir("cli_loose");
+  const std::string args = "run --chain 5 --samples 8 --solvers dls --no-trace --no-summary --progress none --out ";
+  ASSERT_EQ(runCli(args + tight, &out), 0) << out;
+  ASSERT_EQ(runCli(args + loose + " --position-tolerance 1e-3 --orientation-tolerance 2e-3 --max-iterations 77 "
+                   "--time-budget-us 90000",
+                   &out),
+            0)
+      << out;
+  const auto options = nlohmann::json::parse(readFile(loose + "/run.json"))["suite"]["options"];
+  EXPECT_EQ(options["position_tolerance_m"], 1e-3);
+  EXPECT_EQ(options["orientation_tolerance_rad"], 2e-3);
+  EXPECT_EQ(options["max_iterations"], 77);
+  EXPECT_EQ(options["time_budget_us"], 90000.0);
+  EXPECT_EQ(runCli("verify " + loose, &out), 0) << out;  // verify judges by the recorded tolerances
+  auto iterations = [](const std::string& dir) {
+    const auto rows = readCsv(dir + "/solves.csv");
+    auto col = columns(rows);
+    long sum = 0;
+    for (size_t r = 1; r < rows.size(); ++r) sum += std::stol(rows[r][col["iterations"]]);
+    return sum;
+  };
+  EXPECT_LT(iterations(loose), iterations(tight));
+  EXPECT_EQ(runCli(args + tempDir("cli_badtol") + " --position-tolerance nan", &out), 2) << out;
+  EXPECT_NE(out.find("--position-tolerance"), std::string::npos) << out;
+  EXPECT_EQ(runCli(args + tempDir("cli_badit") + " --max-iterations 0", &out), 2) << out;
+}
+
 TEST(HarnessCli, SigintKeepsFinishedSolvesAndResumeCompletesTheRun) {
   const std::string dir = tempDir("cli_sigint");
 #if defined(__SANITIZE_ADDRESS__)
