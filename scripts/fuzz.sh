@@ -29,7 +29,7 @@ fi
 targets=("$@")
 [ ${#targets[@]} -eq 0 ] && targets=(urdf bvh suite scene solver_spec solver results)
 
-./scripts/setup.sh
+./scripts/setup.sh test
 cmake --preset fuzz -G "Unix Makefiles" >/dev/null
 cmake --build --preset fuzz -j "${IKBENCH_JOBS:-$(nproc)}"
 

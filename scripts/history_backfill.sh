@@ -8,6 +8,6 @@
 #   scripts/history_backfill.sh --commits 10 [--db results/history.sqlite]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-./scripts/setup.sh
+./scripts/setup.sh main
 export PYTHONPATH="$PWD/python${PYTHONPATH:+:$PYTHONPATH}"
 exec /usr/bin/python3 -m ikbench history backfill "$@"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The README's main command: installs what is missing, builds the release
-# preset, runs the `default` suite with every backend it lists (those in this
+# preset's main targets, runs the `default` suite with every backend it lists (those in this
 # build), measures the 7-DOF DLS throughput, runs the Google Benchmark
 # binaries (short), then writes the PNG/SVG plots (for papers) and the
 # interactive report.html (docs/report.md), and prints where.
@@ -12,13 +12,34 @@
 #   IKBENCH_GBENCH=0      skip the Google Benchmark binaries
 #   IKBENCH_THROUGHPUT=0  skip `ikbench throughput`
 #   IKBENCH_HISTORY=DB    history store the run is added to (default results/history.sqlite; 0: none)
+#   IKBENCH_PLAYGROUND=0  skip the playground page
+#   --quick (first argument): the quick suite and its report only, for a first look in seconds
 #   extra arguments are passed to `ikbench run` (e.g. --solvers dls,sdls)
+# It installs (scripts/setup.sh main) and builds only what the main job uses: the CLI, the
+# Google Benchmark binaries it runs and the playground's module; not the tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-./scripts/setup.sh
+quick=0
+if [ "${1:-}" = --quick ]; then
+  quick=1
+  shift
+fi
+./scripts/setup.sh main
 jobs="${IKBENCH_JOBS:-$(nproc)}"
 cmake --preset release -G "Unix Makefiles" >/dev/null
-cmake --build --preset release -j "$jobs"
+# Only what the main job runs: the CLI, the Google Benchmark binaries below and the
+# playground's WebAssembly module (where emscripten is installed); the test tree is
+# the test command's (scripts/test.sh).
+targets=(ikbench bench_kinematics bench_solvers)
+if grep -q '^playground_wasm:' build/release/Makefile; then targets+=(playground_wasm); fi
+build_start=$(date +%s)
+cmake --build build/release -j "$jobs" --target "${targets[@]}"
+echo "built ${targets[*]} in $(( $(date +%s) - build_start )) s"
+if [ "$quick" = 1 ]; then
+  # A first look in seconds: the quick suite, its report, nothing else.
+  : "${IKBENCH_SUITE:=quick}" "${IKBENCH_THROUGHPUT:=0}" "${IKBENCH_GBENCH:=0}" "${IKBENCH_HISTORY:=0}"
+  : "${IKBENCH_PLAYGROUND:=0}"
+fi
 
 bin=./build/release/benchmarks
 suite="${IKBENCH_SUITE:-default}"
@@ -57,9 +78,11 @@ fi
 echo
 echo "== plots (PNG/SVG for papers)"
 /usr/bin/python3 scripts/plot.py "$out" --no-report
-echo
-echo "== playground (docs/playground.md), beside the report, which links it"
-"$bin/ikbench" playground --out "$out/playground.html"
+if [ "${IKBENCH_PLAYGROUND:-1}" != 0 ] && [ -f build/release/wasm/playground/ikbench_playground.js ]; then
+  echo
+  echo "== playground (docs/playground.md), beside the report, which links it"
+  "$bin/ikbench" playground --out "$out/playground.html"
+fi
 echo
 echo "== report"
 "$bin/ikbench" report "$out"
@@ -69,4 +92,6 @@ echo "main job done in $(( $(date +%s) - start )) s"
 echo "results: $(cd "$out" && pwd)"
 echo "report:  $report"
 echo "         (self-contained, opens offline: chromium $report, or file://$report in any browser)"
-echo "playground: $(cd "$out" && pwd)/playground.html (drag a target, the solvers follow it live)"
+if [ -f "$out/playground.html" ]; then
+  echo "playground: $(cd "$out" && pwd)/playground.html (drag a target, the solvers follow it live)"
+fi

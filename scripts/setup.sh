@@ -1,23 +1,40 @@
 #!/usr/bin/env bash
-# Installs the Debian packages ikbench needs; a no-op when all are present.
-# slurm-wlm and munge are for scripts/slurm/ and its test (tests/slurm/); emscripten,
-# nodejs and libjs-three for the playground (docs/playground.md).
+# Installs the Debian packages ikbench needs for a purpose; a no-op when all are present.
+#   ./scripts/setup.sh main   what ./scripts/run.sh uses: the compilers and the libraries the
+#                             release build links, the Python packages of the plots and the
+#                             report, emscripten, nodejs and three.js for the playground page
+#   ./scripts/setup.sh test   main, plus what only the tests use: GoogleTest, pytest, clang and
+#                             libFuzzer (fuzz/), Chromium and its driver with selenium (the
+#                             browser tests), Slurm and munge (tests/slurm/), PostgreSQL with
+#                             psycopg2 (the history store's PostgreSQL tests)
+#   ./scripts/setup.sh        the same as `test`: everything
 # apt-get as root, sudo otherwise, and a clear message if neither works.
 set -euo pipefail
 
-PACKAGES=(
-  build-essential cmake git pkg-config
-  libeigen3-dev libceres-dev libfmt-dev libbenchmark-dev libgtest-dev
+MAIN=(
+  build-essential cmake git pkg-config ccache
+  libeigen3-dev libceres-dev libfmt-dev libbenchmark-dev
   liborocos-kdl-dev liburdfdom-dev nlohmann-json3-dev libcli11-dev
-  python3-matplotlib python3-pandas python3-scipy
-  slurm-wlm munge
-  pybind11-dev python3-dev python3-numpy python3-pytest
-  clang libfuzzer-14-dev libclang-rt-14-dev
-  python3-plotly chromium chromium-driver python3-selenium
-  python3-tabulate python3-jinja2 postgresql python3-psycopg2 ccache
-  emscripten nodejs libjs-three
   libfcl-dev zlib1g-dev
+  pybind11-dev python3-dev python3-numpy
+  python3-matplotlib python3-pandas python3-scipy
+  python3-plotly python3-tabulate python3-jinja2
+  emscripten nodejs libjs-three
 )
+TEST=(
+  libgtest-dev python3-pytest
+  clang libfuzzer-14-dev libclang-rt-14-dev
+  chromium chromium-driver python3-selenium
+  slurm-wlm munge
+  postgresql python3-psycopg2
+)
+
+purpose="${1:-test}"
+case "$purpose" in
+  main) PACKAGES=("${MAIN[@]}") ;;
+  test|all) PACKAGES=("${MAIN[@]}" "${TEST[@]}") ;;
+  *) echo "ikbench setup: unknown purpose '$purpose' (expected: main or test)" >&2; exit 2 ;;
+esac
 
 missing=()
 for p in "${PACKAGES[@]}"; do
@@ -30,7 +47,7 @@ if [ ${#missing[@]} -eq 0 ]; then
   exit 0
 fi
 
-echo "ikbench setup: installing missing packages: ${missing[*]}"
+echo "ikbench setup ($purpose): installing missing packages: ${missing[*]}"
 if [ "$(id -u)" -eq 0 ]; then
   SUDO=()
 elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then

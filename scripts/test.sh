@@ -10,14 +10,14 @@
 # IKBENCH_TEST_PRESET=debug runs stage 1 under the sanitizers only.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-./scripts/setup.sh
+./scripts/setup.sh test
 preset="${IKBENCH_TEST_PRESET:-release}"
 jobs="${IKBENCH_JOBS:-$(nproc)}"
 start=$SECONDS
 stage() { echo; echo "== $1 ($(( SECONDS - start )) s so far)"; }
 
 stage "build and test: $preset preset"
-cmake --preset "$preset" -G "Unix Makefiles" >/dev/null
+cmake --preset "$preset" -G "Unix Makefiles" -DIKBENCH_REQUIRE_TESTS=ON >/dev/null
 cmake --build --preset "$preset" -j "$jobs"
 ctest --preset "$preset" -j "$jobs"
 [ "$preset" = release ] || exit 0
@@ -29,7 +29,7 @@ fi
 
 if [ "${IKBENCH_SANITIZERS:-1}" != 0 ]; then
   stage "AddressSanitizer + UndefinedBehaviorSanitizer: debug preset"
-  cmake --preset debug -G "Unix Makefiles" >/dev/null
+  cmake --preset debug -G "Unix Makefiles" -DIKBENCH_REQUIRE_TESTS=ON >/dev/null
   cmake --build --preset debug -j "$jobs"
   # Stage 1 ran the tests labelled needs_release: the Python packages cannot
   # load an ASan build, the browser and Slurm tests exercise other programs,

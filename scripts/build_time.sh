@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# The build as a measured figure: a clean build, without ccache, of what the main command
+# (scripts/run.sh) builds, from a fresh worktree of a commit, timed per step, with the size of
+# every binary it makes. Written as OUT/build.json in Google Benchmark's JSON format, so that
+# `ikbench history add` of a run directory that holds it records the figures per commit
+# (family gbench:build, docs/history.md) and the trend and the change points show a build that
+# got slower or larger.
+#
+#   scripts/build_time.sh OUT [REV]     REV: the commit to build (default HEAD)
+#
+# Environment: IKBENCH_JOBS (default: nproc). The machine's load average is recorded before and
+# after; a loaded machine builds slower, so compare build times measured at a similar load.
+set -euo pipefail
+[ $# -ge 1 ] || { echo "usage: scripts/build_time.sh OUT [REV]" >&2; exit 2; }
+repo="$(cd "$(dirname "$0")/.." && pwd)"
+out=$1
+rev=${2:-HEAD}
+jobs="${IKBENCH_JOBS:-$(nproc)}"
+sha=$(git -C "$repo" rev-parse --verify "$rev^{commit}") || { echo "build_time: '$rev' is not a commit" >&2; exit 2; }
+mkdir -p "$out"
+[ ! -e "$out/build.json" ] || [ -f "$out/build.json" ] || { echo "build_time: $out/build.json is not a regular file" >&2; exit 2; }
+work=$(mktemp -d /tmp/ikbench-build-time.XXXXXX)
+trap 'git -C "$repo" worktree remove --force "$work/src" >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
+git -C "$repo" worktree add --detach "$work/src" "$sha" >/dev/null 2>&1
+
+load() { cut -d' ' -f1 /proc/loadavg; }
+now() { date +%s.%N; }
+# CPU seconds of finished children (user + system), from bash's `times`.
+cpu() { times | tail -1 | awk '{ split($1, u, /[ms]/); split($2, s, /[ms]/); print u[1] * 60 + u[2] + s[1] * 60 + s[2] }'; }
+
+load_start=$(load)
+export CCACHE_DISABLE=1
+cd "$work/src"
+t0=$(now); c0=$(cpu)
+cmake --preset release -G "Unix Makefiles" -DIKBENCH_CCACHE=OFF -DIKBENCH_BUILD_TESTS=OFF >/dev/null
+t1=$(now); c1=$(cpu)
+# The main command's targets: the CLI and the Google Benchmark binaries it runs...
+cmake --build build/release -j "$jobs" --target ikbench bench_kinematics bench_solvers >/dev/null
+t2=$(now); c2=$(cpu)
+# ... and the playground's WebAssembly module, where emscripten is installed.
+wasm=0
+if grep -q '^playground_wasm:' build/release/Makefile 2>/dev/null; then
+  cmake --build build/release -j "$jobs" --target playground_wasm >/dev/null
+  wasm=1
+fi
+t3=$(now); c3=$(cpu)
+load_end=$(load)
+
+BIN="$work/src/build/release" OUT="$out/build.json" SHA="$sha" JOBS="$jobs" WASM="$wasm" \
+T="$t0 $t1 $t2 $t3" C="$c0 $c1 $c2 $c3" LOAD="$load_start $load_end" /usr/bin/python3 - <<'EOF'
+import json, os, socket, time
+t = [float(x) for x in os.environ["T"].split()]
+c = [float(x) for x in os.environ["C"].split()]
+load_start, load_end = (float(x) for x in os.environ["LOAD"].split())
+b = os.environ["BIN"]
+sizes = {}
+for rel in ("benchmarks/ikbench", "benchmarks/bench_kinematics", "benchmarks/bench_solvers",
+            "wasm/playground/ikbench_playground.js"):
+    p = os.path.join(b, rel)
+    if os.path.isfile(p):
+        sizes[os.path.basename(rel).replace(".", "_") + "_bytes"] = os.path.getsize(p)
+def entry(name, i, j, **counters):
+    return dict({"name": name, "run_name": name, "run_type": "iteration", "repetitions": 1, "repetition_index": 0,
+                 "threads": 1, "iterations": 1, "real_time": t[j] - t[i], "cpu_time": c[j] - c[i],
+                 "time_unit": "s"}, **counters)
+benchmarks = [entry("build/configure", 0, 1), entry("build/native", 1, 2, **{k: v for k, v in sizes.items()
+                                                                              if not k.startswith("ikbench_playground")})]
+if os.environ["WASM"] == "1":
+    benchmarks.append(entry("build/wasm", 2, 3, **{k: v for k, v in sizes.items() if k.startswith("ikbench_playground")}))
+benchmarks.append(entry("build/total", 0, 3))
+doc = {"context": {"date": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "host_name": socket.gethostname(),
+                   "executable": "scripts/build_time.sh", "num_cpus": os.cpu_count(), "jobs": int(os.environ["JOBS"]),
+                   "git_revision": os.environ["SHA"], "ccache": False,
+                   "load_avg": [load_start, load_end], "library_build_type": "release"},
+       "benchmarks": benchmarks}
+tmp = os.environ["OUT"] + ".tmp"
+with open(tmp, "w") as f:
+    json.dump(doc, f, indent=1)
+    f.write("\n")
+os.replace(tmp, os.environ["OUT"])
+for e in benchmarks:
+    print(f"{e['name']:<16} {e['real_time']:7.1f} s wall  {e['cpu_time']:7.1f} s CPU")
+for k, v in sizes.items():
+    print(f"{k:<32} {v / 1e6:7.2f} MB")
+print(f"load average {load_start} -> {load_end}; written {os.environ['OUT']}")
+EOF
