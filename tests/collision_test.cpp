@@ -3,8 +3,11 @@
 // shipped workcell (every collision-free claim re-checked exactly).
 #include <gtest/gtest.h>
 
+#include <Eigen/Geometry>
 #include <cmath>
+#include <limits>
 
+#include "ikbench/collision/depth.h"
 #include "ikbench/collision/world.h"
 #include "ikbench/kinematics/config.h"
 #include "ikbench/kinematics/forward_kinematics.h"
@@ -92,6 +95,179 @@ TEST(InnerLoopDistance, AgreesWithFclAndNeverExceedsIt) {
   }
   EXPECT_GT(boxes, 30);
   EXPECT_GT(capsules, 60);
+}
+
+// ---- penetration depths ------------------------------------------------------------
+
+Pose3d at(double x, double y, double z, const Eigen::Matrix3d& R = Eigen::Matrix3d::Identity()) {
+  Pose3d p;
+  p.R = R;
+  p.p = Eigen::Vector3d(x, y, z);
+  return p;
+}
+
+double depthOf(const Shape& a, const Shape& b) { return penetrationDepth(a, a.pose, b, b.pose).value(); }
+
+TEST(PenetrationDepth, ClosedFormCases) {
+  const Eigen::Matrix3d along_y = Eigen::AngleAxisd(M_PI / 2, Eigen::Vector3d::UnitX()).toRotationMatrix();
+  const Eigen::Matrix3d along_x = Eigen::AngleAxisd(M_PI / 2, Eigen::Vector3d::UnitY()).toRotationMatrix();
+  // A 4 cm wall (x in [-0.02, 0.02], 2 m wide and high) and a 4.5 cm link
+  // lying along y, 3.5 cm into it: separated by 3.5 cm along x, not by
+  // sliding it past the wall's edge a metre away.
+  const Shape wall = Shape::box("wall", Eigen::Vector3d(0.04, 2.0, 2.0), at(0, 0, 0));
+  EXPECT_NEAR(depthOf(Shape::capsule("link", 0.045, 0.6, at(0.03, 0.5, 0, along_y)), wall), 0.035, 1e-9);
+  // Its axis on the wall's face: the radius.
+  EXPECT_NEAR(depthOf(Shape::capsule("link", 0.045, 0.6, at(0.02, 0.5, 0, along_y)), wall), 0.045, 1e-12);
+  // A capsule through a slab: out along its own axis (0.25 + 0.02 + 0.045),
+  // not sideways past the slab's edge (1.045).
+  const Shape slab = Shape::box("slab", Eigen::Vector3d(2.0, 2.0, 0.04), at(0, 0, 0));
+  EXPECT_NEAR(depthOf(Shape::capsule("c", 0.045, 0.5, at(0.3, -0.2, 0)), slab), 0.315, 1e-12);
+  // Tilted 45 degrees in the x-z plane through the slab's centre: the
+  // segment's half reaches 0.25 sin 45 below the mid-plane.
+  const Eigen::Matrix3d tilt = Eigen::AngleAxisd(M_PI / 4, Eigen::Vector3d::UnitY()).toRotationMatrix();
+  EXPECT_NEAR(depthOf(Shape::capsule("c", 0.045, 0.5, at(0, 0, 0, tilt)), slab), 0.25 * std::sqrt(0.5) + 0.065, 1e-12);
+  // Two crossing capsules 3 cm apart: r_a + r_b - 0.03 (the sum of the radii
+  // where the axes meet).
+  const Shape cx = Shape::capsule("x", 0.05, 1.0, at(0, 0, 0, along_x));
+  EXPECT_NEAR(depthOf(cx, Shape::capsule("y", 0.04, 1.0, at(0, 0, 0.03, along_y))), 0.06, 1e-12);
+  EXPECT_NEAR(depthOf(cx, Shape::capsule("y", 0.04, 1.0, at(0.2, 0, 0, along_y))), 0.09, 1e-12);
+  EXPECT_EQ(depthOf(cx, Shape::capsule("y", 0.04, 1.0, at(0, 0, 0.2, along_y))), 0.0);  // apart
+  // A sphere inside a box: out through the nearest face, 0.2 + r.
+  const Shape cube = Shape::box("cube", Eigen::Vector3d(1, 1, 1), at(0, 0, 0));
+  EXPECT_NEAR(depthOf(Shape::sphere("s", 0.1, at(0.3, 0.05, -0.1)), cube), 0.3, 1e-12);
+  // ... and beside it, overlapping by 0.04.
+  EXPECT_NEAR(depthOf(Shape::sphere("s", 0.1, at(0.56, 0, 0)), cube), 0.04, 1e-12);
+  // Two boxes overlapping by 0.1 along x; one turned 45 degrees about z: its
+  // corner reaches 0.5 sqrt(2) from its centre.
+  EXPECT_NEAR(depthOf(cube, Shape::box("b", Eigen::Vector3d(1, 1, 1), at(0.9, 0.3, 0))), 0.1, 1e-12);
+  const Eigen::Matrix3d yaw = Eigen::AngleAxisd(M_PI / 4, Eigen::Vector3d::UnitZ()).toRotationMatrix();
+  EXPECT_NEAR(depthOf(cube, Shape::box("b", Eigen::Vector3d(1, 1, 1), at(1.2, 0, 0, yaw))),
+              0.5 + 0.5 * std::sqrt(2.0) - 1.2, 1e-12);
+  // No closed form for cylinders.
+  EXPECT_FALSE(penetrationDepth(cube, cube.pose, Shape::cylinder("c", 0.1, 0.2, Pose3d{}), Pose3d{}).has_value());
+}
+
+// An independent depth for a box against a box, a sphere or a capsule whose
+// core (box, centre or segment) overlaps it: the Minkowski difference's
+// vertices (a_i - b_j), its convex hull's facet planes found by brute force
+// over vertex triples, the origin's distance to the nearest, plus the radius.
+double hullDepth(const std::vector<Eigen::Vector3d>& a, const std::vector<Eigen::Vector3d>& b, double radius) {
+  std::vector<Eigen::Vector3d> v;
+  for (const auto& x : a)
+    for (const auto& y : b) v.push_back(x - y);
+  double best = std::numeric_limits<double>::infinity();
+  for (size_t i = 0; i < v.size(); ++i)
+    for (size_t j = i + 1; j < v.size(); ++j)
+      for (size_t k = j + 1; k < v.size(); ++k) {
+        Eigen::Vector3d n = (v[j] - v[i]).cross(v[k] - v[i]);
+        if (n.norm() < 1e-9) continue;
+        n.normalize();
+        const double off = n.dot(v[i]);
+        double lo = 0.0, hi = 0.0;
+        for (const auto& w : v) {
+          lo = std::min(lo, n.dot(w) - off);
+          hi = std::max(hi, n.dot(w) - off);
+        }
+        if (lo < -1e-9 && hi > 1e-9) continue;  // not a supporting plane
+        // Outward normal: every vertex at or below the plane; the origin's
+        // signed distance below it is `below` (negative: the origin is outside).
+        const double below = hi > 1e-9 ? -off : off;
+        best = std::min(best, below);
+      }
+  return best < 0.0 ? -1.0 : best + radius;  // -1: the origin is outside the hull
+}
+
+std::vector<Eigen::Vector3d> boxCorners(const Shape& box) {
+  std::vector<Eigen::Vector3d> out;
+  for (int c = 0; c < 8; ++c)
+    out.push_back(box.pose.act(0.5 * Eigen::Vector3d((c & 1 ? 1 : -1) * box.size.x(), (c & 2 ? 1 : -1) * box.size.y(),
+                                                     (c & 4 ? 1 : -1) * box.size.z())));
+  return out;
+}
+
+TEST(PenetrationDepth, AgreesWithTheConvexHullOfTheMinkowskiDifference) {
+  Rng rng(2024);
+  auto randomPose = [&](double spread) {
+    Pose3d p;
+    p.p = Eigen::Vector3d(rng.uniform(-spread, spread), rng.uniform(-spread, spread), rng.uniform(-spread, spread));
+    p.R = Eigen::Quaterniond(rng.uniform(-1, 1), rng.uniform(-1, 1), rng.uniform(-1, 1), rng.uniform(-1, 1))
+              .normalized()
+              .toRotationMatrix();
+    return p;
+  };
+  int compared[3] = {0, 0, 0};
+  for (int trial = 0; trial < 600; ++trial) {
+    const Shape box = Shape::box("b", Eigen::Vector3d(rng.uniform(0.05, 0.5), rng.uniform(0.05, 0.5), rng.uniform(0.05, 0.5)),
+                                 randomPose(0.0));
+    const int kind = trial % 3;
+    const Shape other = kind == 0   ? Shape::box("o", Eigen::Vector3d(rng.uniform(0.05, 0.5), rng.uniform(0.05, 0.5),
+                                                                       rng.uniform(0.05, 0.5)), randomPose(0.3))
+                        : kind == 1 ? Shape::sphere("o", rng.uniform(0.01, 0.1), randomPose(0.2))
+                                    : Shape::capsule("o", rng.uniform(0.01, 0.1), rng.uniform(0.05, 0.6), randomPose(0.3));
+    std::vector<Eigen::Vector3d> core;
+    double radius = 0.0;
+    if (kind == 0) {
+      core = boxCorners(other);
+    } else {
+      const Eigen::Vector3d half = 0.5 * other.length * other.pose.R.col(2);
+      core = {other.pose.p - half, other.pose.p + half};
+      radius = other.radius;
+    }
+    const double exact = depthOf(box, other);
+    ASSERT_TRUE(std::isfinite(exact));
+    EXPECT_NEAR(exact, depthOf(other, box), 1e-12);  // symmetric
+    // Only where the cores overlap (the origin inside the hull): elsewhere the
+    // depth is the swept sphere's overlap, the inner loop's closest points.
+    bool inside = true;
+    std::vector<Eigen::Vector3d> bc = boxCorners(box);
+    for (int axis = 0; axis < 3 && inside; ++axis) {
+      double lo = 1e300, hi = -1e300;
+      for (const auto& x : bc)
+        for (const auto& y : core) {
+          lo = std::min(lo, (x - y)[axis]);
+          hi = std::max(hi, (x - y)[axis]);
+        }
+      inside = lo < 0.0 && hi > 0.0;
+    }
+    if (!inside) continue;
+    const double hull = hullDepth(bc, core, radius);
+    if (hull - radius < 1e-6) continue;  // the origin outside the hull, or on its boundary
+    EXPECT_NEAR(exact, hull, 1e-9) << "kind " << kind << " trial " << trial;
+    ++compared[kind];
+  }
+  EXPECT_GT(compared[0], 40);
+  EXPECT_GT(compared[1], 20);
+  EXPECT_GT(compared[2], 40);
+}
+
+// The world's exact check reports minus the exact depth of its deepest pair.
+TEST(PenetrationDepth, TheWorldsClearanceIsTheDeepestPairsExactDepth) {
+  ChainSpec spec;
+  spec.joints = 2;
+  const auto model = randomChain(spec, 3);
+  Data data(*model);
+  forwardKinematics(*model, model->neutralConfiguration(), data);
+  const int body = model->numJoints() - 1;
+  const Pose3d link_world = data.world_T_body[static_cast<size_t>(body)];
+  // A capsule on the last body and two obstacles through it, 1 cm and 3 cm deep.
+  const Shape link = Shape::capsuleBetween("l", Eigen::Vector3d(-0.3, 0, 0), Eigen::Vector3d(0.3, 0, 0), 0.05);
+  const Eigen::Vector3d up = link_world.R.col(2), centre = link_world.p;
+  Pose3d shallow, deep;
+  shallow.p = centre + (0.05 + 0.1 - 0.01) * up;
+  deep.p = centre - (0.05 + 0.1 - 0.03) * up;
+  const CollisionWorld world(model, {{body, link, false}}, {Shape::sphere("shallow", 0.1, shallow),
+                                                          Shape::sphere("deep", 0.1, deep)}, {}, "t");
+  const CollisionReport r = world.check(data);
+  EXPECT_FALSE(r.collision_free);
+  EXPECT_NEAR(r.min_clearance, -0.03, 1e-9);
+  EXPECT_NE(r.pair.find("deep"), std::string::npos) << r.pair;
+  // The link lying 4 cm into a 4 cm wall, 2 m wide: 4 cm deep, not the metre
+  // it would slide to pass the wall's edge (a contact point's depth).
+  Pose3d wall_pose = link_world;
+  wall_pose.p = centre + 0.03 * up;
+  const CollisionWorld walled(model, {{body, link, false}},
+                              {Shape::box("wall", Eigen::Vector3d(2.0, 2.0, 0.04), wall_pose)}, {}, "t");
+  EXPECT_NEAR(walled.check(data).min_clearance, -0.04, 1e-9);
 }
 
 std::string ur5Path() { return dataDirectory() + "/robots/ur5.urdf"; }

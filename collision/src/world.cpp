@@ -18,6 +18,7 @@
 #include <set>
 #include <stdexcept>
 
+#include "ikbench/collision/depth.h"
 #include "ikbench/kinematics/config.h"
 #include "ikbench/kinematics/forward_kinematics.h"
 #include "ikbench/kinematics/rng.h"
@@ -322,18 +323,22 @@ double CollisionWorld::exactPair(const Data& data, int pair, bool* colliding) co
 #else
   const CollisionPair& p = pairs_[static_cast<size_t>(pair)];
   const LinkShape& la = links_[static_cast<size_t>(p.a)];
-  const Eigen::Isometry3d ta = (data.world_T_body[static_cast<size_t>(la.body)] * la.shape.pose).toIsometry();
+  const Pose3d pa = data.world_T_body[static_cast<size_t>(la.body)] * la.shape.pose;
   const fcl::CollisionGeometryd* ga = fcl_->links[static_cast<size_t>(p.a)].get();
   const fcl::CollisionGeometryd* gb;
-  Eigen::Isometry3d tb;
+  const Shape* sb;
+  Pose3d pb;
   if (p.obstacle) {
     gb = fcl_->obstacles[static_cast<size_t>(p.b)].get();
-    tb = fcl_->obstacle_tf[static_cast<size_t>(p.b)];
+    sb = &obstacles_[static_cast<size_t>(p.b)];
+    pb = sb->pose;
   } else {
     const LinkShape& lb = links_[static_cast<size_t>(p.b)];
     gb = fcl_->links[static_cast<size_t>(p.b)].get();
-    tb = (data.world_T_body[static_cast<size_t>(lb.body)] * lb.shape.pose).toIsometry();
+    sb = &lb.shape;
+    pb = data.world_T_body[static_cast<size_t>(lb.body)] * lb.shape.pose;
   }
+  const Eigen::Isometry3d ta = pa.toIsometry(), tb = pb.toIsometry();
   // FCL's default GJK tolerance (1e-6) leaves box distances 1e-5 m off; 1e-9 makes them exact to rounding.
   fcl::DistanceRequestd dreq(false, false, 0.0, 0.0, 1e-9);
   fcl::DistanceResultd dres;
@@ -342,11 +347,22 @@ double CollisionWorld::exactPair(const Data& data, int pair, bool* colliding) co
     *colliding = false;
     return d;
   }
-  // In contact: the penetration depth from the collision query.
+  *colliding = true;
+  // In contact: minus the penetration depth, the shortest translation that
+  // separates the shapes. Closed forms for spheres, capsules and boxes
+  // (depth.h); FCL's signed distance (libccd's EPA, minimal for convex
+  // shapes) for cylinders; a mesh has neither, and FCL's contact depth of its
+  // deepest triangle stands in (docs/collision.md).
+  if (const std::optional<double> depth = penetrationDepth(la.shape, pa, *sb, pb)) return -*depth;
+  if (la.shape.kind != ShapeKind::kMesh && sb->kind != ShapeKind::kMesh) {
+    fcl::DistanceRequestd sreq(false, true, 0.0, 0.0, 1e-9, fcl::GST_LIBCCD);
+    fcl::DistanceResultd sres;
+    const double sd = fcl::distance(ga, ta, gb, tb, sreq, sres);
+    if (std::isfinite(sd)) return std::min(sd, 0.0);
+  }
   fcl::CollisionRequestd creq(1, true);
   fcl::CollisionResultd cres;
   fcl::collide(ga, ta, gb, tb, creq, cres);
-  *colliding = true;
   if (!cres.isCollision()) return 0.0;  // touching: distance 0, counted as a collision
   return -std::abs(cres.getContact(0).penetration_depth);
 #endif
