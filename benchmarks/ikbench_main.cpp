@@ -315,9 +315,11 @@ int realMain(int argc, char** argv) {
   CLI::App* cmp = app.add_subcommand("compare", "compare two runs, or two specs in one run, with uncertainty");
   CLI::App* rep = app.add_subcommand("report", "write the interactive report.html of a run");
   CLI::App* tun = app.add_subcommand("tune", "pick a point of a solver grid on a tuning set, evaluate it on another set");
+  CLI::App* plt = app.add_subcommand("plot", "one figure of chosen specs and families of a run: convergence, time, "
+                                             "success (docs/report.md)");
   CLI::App* his = app.add_subcommand("history", "the history store of runs across commits: add, list, trend, changes, "
                                                 "publish, backfill (docs/history.md)");
-  for (CLI::App* sub : {cmp, rep, tun, his}) {
+  for (CLI::App* sub : {cmp, rep, tun, his, plt}) {
     sub->allow_extras();
     sub->set_help_flag();  // --help goes to the analysis library, which knows the options
   }
@@ -335,8 +337,8 @@ int realMain(int argc, char** argv) {
     if (what == "scenarios") listScenarios(list_suite);
     return 0;
   }
-  if (cmp->parsed() || rep->parsed() || tun->parsed() || his->parsed()) {
-    CLI::App* sub = cmp->parsed() ? cmp : rep->parsed() ? rep : tun->parsed() ? tun : his;
+  if (cmp->parsed() || rep->parsed() || tun->parsed() || his->parsed() || plt->parsed()) {
+    CLI::App* sub = cmp->parsed() ? cmp : rep->parsed() ? rep : tun->parsed() ? tun : his->parsed() ? his : plt;
     std::vector<std::string> args = {sub->get_name()};
     if (tun->parsed()) {
       // `tune` is owned by the analysis library, which runs `ikbench run` (this

@@ -6,7 +6,7 @@ one the subcommand's help lists.
     cli_help_test.py IKBENCH_BINARY REPO_DIR
 
 The C++ binary answers run, list, throughput, verify and merge itself and forwards compare,
-report and tune (their --help included) to the analysis library; summary, plot and gate are the
+report, tune and plot (their --help included) to the analysis library; summary and gate are the
 library's own (`python3 -m ikbench`). Exit status 0 when everything holds, 1 with a list of what
 does not.
 """
@@ -16,8 +16,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-CPP = ["run", "list", "throughput", "verify", "merge", "compare", "report", "tune"]
-PYTHON = ["summary", "plot", "gate"]
+CPP = ["run", "list", "throughput", "verify", "merge", "compare", "report", "tune", "plot"]
+PYTHON = ["summary", "gate"]
 # Subcommands whose own subcommands have options of their own.
 NESTED = {"gate": ["compare", "update", "show"]}
 
