@@ -23,9 +23,9 @@ family, never pooled across families (a 2-DOF planar chain beside a 60-DOF human
                          time panel a point whose success is below 100 % is drawn hollow, one with
                          no success as x (a solver that fails at once is not fast)
 
-Each solver spec keeps one look in every plot (assigned by the sorted list of specs): the
-colour-blind-safe Okabe-Ito palette (8 colours) and a marker, the pair distinct for up to 64 specs;
-with several runs, each run has its own line style. Legends sit outside the data, titles are per
+Each solver spec keeps one look in every plot, run and report (ikbench.styles: a colour of a
+24-colour palette, a line style and a marker, from the spec's text alone); with several runs, each
+run has its own line style. Legends sit outside the data, titles are per
 panel with one figure title above them (constrained layout). plots/index.json lists every plot
 with its files, panels and the series drawn in each panel (for the heatmap also its cells); tests
 and tools read it back. SVG text is kept as text.
@@ -45,6 +45,7 @@ import pandas as pd
 from . import curves, figures
 from .results import ResultsError, load, optional_json
 from .safe_io import atomic_write_text, output_directory, save_figure
+from .styles import spec_style
 
 RUN_LINES = ("-", "--", ":", "-.")
 RUN_MARKERS = ("o", "s", "^", "D")
@@ -61,23 +62,16 @@ def _mpl():
     return matplotlib, plt
 
 
-# Okabe & Ito, "Color universal design" (2008): distinguishable with every common colour-vision deficiency
-OKABE_ITO = ("#E69F00", "#56B4E9", "#009E73", "#CC79A7", "#0072B2", "#D55E00", "#F0E442", "#000000")
-MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
-
-
 class Styles(dict):
-    """One fixed look per solver spec, assigned by sorted spec: colour i mod 8 of the Okabe-Ito
-    palette, marker (i + i // 8) mod 8 (so that specs sharing a colour differ in marker), and the
-    line style of the group of 8."""
-
-    LINES = ("-", "--", ":")
+    """One fixed look per solver spec, the package's (ikbench.styles.spec_style: a function of the
+    spec's text alone, so a spec looks the same in every plot, run and report): colour, line style
+    and marker."""
 
     def __init__(self, solvers):
         super().__init__()
-        for i, s in enumerate(sorted(set(solvers))):
-            self[s] = {"color": OKABE_ITO[i % 8], "ls": self.LINES[(i // 8) % 3],
-                       "marker": MARKERS[(i + i // 8) % len(MARKERS)]}
+        for s in dict.fromkeys(solvers):
+            st = spec_style(s)
+            self[s] = {"color": st.colour, "ls": st.ls, "marker": st.marker}
 
     def line(self, solver, run_index=None):
         st = self[solver]

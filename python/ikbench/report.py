@@ -189,14 +189,12 @@ def to_json(obj):
 # ---------------------------------------------------------------- solvers and colours
 
 def solver_styles(specs):
-    """{spec: {"colour", "dash"}} in the given order: plotly's Dark24 palette (24 distinct
-    colours), then the same colours dashed and dotted."""
-    from plotly.colors import qualitative
+    """{spec: {"colour", "dash"}} in the given order: the package's look of each spec
+    (ikbench.styles.spec_style, a function of the spec's text alone: the same in every figure,
+    plot and report)."""
+    from .styles import spec_style
 
-    palette = qualitative.Dark24
-    dashes = ("solid", "dash", "dot")
-    return {s: {"colour": palette[i % len(palette)], "dash": dashes[(i // len(palette)) % 3]}
-            for i, s in enumerate(specs)}
+    return {s: {"colour": spec_style(s).colour, "dash": spec_style(s).dash} for s in specs}
 
 
 def spec_name(spec):
