@@ -762,12 +762,17 @@ def heatmap_figure(ranked, specs):
 
 
 def solver_sections(run, ranked, convs):
-    """Per solver spec: its description and parameters (run.json solvers[].parameters), its
+    """Per solver spec: its description and the settings it ran under (settings.settings_in_force:
+    run.json solvers[].parameters, a common key the spec leaves null at the run's suite option, then
+    the run's tolerances; each with its value, its text and where it comes from), its
     figures on every family (rank, success [Wilson], median time [bootstrap], mean time, median
     iterations; figures.summarize), and its convergence on every traced family (median largest
     goal error vs iteration, one line per family; curves.convergence)."""
     meta = {s.get("spec"): s for s in run.meta.get("solvers", []) if isinstance(s, dict)} \
         if isinstance(run.meta.get("solvers"), list) else {}
+    from . import settings
+
+    params = settings.spec_parameters(run)
     by_spec = {}
     for c in convs or []:
         by_spec.setdefault(c.solver, []).append(c)
@@ -802,10 +807,12 @@ def solver_sections(run, ranked, convs):
                                                            "dashed: orientation [rad])"}, "exponentformat": "power"},
                 "legend": {"font": {"size": 10}}}}
         m = meta.get(spec, {})
-        params = m.get("parameters") if isinstance(m.get("parameters"), dict) else {}
+        in_force = settings.settings_in_force(run, spec, params)
         ran = part[part["available"]]
         out.append({"spec": spec, "name": spec_name(spec), "description": m.get("description"),
-                    "parameters": [[k, v] for k, v in params.items()], "families": rows,
+                    "parameters": [[st.key, st.value] for st in in_force],
+                    "parameter_texts": [st.text for st in in_force],
+                    "parameter_sources": [st.source for st in in_force], "families": rows,
                     "total": {"families": int(len(ran)), "solves": int(ran["solves"].sum()),
                               "successes": int(ran["successes"].sum()), "leads": int(ran["tied_leader"].sum())},
                     "convergence": conv})

@@ -8,8 +8,9 @@
 A sweep is a set of specs of one backend that differ in some parameters. From one run with a
 `grid` in run.json (specs expanded from `dls:lambda={...}:max_step={...}`), each grid is a sweep
 over its axes. Otherwise (and across runs: `python3 -m ikbench compare --sweep RUN...`) the specs
-of each backend name are grouped, and a parameter is swept when its value (run.json's
-`solvers[].parameters`, defaults filled in; else the spec text) differs between them; when the
+of each backend name are grouped, and a parameter is swept when its value in force (run.json's
+`solvers[].parameters`, defaults filled in, a common key the spec leaves to the run at the run's
+`suite.options`: ikbench.settings; else the spec text) differs between them; when the
 same parameters appear in several runs, the run is one more axis.
 
 The figures of a spec are figures.summarize's over the spec's solves, pooled over the families
@@ -22,7 +23,7 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from . import figures
+from . import figures, settings
 
 RUN_AXIS = "run"
 ALL_FAMILIES = "all families"
@@ -72,11 +73,9 @@ def _order(values):
 
 
 def _parameters(run):
-    out = {}
-    for s in run.meta.get("solvers", []) if isinstance(run.meta.get("solvers"), list) else []:
-        if isinstance(s, dict) and isinstance(s.get("spec"), str) and isinstance(s.get("parameters"), dict):
-            out[s["spec"]] = s["parameters"]
-    return out
+    """{spec: {key: value in force}} of the specs run.json lists with their parameters."""
+    listed = settings.spec_parameters(run)
+    return {spec: settings.parameters_in_force(run, spec, listed) for spec in listed}
 
 
 def _plain_spec(run, grp, params):

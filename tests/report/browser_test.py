@@ -374,6 +374,10 @@ def check_figures(d, data):
                             " function (r) { return r.getAttribute('data-key'); })")
     check(keys == [k for k, _ in sec["parameters"]] and len(keys) > 0,
           f"the section of {sec['spec']} lists its parameters ({keys})")
+    values = d.execute_script("return Array.prototype.map.call(document.querySelectorAll('#solver-parameters tbody tr'),"
+                              " function (r) { return r.children[1].textContent; })")
+    check(values == sec["parameter_texts"] and "default (none)" not in values,
+          f"the section of {sec['spec']} shows each setting's value in force ({values})")
     fams = d.execute_script("return Array.prototype.map.call(document.querySelectorAll('#solver-families tbody tr'),"
                             " function (r) { return r.getAttribute('data-family'); })")
     check(fams == [r["family"] for r in sec["families"]], f"the section of {sec['spec']} has a row per family")

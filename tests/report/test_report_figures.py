@@ -71,7 +71,13 @@ def test_solver_section_lists_the_spec_parameters_and_its_figures(tmp_path):
     data = report.build(run, report.Options(trace_problems=1))
     secs = {s["spec"]: s for s in data["solver_sections"]}
     assert set(secs) == set(run.solver_specs)
-    assert secs["dls"]["parameters"] == [["lambda", 0.05], ["max_step", 0.5], ["restarts", 0]]
+    # every parameter at the value it ran under, then the run's tolerances
+    assert secs["dls"]["parameters"] == [["lambda", 0.05], ["max_step", 0.5], ["restarts", 0],
+                                         ["position_tolerance_m", 1e-5], ["orientation_tolerance_rad", 1e-5]]
+    # a common key the spec leaves to the run (null in run.json) is the run's suite option, said so
+    assert secs["ccd"]["parameters"][0] == ["max_iterations", 100]
+    assert secs["ccd"]["parameter_sources"][:2] == ["suite option", "spec"]
+    assert "default (none)" not in report.to_json(secs)
     assert secs["dls"]["description"] == "the dls method"
     summ = figures.summarize(run).set_index(["family", "solver"])
     for spec, sec in secs.items():

@@ -406,11 +406,15 @@
     box.appendChild(el("p", { cls: "muted", text: "ran on " + t.families + " families (" + t.solves + " solves, " +
       t.successes + " successes); tied leader on " + t.leads + "." }));
     var pt = el("table", { cls: "data", id: "solver-parameters" });
-    pt.appendChild(el("thead", null, [el("tr", null, [el("th", { cls: "l", text: "parameter" }), el("th", { cls: "l", text: "value (run.json solvers[].parameters)" })])]));
+    pt.appendChild(el("thead", null, [el("tr", null, [el("th", { cls: "l", text: "setting" }), el("th", { cls: "l", text: "value in force" }),
+      el("th", { cls: "l", text: "from (run.json)" })])]));
     var ptb = el("tbody");
-    s.parameters.forEach(function (kv) {
-      ptb.appendChild(el("tr", { "data-key": kv[0] }, [el("td", { cls: "l mono", text: kv[0] }),
-        el("td", { cls: "l mono", text: kv[1] == null ? "default (none)" : String(kv[1]) })]));
+    var texts = s.parameter_texts || [], sources = s.parameter_sources || [];
+    s.parameters.forEach(function (kv, i) {
+      var text = texts[i] != null ? texts[i] : (kv[1] == null ? "not recorded" : String(kv[1]));
+      var from = sources[i] === "suite option" ? "suite.options." + kv[0] : sources[i] === "spec" ? "solvers[].parameters" : (sources[i] || "");
+      ptb.appendChild(el("tr", { "data-key": kv[0], "data-source": sources[i] || "" }, [el("td", { cls: "l mono", text: kv[0] }),
+        el("td", { cls: "l mono", text: text }), el("td", { cls: "l muted", text: from })]));
     });
     pt.appendChild(ptb);
     box.appendChild(el("div", { cls: "scroll" }, [pt]));
