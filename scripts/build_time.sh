@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The build as a measured figure: a clean build, without ccache, of what the main command
-# (scripts/run.sh) builds, from a fresh worktree of a commit, timed per step, with the size of
-# every binary it makes. Written as OUT/build.json in Google Benchmark's JSON format, so that
+# (scripts/run.sh) builds, from a fresh worktree of a commit: the configuration's and the build's
+# wall and CPU time, and the size of every binary it makes. Written as OUT/build.json in Google Benchmark's JSON format, so that
 # `ikbench history add` of a run directory that holds it records the figures per commit
 # (family gbench:build, docs/history.md) and the trend and the change points show a build that
 # got slower or larger.
@@ -34,20 +34,21 @@ cd "$work/src"
 t0=$(now); c0=$(cpu)
 cmake --preset release -G "Unix Makefiles" -DIKBENCH_CCACHE=OFF -DIKBENCH_BUILD_TESTS=OFF >/dev/null
 t1=$(now); c1=$(cpu)
-# The main command's targets: the CLI and the Google Benchmark binaries it runs...
-cmake --build build/release -j "$jobs" --target ikbench bench_kinematics bench_solvers >/dev/null
-t2=$(now); c2=$(cpu)
-# ... and the playground's WebAssembly module, where emscripten is installed.
+# The main command's targets (main_job: the CLI, the Google Benchmark binaries it runs and the
+# playground's WebAssembly module where emscripten is installed), as scripts/run.sh builds them.
 wasm=0
-if grep -q '^playground_wasm:' build/release/Makefile 2>/dev/null; then
-  cmake --build build/release -j "$jobs" --target playground_wasm >/dev/null
-  wasm=1
+grep -q '^playground_wasm:' build/release/Makefile 2>/dev/null && wasm=1
+if grep -q '^main_job:' build/release/Makefile; then
+  cmake --build build/release -j "$jobs" --target main_job >/dev/null
+else  # a commit from before the main_job target: the same targets by name
+  cmake --build build/release -j "$jobs" --target ikbench bench_kinematics bench_solvers \
+    $([ "$wasm" = 1 ] && echo playground_wasm) >/dev/null
 fi
-t3=$(now); c3=$(cpu)
+t2=$(now); c2=$(cpu)
 load_end=$(load)
 
 BIN="$work/src/build/release" OUT="$out/build.json" SHA="$sha" JOBS="$jobs" WASM="$wasm" \
-T="$t0 $t1 $t2 $t3" C="$c0 $c1 $c2 $c3" LOAD="$load_start $load_end" /usr/bin/python3 - <<'EOF'
+T="$t0 $t1 $t2" C="$c0 $c1 $c2" LOAD="$load_start $load_end" /usr/bin/python3 - <<'EOF'
 import json, os, socket, time
 t = [float(x) for x in os.environ["T"].split()]
 c = [float(x) for x in os.environ["C"].split()]
@@ -63,11 +64,9 @@ def entry(name, i, j, **counters):
     return dict({"name": name, "run_name": name, "run_type": "iteration", "repetitions": 1, "repetition_index": 0,
                  "threads": 1, "iterations": 1, "real_time": t[j] - t[i], "cpu_time": c[j] - c[i],
                  "time_unit": "s"}, **counters)
-benchmarks = [entry("build/configure", 0, 1), entry("build/native", 1, 2, **{k: v for k, v in sizes.items()
-                                                                              if not k.startswith("ikbench_playground")})]
-if os.environ["WASM"] == "1":
-    benchmarks.append(entry("build/wasm", 2, 3, **{k: v for k, v in sizes.items() if k.startswith("ikbench_playground")}))
-benchmarks.append(entry("build/total", 0, 3))
+# One series per kind of build: with the playground's module or without it (no emscripten).
+build = "build/main_job" + ("" if os.environ["WASM"] == "1" else "/no_wasm")
+benchmarks = [entry("build/configure", 0, 1), entry(build, 1, 2, **sizes)]
 doc = {"context": {"date": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "host_name": socket.gethostname(),
                    "executable": "scripts/build_time.sh", "num_cpus": os.cpu_count(), "jobs": int(os.environ["JOBS"]),
                    "git_revision": os.environ["SHA"], "ccache": False,

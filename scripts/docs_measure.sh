@@ -8,7 +8,8 @@
 # Writes run directories under OUT, each a finished `ikbench run` that `ikbench history add` records
 # with the Google Benchmark JSON and throughput-*.json files beside its run.json:
 #   OUT/jacobian-family   the nine Jacobian-family backends on the jacobian-family suite, with the
-#                         per-iteration and batch Google Benchmark cases and `ikbench throughput`
+#                         per-iteration and batch Google Benchmark cases, `ikbench throughput` and
+#                         the clean build's time and binary sizes (build.json, scripts/build_time.sh)
 #   OUT/trac-ARM          the TRAC-IK protocol on each shipped arm (10 000 targets, one thread)
 #   OUT/arms/KEY          scripts/arm_table.py: `auto` against KDL LMA on every arm of the corpus
 #                         (the corpus arms need ../shared/data or IKBENCH_CORPUS_DIR)
@@ -44,9 +45,13 @@ tp() {  # tp NAME ARGS...: ikbench throughput into OUT/jacobian-family/throughpu
   rm -rf "$dir"
 }
 
+# The build itself, first (nothing else runs beside it): a clean build of the main command's
+# targets from a worktree of HEAD, without ccache (scripts/build_time.sh), kept as OUT/jacobian-family/build.json.
+"$(dirname "$0")/build_time.sh" "$out/build"
 jf='jt:restarts=2,gd-momentum:restarts=2,pinv:restarts=2,gn:restarts=2,dls:restarts=2,dls-adaptive:restarts=2,dls-marquardt:restarts=2,lm:restarts=2,sdls:restarts=2'
 "$bin/ikbench" run --suite jacobian-family --threads 2 --no-trace --progress none --no-summary --force \
   --out "$out/jacobian-family" --solvers "$jf"
+mv "$out/build/build.json" "$out/jacobian-family/build.json" && rmdir "$out/build"
 gb bench_kinematics '^ForwardKinematics/dof:7/joint:revolute$|FkErrorsJacobian/dof:7/'
 gb bench_solvers 'PerIteration/dls(:kernel=[a-z]+)?/dof:7/'
 gb bench_batch 'PerIteration/(auto|dls)(/lanes:16/isa:[01])?$|^Peak|^LibraryNearest|^Batch/auto(:library=131072:start=library)?/lanes:16/isa:0$|^Scalar(Generic)?/auto$'

@@ -3,6 +3,8 @@
 
     /usr/bin/python3 scripts/plot.py RESULTS_DIR [--no-report] [--formats png,svgz]
     /usr/bin/python3 scripts/plot.py RUN_A RUN_B --out DIR      # runs overlaid
+    /usr/bin/python3 scripts/plot.py convergence RESULTS_DIR --family F --solvers A,B [--out FILE] [--x time]
+                                                                # one figure (also: time, success)
 
 Writes RESULTS_DIR/plots/*.png|svgz, RESULTS_DIR/plots/index.json (every plot with its panels and
 series) and RESULTS_DIR/report.html. Exit status 0, or 2 with a message for bad input.

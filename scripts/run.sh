@@ -27,14 +27,12 @@ fi
 ./scripts/setup.sh main
 jobs="${IKBENCH_JOBS:-$(nproc)}"
 cmake --preset release -G "Unix Makefiles" >/dev/null
-# Only what the main job runs: the CLI, the Google Benchmark binaries below and the
-# playground's WebAssembly module (where emscripten is installed); the test tree is
-# the test command's (scripts/test.sh).
-targets=(ikbench bench_kinematics bench_solvers)
-if grep -q '^playground_wasm:' build/release/Makefile; then targets+=(playground_wasm); fi
+# Only what the main job runs (the target main_job: the CLI, the Google Benchmark
+# binaries below and the playground's WebAssembly module where emscripten is
+# installed); the test tree is the test command's (scripts/test.sh).
 build_start=$(date +%s)
-cmake --build build/release -j "$jobs" --target "${targets[@]}"
-echo "built ${targets[*]} in $(( $(date +%s) - build_start )) s"
+cmake --build build/release -j "$jobs" --target main_job
+echo "built the main job's targets in $(( $(date +%s) - build_start )) s"
 if [ "$quick" = 1 ]; then
   # A first look in seconds: the quick suite, its report, nothing else.
   : "${IKBENCH_SUITE:=quick}" "${IKBENCH_THROUGHPUT:=0}" "${IKBENCH_GBENCH:=0}" "${IKBENCH_HISTORY:=0}"

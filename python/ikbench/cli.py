@@ -6,6 +6,8 @@
     verify RUN_DIR                            re-check every solve with an independent numpy FK
     compare --sweep RUN [RUN...] [--out F]    success and mean time against each swept solver parameter
     plot RUN_DIR [RUN_DIR...] [--out DIR]     PNG/SVG plots for papers (and report.html for one run)
+    plot convergence|time|success RUN_DIR [--family F] [--solvers A,B] [--out FILE] [--x iteration|time]
+                                              one figure of chosen specs on chosen families
     report RUN_DIR [--out FILE]               the self-contained interactive report.html of a run
     gate compare|update|show ...              the regression gate (as scripts/regress.py)
     history add|list|show|trend|changes|export|publish|backfill ...
@@ -24,6 +26,7 @@ import sys
 from .results import ResultsError
 
 EXIT_OK, EXIT_FINDING, EXIT_BAD_INPUT = 0, 1, 2
+PLOT_KINDS = ("convergence", "time", "success")   # `plot KIND RUN_DIR ...` (ikbench.family_render)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -218,9 +221,15 @@ def build_parser():
     v.add_argument("--allow-incomplete", action="store_true", help="read an incomplete or mixed run (marked)")
     v.set_defaults(func=cmd_verify)
 
-    pl = sub.add_parser("plot", help="PNG/SVG plots of one or more runs (overlaid), and report.html for one run")
+    pl = sub.add_parser("plot", help="PNG/SVG plots of one or more runs (overlaid), and report.html for one run; "
+                        "plot convergence|time|success RUN_DIR --family F --solvers A,B: one figure of chosen specs "
+                        "on chosen families (plot convergence --help)")
     from .plots import add_arguments
 
+    pl.description = ("PNG/SVG plots of one or more runs (overlaid), and report.html for one run. One figure of "
+                      "chosen specs on chosen families: plot convergence|time|success RUN_DIR [--family F[,G]] "
+                      "[--solvers A,B] [--out FILE] [--x iteration|time] [--allow-incomplete] (--x: convergence "
+                      "only; plot convergence --help says more).")
     add_arguments(pl)
     pl.set_defaults(func=cmd_plot)
 
@@ -290,6 +299,10 @@ def main(argv=None):
         from .history.cli import main as history_main
 
         return history_main(argv[1:], prog="ikbench history")
+    if argv[:1] == ["plot"] and argv[1:2] and argv[1] in PLOT_KINDS:   # one figure of chosen specs and families
+        from .family_render import main as plot_kind_main
+
+        return plot_kind_main(argv[2:], argv[1], prog=f"ikbench plot {argv[1]}")
     parser = build_parser()
     args = parser.parse_args(argv)
     args.command_line = "ikbench " + shlex.join(argv)

@@ -8,7 +8,12 @@ Plots (docs/analysis.md gives the figure definitions they draw). Figures of solv
 family, never pooled across families (a 2-DOF planar chain beside a 60-DOF humanoid says nothing):
 
   convergence-<family>   median and interquartile band of the error over the traced solves vs
-                         iteration and vs time (log y); a solve that stopped keeps its final error
+                         iteration and vs time (log y); a solve that stopped keeps its final error;
+                         the specs report.html draws by default (the four best ranked, the KDL
+                         peers; --all-specs: every spec), the traced count in the legend, and a
+                         note with the re-run that traces more when fewer than 30 were traced.
+                         One figure of chosen specs and families: `plot convergence RUN_DIR
+                         --family F --solvers A,B` (also `time`, `success`; ikbench.family_render)
   time_distribution      one panel per family: box plot of the solve time per spec (supported
                          solves, log axis; box = quartiles, whiskers = Tukey's 1.5 IQR fences)
   success                one panel per family: success rate [%] per spec with Wilson 95 % intervals
@@ -36,13 +41,14 @@ import json
 import math
 import os
 import sys
+import textwrap
 from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from . import curves, figures
+from . import curves, family_figures, figures
 from .results import ResultsError, load, optional_json
 from .safe_io import atomic_write_text, output_directory, save_figure
 from .styles import spec_style
@@ -179,6 +185,15 @@ class Plotter:
             for (fam, solver), seqs in curves.traced_solves(tr, tcol).items():
                 cells[(fam, (k, solver))] = seqs
             del table, tr
+        if not self.all_specs:
+            # per family the specs report.html draws by default: the four best ranked, the KDL peers
+            from .report import default_picks
+
+            picks = defaultdict(set)
+            for k in range(len(self.runs)):
+                for fam, specs in default_picks(self.summary(k)).items():
+                    picks[fam] |= set(specs)
+            cells = {key: v for key, v in cells.items() if key[1][1] in picks[key[0]]}
         per_family = defaultdict(list)
         for c in curves.convergence(None, cells=cells):
             per_family[c.family].append(c)
@@ -197,7 +212,8 @@ class Plotter:
                 for row, (kind, _, _, _) in enumerate(kinds):
                     for col, b in enumerate((c.iteration[kind], c.time[kind])):
                         ax = axes[row][col]
-                        ax.plot(b.grid, b.q50, lw=1.5, label=self.label(k, solver), marker=st["marker"], ms=3.5,
+                        ax.plot(b.grid, b.q50, lw=1.5, label=f"{self.label(k, solver)} (n={c.solves} traced)",
+                                marker=st["marker"], ms=3.5,
                                 markevery=0.12, **self.styles.line(solver, k if self.multi else None))
                         ax.fill_between(b.grid, b.q25, b.q75, color=self.styles.colour(solver), alpha=0.08, lw=0)
             tname = "time since solve start [µs]" + ("" if time_axis == {"time_us"} else
@@ -219,6 +235,15 @@ class Plotter:
             self.legend_right(fig)
             fig.suptitle(f"Convergence, {self.title_suffix()}, family {family} ({nproblems} traced problems per "
                          "solver; a stopped solve keeps its final error)", fontsize=11)
+            nfam = family_figures.family_problems(self.runs[0], family)
+            if nproblems < min(family_figures.MIN_TRACED, nfam):
+                specs0 = [c.solver[1] for c in series if c.solver[0] == 0]
+                target = family_figures.MIN_TRACED if nfam > family_figures.MIN_TRACED else "all"
+                fig.text(0.0, -0.01, textwrap.fill(
+                    f"Only {nproblems} of the family's {nfam} problems were traced: each band is the spread of "
+                    f"{nproblems} solves. To trace more, re-run: "
+                    f"{family_figures.rerun_command(self.runs[0], specs0, target)}", 150, subsequent_indent="    "),
+                    ha="left", va="top", fontsize=8, family="monospace")
             written.append(self.save(fig, f"convergence-{safe_name(family)}", f"Convergence: {family}"))
         return written
 
@@ -595,8 +620,9 @@ def add_arguments(ap):
                     "(gzip-compressed SVG, which browsers, Inkscape and LaTeX's svg package open; a fifth of "
                     "the bytes) or pdf (default png,svgz)")
     ap.add_argument("--allow-incomplete", action="store_true", help="read incomplete or mixed runs (marked)")
-    ap.add_argument("--all-specs", action="store_true", help="success_vs_dof: draw every spec (default: at most "
-                    f"{curves.MAX_DOF_SPECS} per panel, the tied leaders, kdl-lma, dls, ccd, fabrik)")
+    ap.add_argument("--all-specs", action="store_true", help="success_vs_dof and convergence: draw every spec "
+                    f"(default: success_vs_dof at most {curves.MAX_DOF_SPECS} per panel, the tied leaders, kdl-lma, "
+                    "dls, ccd, fabrik; convergence the four best ranked of the family and the KDL peers)")
 
 
 def main_from_args(args):
@@ -640,7 +666,13 @@ def main_from_args(args):
 
 
 def main(argv=None):
-    """scripts/plot.py's command line."""
+    """scripts/plot.py's command line; `plot.py convergence|time|success RUN_DIR ...` is one figure of
+    chosen specs on chosen families (ikbench.family_render)."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] and argv[0] in ("convergence", "time", "success"):
+        from .family_render import main as kind_main
+
+        return kind_main(argv[1:], argv[0], prog=f"plot.py {argv[0]}")
     ap = argparse.ArgumentParser(prog="plot.py", description="Plots and an HTML report for ikbench results "
                                  "directories (several: overlaid).")
     add_arguments(ap)
