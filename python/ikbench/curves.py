@@ -13,9 +13,7 @@ stopped, its final error: a solve that stopped keeps its final error). On each g
 linear), errors floored at ERROR_FLOOR for log axes.
 """
 
-import os
 import re
-import stat
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -91,195 +89,29 @@ def traced_solves(traces, time_col=None):
 
 # ---------------------------------------------------------------- reading traces.csv for curves
 
-TRACE_CURVE_COLUMNS = ["family", "problem", "solver", "iteration", "position_error", "orientation_error", "time_us"]
-_SCAN_CHUNK = 1 << 22   # bytes per read of the manifest scan (a multiple of 64: the hash continues exactly)
-
-
 class TraceTable:
-    """traces.csv without its `q` column (the bulk of the file): `frame` has family and solver
-    as categoricals, problem and iteration as integers, the errors and times as floats. The file
-    is checked against run.json's manifest (bytes, rows, FNV-1a 64 hash) by a helper process
-    that reads it beside the parse; `check()` waits for it and raises ResultsError on a mixed
-    run, as ikbench.results does. The `q` text of chosen rows is read back on demand
-    (`q_texts`) from the line offsets that scan found."""
+    """traces.csv for the curves and the viewer: `frame` is the run's traces as ikbench.results
+    reads them (`run.traces`: every cell checked as the C++ readers check it, the file against
+    run.json's manifest), so that the report and the plots accept and refuse exactly the
+    traces.csv that results.load does. `q_texts` gives the `q` text of chosen rows."""
 
-    def __init__(self, frame, path=None, run=None, scan=None, size=None):
+    def __init__(self, frame):
         self.frame = frame
-        self.path = path
-        self.line_starts = self.line_ends = None    # byte offsets of each row's line
-        self._run, self._scan, self._size = run, scan, size
-        self._checked = scan is None
+        self.path = None
+        self.line_starts = self.line_ends = None
 
     def check(self):
-        """Waits for the manifest scan and checks its result (once)."""
-        if self._checked:
-            return self
-        self._checked = True
-        hash_hex, read, newlines = self._scan.result()
-        run, size = self._run, self._size
-        if read != size or len(newlines) != len(self.frame) + 1 or (len(newlines) and newlines[-1] != size - 1):
-            # a blank line, a last line without a newline, a file that changed: the full reader
-            self.frame, self.line_starts, self.line_ends = run.traces, None, None
-            return self
-        entry = getattr(run, "_manifest", {}).get("traces.csv")
-        problem = None
-        if isinstance(entry, dict):
-            if "bytes" in entry and entry["bytes"] != size:
-                problem = f"traces.csv has {size} bytes, run.json's manifest says {entry['bytes']}"
-            elif entry.get("rows") is not None and entry["rows"] != len(newlines) - 1:
-                problem = f"traces.csv has {len(newlines) - 1} rows, run.json's manifest says {entry['rows']}"
-            elif entry.get("fnv1a64") is not None and str(entry["fnv1a64"]).lower() != hash_hex:
-                problem = f"traces.csv has FNV-1a 64 hash {hash_hex}, run.json's manifest says {entry['fnv1a64']}"
-        if problem:
-            from .results import ResultsError
-
-            if getattr(run, "_allow_incomplete", False):
-                run.issues.append(problem)
-            else:
-                raise ResultsError(f"{run.path}: mixed or modified run: {problem}; the files of a run must be the "
-                                   "ones its run.json lists (files of one run are never mixed with another's)")
-        self.line_starts, self.line_ends = newlines[:-1] + 1, newlines[1:]
         return self
 
     def q_texts(self, rows):
         """The q text of the given rows (positions in `frame`)."""
-        self.check()
         rows = np.asarray(rows, dtype=np.int64)
-        if self.line_starts is None:
-            return [str(x) for x in self.frame["q"].to_numpy()[rows]] if "q" in self.frame else [""] * len(rows)
-        out = []
-        if not len(rows):
-            return out
-        fd = os.open(self.path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-        try:
-            brk = np.flatnonzero(np.diff(rows) != 1) + 1     # contiguous rows are read at once
-            for part in np.split(rows, brk):
-                a, b = int(self.line_starts[part[0]]), int(self.line_ends[part[-1]])
-                blob = os.pread(fd, b - a, a)
-                for line in blob.split(b"\n")[:len(part)]:
-                    out.append(line[line.rfind(b",") + 1:].decode("utf-8", "replace").strip())
-        finally:
-            os.close(fd)
-        return out
-
-
-def scan_file(fd, size):
-    """(FNV-1a 64 hash as 16 hex digits, bytes read, newline positions) of an open file."""
-    from .hashing import FNV_OFFSET, fnv1a64
-
-    h, pos, newlines = FNV_OFFSET, 0, []
-    while pos < size:
-        b = os.pread(fd, min(_SCAN_CHUNK, size - pos), pos)
-        if not b:
-            break
-        h = fnv1a64(b, h)
-        newlines.append(np.flatnonzero(np.frombuffer(b, dtype=np.uint8) == 10) + pos)
-        pos += len(b)
-    return f"{h:016x}", pos, (np.concatenate(newlines) if newlines else np.zeros(0, np.int64)).astype(np.int64)
-
-
-def _scan_main():
-    """The helper process of _Scan: scans the inherited file descriptor argv[1] of argv[2] bytes
-    and writes the hash, the bytes read and the newline positions to stdout."""
-    import sys
-
-    h, pos, nl = scan_file(int(sys.argv[1]), int(sys.argv[2]))
-    out = sys.stdout.buffer
-    out.write(h.encode() + b"\n" + str(pos).encode() + b"\n")
-    out.write(nl.astype("<i8").tobytes())
-    out.flush()
-
-
-class _Scan:
-    """The manifest scan of traces.csv in a helper process (a second core hashes while this one
-    parses; a thread would wait for the interpreter lock between the hash's numpy passes), or in
-    this process when the helper cannot run."""
-
-    def __init__(self, fd, size):
-        import subprocess
-        import sys
-
-        self.fd, self.size, self.proc = os.dup(fd), size, None
-        pkg_parent = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-        env = dict(os.environ, PYTHONPATH=pkg_parent + os.pathsep + os.environ.get("PYTHONPATH", ""))
-        try:
-            self.proc = subprocess.Popen([sys.executable, "-c", "from ikbench.curves import _scan_main; _scan_main()",
-                                          str(self.fd), str(size)], pass_fds=(self.fd,), stdout=subprocess.PIPE,
-                                         stderr=subprocess.DEVNULL, env=env)
-        except OSError:
-            self.proc = None
-
-    def result(self):
-        try:
-            if self.proc is not None:
-                out, _ = self.proc.communicate()
-                if self.proc.returncode == 0:
-                    h, pos, rest = out.split(b"\n", 2)
-                    return h.decode(), int(pos), np.frombuffer(rest, dtype="<i8").astype(np.int64)
-            return scan_file(self.fd, self.size)
-        finally:
-            os.close(self.fd)
+        return [str(x) for x in self.frame["q"].to_numpy()[rows]] if "q" in self.frame else [""] * len(rows)
 
 
 def read_traces(run):
-    """traces.csv for the curves and the viewer as a TraceTable, read in one pass without the
-    `q` column, with the checks of ikbench.results: run.json's manifest (bytes, rows and FNV-1a
-    hash; computed beside the parse, see TraceTable.check), non-negative numbers, families,
-    solvers and problems of the run. Anything irregular (another format version, a field that
-    does not parse, a blank line) is left to `run.traces`, which reads the whole file and names
-    the line and column of an error."""
-    path = getattr(run, "traces_path", None)
-    if path is None or run.format_version < 2 or not os.path.lexists(path) or str(path).endswith(".gz"):
-        return TraceTable(run.traces)   # a compressed file is read whole (it holds a sample of problems)
-    try:
-        st = os.stat(path)
-    except OSError:
-        return TraceTable(run.traces)
-    if not stat.S_ISREG(st.st_mode):
-        return TraceTable(run.traces)   # refused there, with what it is
-    from .results import TRACE_COLUMNS
-
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-    try:
-        st = os.fstat(fd)
-        head = os.pread(fd, 4096, 0)
-        header = head[:head.find(b"\n")].decode("utf-8", "replace").strip().split(",")
-        if not stat.S_ISREG(st.st_mode) or header != TRACE_COLUMNS:
-            return TraceTable(run.traces)
-        size = st.st_size
-        scan = _Scan(fd, size)
-        try:
-            os.lseek(fd, 0, os.SEEK_SET)
-            with os.fdopen(os.dup(fd), "rb") as f:   # shares the offset; the scan uses pread
-                df = pd.read_csv(f, usecols=TRACE_CURVE_COLUMNS, engine="c", keep_default_na=False,
-                                 na_values={c: ["nan", "-nan", ""] for c in
-                                            ("position_error", "orientation_error", "time_us")},
-                                 dtype={"family": "category", "solver": "category", "problem": np.int64,
-                                        "iteration": np.int64, "position_error": float,
-                                        "orientation_error": float, "time_us": float})
-        except (ValueError, pd.errors.ParserError, UnicodeDecodeError):
-            df = None
-    finally:
-        os.close(fd)
-    table = TraceTable(df, path, run, scan, size)
-    if df is None:
-        table.check()                   # a mixed run is named first
-        return TraceTable(run.traces)
-    bad = np.zeros(len(df), dtype=bool)
-    for c in ("problem", "iteration", "position_error", "orientation_error", "time_us"):
-        v = df[c].to_numpy()
-        bad |= ~(v >= 0) if c in ("problem", "iteration") else (v < 0)
-    fam_problems, specs = getattr(run, "_run_keys", (None, None))
-    if fam_problems is not None:
-        bad |= ~df["family"].isin(list(fam_problems)).to_numpy()
-        if specs is not None:
-            bad |= ~df["solver"].isin(list(specs)).to_numpy()
-        count = df["family"].astype(object).map(fam_problems).to_numpy(dtype=float)
-        bad |= ~(df["problem"].to_numpy() < count)
-    if bad.any():
-        table.check()
-        return TraceTable(run.traces)   # the full reader names the line, column and what is wrong
-    return table
+    """traces.csv for the curves and the viewer as a TraceTable (read once, by the run)."""
+    return TraceTable(run.traces)
 
 
 def family_error_kinds(seqs):

@@ -18,7 +18,6 @@ version 2 raise `ResultsError` through `Run.require_version`.
 """
 
 import csv
-import io
 import json
 import math
 import os
@@ -31,30 +30,33 @@ import numpy as np
 import pandas as pd
 
 from .hashing import fnv1a64_hex
+from .results_models import validate_model, validate_problem, validate_scene
+from .results_schema import (LIMITS, SCHEMA, TOLERANCES, CsvLineError, ResultsError, cells_match, is_number, kind_of,
+                             parse_csv_line, split_lines, trim)
 
 # ---------------------------------------------------------------- the format
+# The shared facts come from python/ikbench/data/results_format.json (ikbench.results_schema), the
+# file the C++ constants are checked against; format version 1 (older runs, which only this
+# library reads) is described here.
 
-FORMAT_NAME = "ikbench-run"
-LATEST_VERSION = 2
+FORMAT_NAME = SCHEMA["format"]
+LATEST_VERSION = SCHEMA["format_version"]
+_COLUMNS = SCHEMA["columns"]
 
 # solves.csv: the leading columns never change order; later versions only append.
-LEADING_SOLVE_COLUMNS = [
-    "suite", "family", "problem", "dof", "effectors", "goal", "solver", "status", "converged",
-    "iterations", "restarts", "position_error", "orientation_error", "time_us", "fk_evals",
-    "jacobian_evals", "within_limits",
-]
+LEADING_SOLVE_COLUMNS = list(_COLUMNS["solves_leading"])
 SOLVE_COLUMNS_V1 = LEADING_SOLVE_COLUMNS + ["time_per_iteration_us", "seed", "problem_name", "message"]
-SOLVE_COLUMNS = SOLVE_COLUMNS_V1 + ["q", "seed_distance", "solutions"]
+SOLVE_COLUMNS = LEADING_SOLVE_COLUMNS + list(_COLUMNS["solves_extra"])
 # Appended by a run with a scene (docs/collision.md): the exact check of the returned q, empty in
 # the rows of families without a scene. Read as collision_free in {1.0, 0.0, nan (no scene)},
 # min_clearance [m] (nan: no scene), collision_pair as text.
-COLLISION_COLUMNS = ["collision_free", "min_clearance", "collision_pair"]
+COLLISION_COLUMNS = list(_COLUMNS["collision"])
 
 TRACE_COLUMNS_V1 = ["family", "problem", "solver", "iteration", "position_error", "orientation_error",
                     "step_norm", "damping", "elapsed_us"]
-TRACE_COLUMNS = TRACE_COLUMNS_V1 + ["time_us", "q"]
+TRACE_COLUMNS = list(_COLUMNS["traces"])
 
-SOLUTION_COLUMNS = ["family", "problem", "solver", "solution", "q"]
+SOLUTION_COLUMNS = list(_COLUMNS["solutions"])
 
 # summary.csv (written by ikbench.figures.write_summary): the columns of format version 1's
 # summary first, in their order, then the intervals and the extra time figures.
@@ -67,47 +69,30 @@ SUMMARY_COLUMNS = [
     "iterations_median_ci_high",
 ]
 
-# Optional columns of solves.csv after SOLVE_COLUMNS, found by name (a run without them reads as
-# before): the outcome and answer-quality columns of a protocol's run or `ikbench run --quality`
-# (docs/protocols.md, benchmarks/harness/answer_quality.h).
-QUALITY_COLUMNS = ["outcome", "manipulability", "limit_margin", "joint_jump", "branch_switch", "joint_velocity",
-                   "joint_acceleration", "joint_jerk"]
-OPTIONAL_SOLVE_COLUMNS = QUALITY_COLUMNS
-OUTCOMES = ("converged", "wrong", "not-found", "refused", "timed-out", "not-attempted")
+# Optional columns of solves.csv after SOLVE_COLUMNS, each at most once, found by name (a run
+# without them reads as before): the outcome and answer-quality columns of a protocol's run or
+# `ikbench run --quality` (docs/protocols.md, benchmarks/harness/answer_quality.h), and the
+# collision columns of a run with a scene.
+QUALITY_COLUMNS = list(_COLUMNS["quality"])
+OPTIONAL_SOLVE_COLUMNS = QUALITY_COLUMNS + COLLISION_COLUMNS
+OUTCOMES = tuple(SCHEMA["outcomes"])
 
 SOLVE_COLUMNS_BY_VERSION = {1: SOLVE_COLUMNS_V1, 2: SOLVE_COLUMNS}
 TRACE_COLUMNS_BY_VERSION = {1: TRACE_COLUMNS_V1, 2: TRACE_COLUMNS}
 
-STATUSES = ("converged", "max-iterations", "time-limit", "stalled", "numerical-failure", "unsupported",
-            "invalid-input", "false-convergence")
+STATUSES = tuple(SCHEMA["statuses"])
 # Solves the backend never attempted: they count (as failures) in the success rate, but not in
 # iteration, error, evaluation or time figures.
-NOT_ATTEMPTED = ("unsupported", "invalid-input")
-GOAL_KINDS = ("position", "orientation", "pose")
-JOINT_TYPES = {"revolute": (1, 1), "prismatic": (1, 1), "ball": (4, 3), "free": (7, 6), "fixed": (0, 0)}
+NOT_ATTEMPTED = tuple(SCHEMA["not_attempted"])
+GOAL_KINDS = tuple(SCHEMA["goal_kinds"])
+JOINT_TYPES = {k: tuple(v) for k, v in SCHEMA["joint_types"].items()}
 
-# Column kinds of solves.csv / traces.csv / solutions.csv.
-_INT_COLUMNS = {"problem", "dof", "effectors", "iterations", "restarts", "fk_evals", "jacobian_evals", "solutions",
-                "iteration", "solution"}
-_BOOL_COLUMNS = {"converged", "within_limits"}
-_QUALITY_FLOATS = {"manipulability", "limit_margin", "joint_jump", "branch_switch", "joint_velocity",
-                   "joint_acceleration", "joint_jerk"}
-_FLOAT_COLUMNS = _QUALITY_FLOATS | {"position_error", "orientation_error", "time_us", "time_per_iteration_us",
-                                    "seed_distance", "step_norm", "damping", "elapsed_us"}
-_NONNEGATIVE = {"position_error", "orientation_error", "time_us", "time_per_iteration_us", "seed_distance",
-                "elapsed_us"}
-# Float columns that may be empty (not applicable): time per iteration of a 0-iteration solve,
-# the seed distance of a solve without a configuration.
-_MAY_BE_EMPTY = {"time_per_iteration_us", "seed_distance"} | _QUALITY_FLOATS
-_UINT64_COLUMNS = {"seed"}
-_INDEX_COLUMNS = {"problem", "solution"}   # C++ ints (MAX_PROBLEM_INDEX)
-_MAX_COUNT = 1 << 53                       # other counts: exact as a double
-_NON_EMPTY_TEXT = {"suite", "family", "solver", "goal"}
-
-
-class ResultsError(Exception):
-    """A results directory that cannot be read as the format says; the message names the file,
-    the line and the column or field, and what was expected."""
+# How the cells of each column kind (results_schema.COLUMN_KINDS) are typed in a DataFrame.
+_INT_KINDS = {"index", "count"}
+_BOOL_KINDS = {"flag"}
+_FLOAT_KINDS = {"number", "number_or_empty", "non_negative", "non_negative_or_empty", "flag_or_empty"}
+_MAX_INDEX = LIMITS["max_index"]            # problem and solution indices are C++ ints
+_MAX_COUNT = LIMITS["max_count"]            # other counts: exact as a double
 
 
 # ---------------------------------------------------------------- limits of the readers
@@ -119,21 +104,21 @@ class ResultsError(Exception):
 # The files a complete run's manifest (run.json "files") lists: exactly these, by plain name, each
 # under this name or gzip-compressed as NAME.gz (what `ikbench run` writes; docs/results-format.md
 # "Compression").
-MANIFEST_FILES = ("models.json", "problems.jsonl", "solves.csv", "solutions.csv", "traces.csv")
-GZIP_SUFFIX = ".gz"
+MANIFEST_FILES = tuple(SCHEMA["manifest_files"])
+GZIP_SUFFIX = SCHEMA["gzip_suffix"]
 # A compressed file may expand to MAX_GZIP_RATIO times its size (a run's files expand 3 to 15
 # times; gzip at most about 1032 times, a stream of zeros), and to GZIP_FLOOR_BYTES whatever its
 # ratio: a gzip bomb is refused once it passes that, never read whole.
-MAX_GZIP_RATIO = 256
-GZIP_FLOOR_BYTES = 64 << 20
-MAX_RUN_JSON_BYTES = 64 << 20       # run.json
-MAX_MODELS_JSON_BYTES = 1 << 30     # models.json (the loaders' 1 GiB input limit)
+MAX_GZIP_RATIO = LIMITS["max_gzip_ratio"]
+GZIP_FLOOR_BYTES = LIMITS["gzip_floor_bytes"]
+MAX_RUN_JSON_BYTES = LIMITS["max_run_json_bytes"]        # run.json
+MAX_MODELS_JSON_BYTES = LIMITS["max_models_json_bytes"]  # models.json (the loaders' 1 GiB input limit)
 # Longest line (and so CSV field) of a CSV or JSON Lines file: the q of the largest model the
 # loaders accept (100 000 joints, at most 7 configuration numbers each, a number at most 24
 # characters and a space: 17.5 MB) fits with room to spare.
-MAX_LINE_BYTES = 64 << 20
-MAX_JSON_NESTING = 64               # arrays and objects in one JSON document (the harness writes 4)
-MAX_PROBLEM_INDEX = (1 << 31) - 1   # problem and solution indices are C++ ints
+MAX_LINE_BYTES = LIMITS["max_line_bytes"]
+MAX_JSON_NESTING = LIMITS["max_json_nesting"]            # arrays and objects in one JSON document
+MAX_PROBLEM_INDEX = _MAX_INDEX
 
 if csv.field_size_limit() < MAX_LINE_BYTES:
     csv.field_size_limit(MAX_LINE_BYTES)
@@ -300,19 +285,6 @@ def count_lines(data):
     return data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
 
 
-def _data_lines(data, n):
-    """File line numbers of the first n records after the header of a CSV file without quoted
-    newlines (traces.csv), skipping blank lines as the CSV readers do."""
-    a = np.frombuffer(data, dtype=np.uint8)
-    ends = np.flatnonzero(a == 10)
-    starts = np.concatenate(([0], ends + 1))
-    stops = np.concatenate((ends, [len(a)]))
-    length = stops - starts
-    cr_only = (length == 1) & (a[np.minimum(starts, max(len(a) - 1, 0))] == 13) if len(a) else length > 0
-    lines = np.flatnonzero((length > 0) & ~cr_only) + 1
-    return lines[1:n + 1].astype(np.int64)
-
-
 def _check_line_lengths(data, path):
     """Refuses a line longer than MAX_LINE_BYTES (the CSV and JSON Lines files of a run)."""
     if len(data) <= MAX_LINE_BYTES:
@@ -431,6 +403,26 @@ def format_version(meta):
     return 1
 
 
+def _read_version(meta, path):
+    """The format version of a run.json, as the readers take it: a run.json with a
+    'format_version' must give the integer LATEST_VERSION (the C++ readers' rule: a newer
+    version, whose files this library does not know, is refused, not guessed at); one without it
+    is format version 1 (written before the field) when its 'format' is absent or
+    'ikbench-run/1', and is refused otherwise."""
+    if "format_version" in meta:
+        v = meta["format_version"]
+        if not _int(v) or v != LATEST_VERSION:
+            raise _field_error(path, "format_version", f"expected {LATEST_VERSION}, the format version this ikbench "
+                               f"reads" + (" (a newer ikbench wrote this run: read it with that one)"
+                                           if _int(v) and v > LATEST_VERSION else ""), v)
+        return v
+    fmt = meta.get("format")
+    if fmt is None or fmt == FORMAT_NAME + "/1":
+        return 1
+    raise _field_error(path, "format_version", f"missing, and 'format' is not '{FORMAT_NAME}/1' (a run.json of "
+                       f"format version {LATEST_VERSION} has 'format_version': {LATEST_VERSION})", fmt)
+
+
 def _where(path, line, column):
     return f"{path}:{line}: column '{column}'"
 
@@ -451,56 +443,93 @@ def _exact_floats(raw):
         return out
 
 
-class _Table:
-    """A CSV file read with the csv module: header, columns of strings, line of every record."""
+def _header_problem(header, expected, optional, line):
+    """Why a CSV header is not the format's: `expected` in order, then columns of `optional`,
+    each at most once (the C++ readers' rule). None when it is."""
+    lead = header[:len(expected)]
+    if lead != expected:
+        hint = (" (a '\\r' before the line end: CRLF line ends are not the format's, which ends lines with '\\n' "
+                "alone)") if "\r" in line else ""
+        missing = [c for c in expected if c not in header]
+        if missing:
+            return (f"missing column(s) {', '.join(repr(c) for c in missing)} in the header (expected the format's "
+                    f"columns {','.join(expected)}){hint}")
+        k = next((i for i, (a, b) in enumerate(zip(lead, expected)) if a != b), len(lead))
+        got = f"'{_clip(lead[k])}'" if k < len(lead) else "nothing"
+        return (f"header column {k + 1} is {got}, expected '{expected[k]}' (the format's columns in this order: "
+                f"{','.join(expected)}){hint}")
+    seen = set()
+    for c in header[len(expected):]:
+        if c not in optional or c in seen:
+            return (f"column '{_clip(c)}' after the format's columns is not one of the optional columns "
+                    f"({','.join(optional)}) or is given twice")
+        seen.add(c)
+    return None
 
-    def __init__(self, path, data, required, kind):
+
+class _Table:
+    """A CSV file split as the C++ readers split it (ikbench.results_schema): header, columns of
+    strings, file line of every record. With `expected`, the header must be those columns in
+    order, then only columns of `optional`; with `required` (format version 1), those columns
+    in any order, others kept as text."""
+
+    def __init__(self, path, data, kind, *, expected=None, optional=(), required=None):
         self.path = path
         _check_line_lengths(data, path)
-        if not data.strip():
-            raise ResultsError(f"{path}: empty file, expected a header line with columns {','.join(required)}")
-        text = _decode(data, path)
-        reader = csv.reader(io.StringIO(text, newline=""))
-        # Cells go straight into their columns: a list per row beside the columns would hold
-        # every cell's reference twice (a default run's solves.csv has 1.6 million cells).
-        cols, lines = None, []
+        columns = expected if expected is not None else required
+        if not data:
+            raise ResultsError(f"{path}:1: empty file, expected a header line with the {kind} columns "
+                               f"{','.join(columns)}")
+        lines = split_lines(_decode(data, path))
+        del data
         try:
-            header = next(reader)
+            header = parse_csv_line(lines[0])
+        except CsvLineError as e:
+            raise ResultsError(f"{path}:1: malformed CSV header: {e}") from None
+        if expected is not None:
+            why = _header_problem(header, list(expected), list(optional), lines[0])
+            if why:
+                raise ResultsError(f"{path}:1: {why}")
+        else:
             header = [h.strip() for h in header]
             missing = [c for c in required if c not in header]
             if missing:
                 raise ResultsError(f"{path}:1: missing column(s) {', '.join(repr(c) for c in missing)} in the header "
                                    f"(expected the {kind} columns {','.join(required)})")
-            dup = sorted({h for h in header if header.count(h) > 1})
-            if dup:
-                raise ResultsError(f"{path}:1: column(s) {', '.join(repr(c) for c in dup)} appear more than once")
-            n = len(header)
-            cols = [[] for _ in header]
-            appenders = [c.append for c in cols]
-            for row in reader:
-                if not row or (len(row) == 1 and not row[0].strip()):
-                    continue  # blank line
-                if len(row) != n:
-                    raise ResultsError(f"{path}:{reader.line_num}: {len(row)} fields, but the header has {n}")
-                for add, cell in zip(appenders, row):
-                    add(cell)
-                lines.append(reader.line_num)
-        except csv.Error as e:
-            raise ResultsError(f"{path}:{reader.line_num}: malformed CSV: {e}") from None
+        dup = sorted({h for h in header if header.count(h) > 1})
+        if dup:
+            raise ResultsError(f"{path}:1: column(s) {', '.join(repr(c) for c in dup)} appear more than once")
+        n = len(header)
+        # Cells go straight into their columns: a list per row beside the columns would hold
+        # every cell's reference twice (a default run's solves.csv has 1.6 million cells).
+        cols = [[] for _ in header]
+        appenders = [c.append for c in cols]
+        for number, line in enumerate(lines[1:], 2):
+            try:
+                row = parse_csv_line(line)
+            except CsvLineError as e:
+                raise ResultsError(f"{path}:{number}: malformed CSV: {e} (a field never spans lines)") from None
+            if len(row) != n:
+                blank = " (a blank line)" if not line.strip(" ") else ""
+                raise ResultsError(f"{path}:{number}: {len(row)} field{'' if len(row) == 1 else 's'}{blank}, but the "
+                                   f"header has {n}")
+            for add, cell in zip(appenders, row):
+                add(cell)
+        self.n = len(lines) - 1
+        del lines
         self.header = header
-        self.lines = np.asarray(lines, dtype=np.int64)
+        self.lines = np.arange(2, self.n + 2, dtype=np.int64)
         self.columns = {}
         for h, c in zip(header, cols):
             a = np.empty(len(c), dtype=object)
             a[:] = c
             self.columns[h] = a
             c.clear()
-        self.n = len(lines)
 
-    def fail(self, column, mask, expected):
+    def fail(self, column, mask, expected, values=None):
         i = int(np.flatnonzero(mask)[0])
-        raise ResultsError(f"{_where(self.path, self.lines[i], column)}: expected {expected}, "
-                           f"got '{self.columns[column][i]}'")
+        got = (self.columns[column] if values is None else values)[i]
+        raise ResultsError(f"{_where(self.path, self.lines[i], column)}: expected {expected}, got '{_clip(got)}'")
 
     def frame(self, columns=None):
         """DataFrame of the named columns (all by default), typed by the format's column kinds."""
@@ -510,65 +539,76 @@ class _Table:
         return pd.DataFrame(out)
 
     def typed(self, c):
+        """Column `c` checked against its kind (results_schema.COLUMN_KINDS) and typed: ints, floats
+        (nan for nan and for an empty cell), bools for flags, uint64 seeds, text as str objects."""
         raw = self.columns[c]
-        if c in _INT_COLUMNS:
-            vals = _exact_floats(raw)
-            top = MAX_PROBLEM_INDEX if c in _INDEX_COLUMNS else _MAX_COUNT
-            with np.errstate(invalid="ignore"):
-                bad = ~np.isfinite(vals) | (vals < 0) | (vals != np.floor(vals)) | (vals > top)
-            if c in _INDEX_COLUMNS and len(raw):  # written as digits (no sign, exponent or spaces)
-                bad |= ~pd.Series(raw, dtype=object).astype(str).str.fullmatch(r"\d+").to_numpy(dtype=bool)
+        kind = kind_of(c)
+        cells = [str(x) for x in raw]
+        if kind == "index":  # plain digits (no sign, exponent or spaces), below 2^31
+            top = _MAX_INDEX - 1 if c == "solution" else _MAX_INDEX
+            ok = cells_match("index", cells)
+            vals = np.array([int(x) if k else -1 for x, k in zip(cells, ok)], dtype=np.int64)
+            bad = ~ok | (vals > top)
             if bad.any():
-                self.fail(c, bad, "a non-negative integer" + (" below 2^31" if c in _INDEX_COLUMNS else ""))
-            return vals.astype(np.int64)
-        if c in _BOOL_COLUMNS:
-            s = np.char.strip(raw.astype(str)) if len(raw) else np.asarray([], dtype=str)
-            bad = (s != "0") & (s != "1")
-            if bad.any():
-                self.fail(c, bad, "0 or 1")
-            return s == "1"
-        if c in _FLOAT_COLUMNS:
-            s = np.char.strip(raw.astype(str)) if len(raw) else np.asarray([], dtype=str)
-            empty = s == ""
-            v = _exact_floats(np.where(empty, "nan", s))
-            # _exact_floats gives nan both for 'nan' and for text it cannot read: tell them apart.
-            unreadable = np.isnan(v) & ~empty & ~np.isin(np.char.lower(s), ["nan", "-nan", "+nan"])
-            if c not in _MAY_BE_EMPTY:
-                unreadable |= empty
-            if unreadable.any():
-                self.fail(c, unreadable, "a number (or nan, inf)" + (" or nothing" if c in _MAY_BE_EMPTY else ""))
-            if c in _NONNEGATIVE:
+                self.fail(c, bad, f"a non-negative integer below {top + 1} written in digits")
+            return vals
+        if kind in ("number", "number_or_empty", "non_negative", "non_negative_or_empty", "count"):
+            ok = cells_match(kind, cells)
+            if not ok.all():
+                what = {"count": "a non-negative integer", "number": "a number (or nan, inf)",
+                        "non_negative": "a non-negative number (or nan, inf)"}.get(
+                    kind, ("a non-negative number" if kind.startswith("non_negative") else "a number") +
+                    " (or nan, inf) or nothing")
+                self.fail(c, ~ok, what)
+            trimmed = np.array([trim(x) for x in cells], dtype=object)
+            empty = trimmed == ""
+            v = _exact_floats(np.where(empty, "nan", trimmed).astype(str) if len(trimmed) else trimmed)
+            if kind == "count":
+                with np.errstate(invalid="ignore"):
+                    bad = ~np.isfinite(v) | (v < 0) | (v != np.floor(v)) | (v > _MAX_COUNT)
+                if bad.any():
+                    self.fail(c, bad, "a non-negative integer")
+                return v.astype(np.int64)
+            if kind.startswith("non_negative"):
                 neg = v < 0
                 if neg.any():
                     self.fail(c, neg, "a non-negative number")
             return v
-        if c in _UINT64_COLUMNS:
-            s = pd.Series(raw, dtype=object).str.strip()
-            ok = s.str.fullmatch(r"\d{1,20}").to_numpy(dtype=bool, na_value=False)
-            if ok.all():
-                vals = [int(x) for x in s]
-                ok = np.array([x < (1 << 64) for x in vals])
-                if ok.all():
-                    return np.array(vals, dtype=np.uint64)
-            self.fail(c, ~ok, "an unsigned 64-bit integer")
+        if kind in ("flag", "flag_or_empty"):
+            ok = cells_match(kind, cells)
+            if not ok.all():
+                self.fail(c, ~ok, "0 or 1" if kind == "flag" else "0, 1 or nothing")
+            s = np.array([trim(x) for x in cells], dtype=object)
+            if kind == "flag":
+                return (s == "1").astype(bool)
+            return np.where(s == "1", 1.0, np.where(s == "0", 0.0, np.nan)).astype(float)
+        if kind == "seed":
+            ok = cells_match("seed", cells)
+            vals = [int(x) if k else 1 << 64 for x, k in zip(cells, ok)]
+            ok = np.array([x < (1 << 64) for x in vals], dtype=bool)
+            if not ok.all():
+                self.fail(c, ~ok, "an unsigned 64-bit integer")
+            return np.array(vals, dtype=np.uint64)
+        if kind in ("status", "outcome"):
+            names = STATUSES if kind == "status" else OUTCOMES
+            s = np.array([trim(x) for x in cells], dtype=object)
+            bad = ~pd.Series(s, dtype=object).isin(names).to_numpy(dtype=bool)
+            if bad.any():
+                self.fail(c, bad, f"{'a status' if kind == 'status' else 'an outcome'} ({', '.join(names)})")
+            return s
+        if kind == "configuration":
+            ok = cells_match("configuration", cells)
+            if not ok.all():
+                i = int(np.flatnonzero(~ok)[0])
+                raise ResultsError(f"{_where(self.path, self.lines[i], c)}: '{_clip(_bad_token(cells[i]))}' is not a "
+                                   "number (expected the configuration: numbers separated by spaces)")
+            return raw if len(raw) else np.asarray([], dtype=object)
         vals = raw if len(raw) else np.asarray([], dtype=object)  # text stays Python strings (object)
-        if c in _NON_EMPTY_TEXT:
-            bad = np.array([not x.strip() for x in vals], dtype=bool)
+        if kind == "name":
+            bad = np.array([not trim(x) for x in cells], dtype=bool)
             if bad.any():
                 self.fail(c, bad, "a non-empty name")
         return vals
-
-
-def _check_statuses(table, df):
-    if "status" not in df:
-        return
-    s = df["status"].str.strip()
-    bad = ~s.isin(STATUSES).to_numpy()
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        raise ResultsError(f"{_where(table.path, table.lines[i], 'status')}: unknown status '{s.iloc[i]}' "
-                           f"(expected one of {', '.join(sorted(STATUSES))})")
-    df["status"] = s
 
 
 def _check_unique(table, df, keys, what):
@@ -584,61 +624,91 @@ def _clip(text, n=60):
     return text if len(text) <= n else text[:n] + f"... ({len(text)} characters)"
 
 
-def _q_numbers(text):
-    """The numbers of a configuration text (decimal numbers, nan, inf, separated by spaces), or
-    None when a token is not one (Python's float() also reads '1_0' and non-ASCII digits: refused,
-    as the C++ readers do)."""
-    if not text.isascii() or "_" in text:
+def _q_tokens(text):
+    """The numbers of a configuration text as strings, or None when the text is not numbers of the
+    format separated by spaces (results_schema.NUMBER: no '1_0', non-ASCII digits or hexadecimal,
+    and no separator but the space, as the C++ readers read it)."""
+    if not cells_match("configuration", [text])[0]:
         return None
-    try:
-        return [float(x) for x in text.split()]
-    except ValueError:
-        return None
+    return text.split()
 
 
 def _bad_token(text):
-    for tok in text.split():
-        if not tok.isascii() or "_" in tok:
-            return tok
-        try:
-            float(tok)
-        except ValueError:
+    for tok in text.split(" "):
+        if tok and not is_number(tok):
             return tok
     return text
 
 
 def parse_q(text, where=None):
     """A configuration written as numbers separated by spaces -> numpy array."""
-    vals = _q_numbers(text)
-    if vals is None:
-        raise ResultsError(f"{where or 'q'}: '{_clip(_bad_token(text))}' is not a number (expected numbers "
+    tokens = _q_tokens(str(text))
+    if tokens is None:
+        raise ResultsError(f"{where or 'q'}: '{_clip(_bad_token(str(text)))}' is not a number (expected numbers "
                            f"separated by spaces, got '{_clip(text)}')")
-    return np.array(vals, dtype=float)
+    return np.array(tokens, dtype=float)
 
 
-def _check_configurations(path, lines, families, problems, texts, nq_of, column="q"):
+def _configuration_problem(vals, layout):
+    """Why numbers are not a valid configuration of a model (the C++ isValidConfiguration): an
+    entry that is not finite, or a ball or free joint's quaternion of a norm not within 1e-6 of
+    1. `layout`: [(joint name, first q index, nq, quaternion index or None)]. None if valid."""
+    if np.isfinite(vals).all() and not any(qi is not None for _, _, _, qi in layout):
+        return None
+    for name, iq, nq, qi in layout:
+        for k in range(iq, iq + nq):
+            if not math.isfinite(vals[k]):
+                return f"configuration entry {k} (joint '{name}') is not finite"
+        if qi is not None:
+            norm = float(np.linalg.norm(vals[qi:qi + 4]))
+            if not abs(norm - 1.0) <= TOLERANCES["unit_quaternion"]:
+                return f"quaternion of joint '{name}' has norm {norm:.17g}, expected 1"
+    return None
+
+
+def _check_configurations(path, lines, families, problems, texts, nq_of, column="q", valid=None):
     """Every non-empty configuration of a file's column: numbers, and nq of them where the model
-    of its (family, problem) is known (`nq_of`: {(family, problem): (model id, nq)})."""
+    of its (family, problem) is known (`nq_of`: {(family, problem): (model id, nq, layout)}). The
+    rows of `valid` (a boolean mask; the answers verify checks: attempted solves and every extra
+    solution) must moreover be valid configurations (finite, unit quaternions)."""
     for i, (f, p, t) in enumerate(zip(families, problems, texts)):
         t = str(t)
-        if not t.strip():
+        if not t.strip(" "):
             continue
-        vals = _q_numbers(t)
-        if vals is None:
+        tokens = _q_tokens(t)
+        if tokens is None:
             raise ResultsError(f"{_where(path, lines[i], column)}: '{_clip(_bad_token(t))}' is not a number "
                                "(expected the configuration: nq numbers separated by spaces)")
         m = nq_of.get((f, int(p)))
-        if m is not None and len(vals) != m[1]:
-            raise ResultsError(f"{_where(path, lines[i], column)}: {len(vals)} number{'' if len(vals) == 1 else 's'}, "
+        if m is None:
+            continue
+        if len(tokens) != m[1]:
+            raise ResultsError(f"{_where(path, lines[i], column)}: {len(tokens)} number{'' if len(tokens) == 1 else 's'}, "
                                f"but problem {p} of family "
                                f"'{f}' is on model '{m[0]}' with nq {m[1]}")
+        if valid is not None and valid[i]:
+            why = _configuration_problem(np.array(tokens, dtype=float), m[2])
+            if why:
+                raise ResultsError(f"{_where(path, lines[i], column)}: {why} (an answer must be a configuration "
+                                   f"of model '{m[0]}')")
 
 
 def _nq_of_problems(run):
     if run.problems is None or run.models is None:
         return {}
-    return {(f, int(p)): (m, run.models[m]["nq"]) for f, p, m in
+    layouts = {mid: _configuration_layout(m) for mid, m in run.models.items()}
+    return {(f, int(p)): (m, run.models[m]["nq"], layouts[m]) for f, p, m in
             zip(run.problems["family"], run.problems["problem"], run.problems["model"])}
+
+
+def _configuration_layout(model):
+    """[(joint name, first q index, nq, quaternion index or None)] of a models.json model."""
+    out = []
+    for j in model["joints"]:
+        nq = JOINT_TYPES[j["type"]][0]
+        qi = j["idx_q"] if j["type"] == "ball" else j["idx_q"] + 3 if j["type"] == "free" else None
+        out.append((j["name"], j["idx_q"], nq, qi))
+    return out
 
 
 # ---------------------------------------------------------------- the run
@@ -731,8 +801,7 @@ class Run:
     def inputs(self):
         """The paths a reader of this run reads (the directory and its files that exist): what
         an output of a command over this run must not replace (ikbench.safe_io)."""
-        names = ("run.json", *MANIFEST_FILES, *(n + GZIP_SUFFIX for n in MANIFEST_FILES), "solves.partial.csv")
-        return [self.path, self.solves_path] + [self.path / n for n in names if _exists(self.path / n)]
+        return input_paths(self.path, self.solves_path)
 
     def describe(self):
         v = f"format {self.format_version}" + ("" if self.complete else ", INCOMPLETE")
@@ -762,10 +831,9 @@ class Run:
         raw, data = read_run_file(path, "traces.csv")
         self._check_manifest_file(path.name, raw, data)
         del raw
-        df = read_traces_bytes(path, data, cols)
+        df, lines = read_traces_bytes(path, data, cols, exact=self.format_version >= 2, with_lines=True)
+        del data
         if self.format_version >= 2 and len(df):
-            lines = _data_lines(data, len(df))
-            del data
             fam_problems, specs = getattr(self, "_run_keys", (None, None))
             _check_keys(path, lines, df, fam_problems, specs, "traces.csv")
             nq_of = _nq_of_problems(self)
@@ -775,6 +843,11 @@ class Run:
                     i = int(np.flatnonzero(~known.to_numpy(dtype=bool))[0])
                     raise ResultsError(f"{path}:{lines[i]}: problem {df['problem'].iat[i]} of family "
                                        f"'{_clip(df['family'].iat[i])}' is not in problems.jsonl")
+            empty = df["q"].astype(str).str.strip(" ") == ""
+            if empty.any():
+                i = int(np.flatnonzero(empty.to_numpy())[0])
+                raise ResultsError(f"{_where(path, lines[i], 'q')}: empty (expected the configuration after the "
+                                   "iteration)")
             _check_configurations(path, lines, df["family"], df["problem"], df["q"], nq_of)
         return df
 
@@ -815,36 +888,28 @@ class Run:
         return self._pidx
 
 
-def read_traces_bytes(path, data, cols):
-    """traces.csv: a fast typed read; on any irregularity the file is scanned again with the csv
-    module so that the error names its line and column."""
-    if not data.strip():
-        raise ResultsError(f"{path}: empty file, expected a header line with columns {','.join(cols)}")
-    _check_line_lengths(data, path)
-    header = next(csv.reader(io.StringIO(_decode(data[:data.find(b"\n") + 1 or len(data)], path))), [])
-    header = [h.strip() for h in header]
-    missing = [c for c in cols if c not in header]
-    if missing:
-        raise ResultsError(f"{path}:1: missing column(s) {', '.join(repr(c) for c in missing)} in the header "
-                           f"(expected the traces columns {','.join(cols)})")
-    dtypes = {c: (np.int64 if c in _INT_COLUMNS else float if c in _FLOAT_COLUMNS else object) for c in header}
-    last = header[-1]
-    try:
-        df = pd.read_csv(io.BytesIO(data), dtype=dtypes, keep_default_na=False,
-                         na_values={c: ["nan", "-nan", ""] for c in header if c in _FLOAT_COLUMNS},
-                         engine="c", float_precision="round_trip")
-        # A short line leaves its last field empty: the last column is never empty in the format.
-        ok = not (df[last].isna().any() if dtypes[last] is float else (df[last].astype(str) == "").any())
-        for c in _NONNEGATIVE & set(header):
-            ok = ok and not (df[c] < 0).any()
-        if ok and len(df.columns) == len(header):
-            for c in ("family", "solver"):
-                df[c] = df[c].astype(str)
-            return df
-    except (ValueError, pd.errors.ParserError, UnicodeDecodeError):
-        pass
-    table = _Table(path, data, cols, "traces")  # raises with the line and column
-    return table.frame()
+def input_paths(directory, solves_path=None):
+    """The paths a reader of the run in `directory` reads (the directory and its files that
+    exist), known before the run is read: what an output of a command over it must not replace
+    (ikbench.safe_io)."""
+    directory = Path(directory)
+    names = ("run.json", *MANIFEST_FILES, *(n + GZIP_SUFFIX for n in MANIFEST_FILES), "solves.partial.csv")
+    out = [directory] + ([solves_path] if solves_path is not None else [])
+    return out + [directory / n for n in names if _exists(directory / n)]
+
+
+def read_traces_bytes(path, data, cols, exact=True, with_lines=False):
+    """traces.csv as a typed DataFrame, split and checked as the C++ readers do (exactly the
+    format's columns with `exact`, else at least `cols`); with `with_lines`, also the file line
+    of every row."""
+    if exact:
+        table = _Table(path, data, "traces.csv", expected=cols)
+    else:
+        table = _Table(path, data, "traces.csv", required=cols)
+    df = table.frame()
+    for c in ("family", "solver"):
+        df[c] = df[c].astype(str)
+    return (df, table.lines) if with_lines else df
 
 
 def _manifest_mismatch(name, entry, data, content=None):
@@ -1034,11 +1099,7 @@ def load(path, *, allow_incomplete=False, require_run_json=True):
     else:
         meta = {}
         notes.append("no run.json: read as format version 1 without run facts")
-    version = format_version(meta)
-    if version > LATEST_VERSION:
-        notes.append(f"run.json declares format version {version}; read as version {LATEST_VERSION} "
-                     "(columns added later are kept but not interpreted)")
-    rv = min(version, LATEST_VERSION)
+    rv = _read_version(meta, run_json)
     if meta and "format" not in meta and "format_version" not in meta:
         notes.append("run.json has no 'format': read as format version 1")
     _tolerances(meta, run_json, required=rv >= 2)
@@ -1101,33 +1162,28 @@ def load(path, *, allow_incomplete=False, require_run_json=True):
     raw, data = read_run_file(solves_path, "the solves.csv written by `ikbench run`")
     check_manifest(solves_path.name, raw, data)
     del raw
-    required = LEADING_SOLVE_COLUMNS if rv < 2 else SOLVE_COLUMNS
-    table = _Table(solves_path, data, required, f"solves.csv (format version {rv})")
+    if rv >= 2:
+        table = _Table(solves_path, data, "solves.csv", expected=SOLVE_COLUMNS, optional=OPTIONAL_SOLVE_COLUMNS)
+    else:
+        table = _Table(solves_path, data, "solves.csv (format version 1)", required=LEADING_SOLVE_COLUMNS)
     del data
     known = [c for c in SOLVE_COLUMNS + OPTIONAL_SOLVE_COLUMNS if c in table.header]
     extra = [c for c in table.header if c not in known]
     solves = table.frame(known)
-    if "outcome" in solves:
-        bad = ~pd.Series(solves["outcome"], dtype=object).str.strip().isin(OUTCOMES).to_numpy()
-        if bad.any():
-            table.fail("outcome", bad, f"an outcome ({', '.join(OUTCOMES)})")
-    for c in extra:  # columns of a later format version: kept as text
+    for c in extra:  # format version 1: columns it does not know, kept as text
         solves[c] = table.columns[c]
-    if "collision_free" in solves:
-        _type_collision_columns(solves_path, table.lines, solves)
     table.columns.clear()  # the text of the typed columns is not needed again
-    _check_statuses(table, solves)
     _check_unique(table, solves, ["family", "problem", "solver"], "solve")
     suite_name = meta.get("suite", {}).get("name") if isinstance(meta.get("suite"), dict) else meta.get("suite")
-    if isinstance(suite_name, str) and len(solves):
-        other = solves["suite"] != suite_name
+    if isinstance(suite_name, str) and suite_name and len(solves):
+        other = solves["suite"].map(trim) != suite_name
         if other.any():
             i = int(np.flatnonzero(other.to_numpy())[0])
             raise ResultsError(f"{solves_path}:{table.lines[i]}: column 'suite' is '{solves['suite'].iat[i]}', but "
                                f"{run_json} is suite '{suite_name}': files of different runs are mixed")
     if rv >= 2:
         _check_keys(solves_path, table.lines, solves, fam_problems, specs, "solves.csv")
-        bad = (solves["q"].str.strip() == "") & ~solves["status"].isin(NOT_ATTEMPTED)
+        bad = (solves["q"].str.strip(" ") == "") & ~solves["status"].isin(NOT_ATTEMPTED)
         if bad.any():
             i = int(np.flatnonzero(bad.to_numpy())[0])
             raise ResultsError(f"{_where(solves_path, table.lines[i], 'q')}: empty, but status "
@@ -1145,25 +1201,30 @@ def load(path, *, allow_incomplete=False, require_run_json=True):
         run.models = _load_models(run_file(directory, "models.json"), check_manifest, allow_incomplete, issues)
         run.problems, run.problem_lines = _load_problems(run_file(directory, "problems.jsonl"), check_manifest,
                                                          allow_incomplete, issues, run.models, fam_problems)
+        if run.problems is not None and not allow_incomplete:
+            _check_problems_complete(run, fam_problems)
         nq_of = _nq_of_problems(run)
-        _check_configurations(solves_path, table.lines, solves["family"], solves["problem"], solves["q"], nq_of)
+        # The answers verify checks (attempted solves, every extra solution) must be configurations
+        # of their model; an unsupported or invalid-input solve carries the start it was given.
+        _check_configurations(solves_path, table.lines, solves["family"], solves["problem"], solves["q"], nq_of,
+                              valid=~solves["status"].isin(NOT_ATTEMPTED).to_numpy())
         sp = run_file(directory, "solutions.csv")
         if _exists(sp):
             sraw, sdata = read_run_file(sp, "solutions.csv")
             check_manifest(sp.name, sraw, sdata)
             del sraw
-            st = _Table(sp, sdata, SOLUTION_COLUMNS, "solutions.csv")
+            st = _Table(sp, sdata, "solutions.csv", expected=SOLUTION_COLUMNS)
             run.solutions = st.frame(SOLUTION_COLUMNS)
             st.columns.clear()
             del sdata
             _check_keys(sp, st.lines, run.solutions, fam_problems, specs, "solutions.csv")
             _check_unique(st, run.solutions, ["family", "problem", "solver", "solution"], "solution")
-            _check_configurations(sp, st.lines, run.solutions["family"], run.solutions["problem"],
-                                  run.solutions["q"], nq_of)
-            empty = run.solutions["q"].astype(str).str.strip() == ""
+            empty = run.solutions["q"].astype(str).str.strip(" ") == ""
             if empty.any():
                 i = int(np.flatnonzero(empty.to_numpy())[0])
                 raise ResultsError(f"{_where(sp, st.lines[i], 'q')}: empty (expected a solution's configuration)")
+            _check_configurations(sp, st.lines, run.solutions["family"], run.solutions["problem"],
+                                  run.solutions["q"], nq_of, valid=np.ones(len(run.solutions), dtype=bool))
         elif allow_incomplete:
             run.solutions = pd.DataFrame({c: pd.Series(dtype=object) for c in SOLUTION_COLUMNS})
             issues.append("solutions.csv is missing")
@@ -1172,7 +1233,33 @@ def load(path, *, allow_incomplete=False, require_run_json=True):
                                "returned several solutions)")
         if run.problems is not None and len(solves):
             _check_problems_cover(run, table)
+        shard = meta.get("shard")
+        if not allow_incomplete and (shard is None or shard["count"] == 1):
+            _check_solves_complete(run, table, fam_problems, specs)
     return run
+
+
+def _check_problems_complete(run, fam_problems):
+    """problems.jsonl holds every problem of run.json's families (its lines were checked to be
+    within the counts and never twice), as `ikbench verify` requires."""
+    expected = sum(fam_problems.values())
+    if len(run.problems) != expected:
+        have = set(zip(run.problems["family"], run.problems["problem"].astype(int)))
+        missing = next(((f, k) for f, n in fam_problems.items() for k in range(n) if (f, k) not in have), None)
+        what = f" (problem {missing[1]} of family '{_clip(missing[0])}' is missing)" if missing else ""
+        raise ResultsError(f"{run.path / 'problems.jsonl'}: {len(run.problems)} problems, run.json's families have "
+                           f"{expected}{what}")
+
+
+def _check_solves_complete(run, table, fam_problems, specs):
+    """A complete run that is not a shard (or is the only shard, 1 of 1) holds every solve: each
+    problem of run.json's families with each solver (rows were checked to be within the counts and
+    never twice)."""
+    expected = sum(fam_problems.values()) * len(specs)
+    if len(run.solves) != expected:
+        raise ResultsError(f"{table.path}: {len(run.solves)} solves, run.json's {sum(fam_problems.values())} problems "
+                           f"x {len(specs)} solvers make {expected} (a complete run that is not one of several "
+                           "shards holds every solve)")
 
 
 def _check_problems_cover(run, table):
@@ -1198,65 +1285,12 @@ def _load_models(path, check_manifest, allow_incomplete, issues):
     models = {}
     for k, m in enumerate(doc["models"]):
         where = f"{path}: models[{k}]"
-        if not isinstance(m, dict):
-            raise ResultsError(f"{where}: expected an object")
-        _validate_model(m, where)
+        validate_model(m, where)
         if m["id"] in models:
             raise ResultsError(f"{where}: field 'id': '{m['id']}' appears twice")
+        validate_scene(m, where)
         models[m["id"]] = m
     return models
-
-
-def _num_list(v, n=None, allow_null=False):
-    if not isinstance(v, list) or (n is not None and len(v) != n):
-        return False
-    for x in v:
-        if x is None and allow_null:
-            continue
-        if isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x):
-            return False
-    return True
-
-
-def _validate_pose(p, where, field):
-    if not isinstance(p, dict) or not _num_list(p.get("xyz"), 3) or not _num_list(p.get("quat_xyzw"), 4):
-        raise ResultsError(f"{where}: field '{field}': expected {{\"xyz\": [3 numbers], \"quat_xyzw\": [4 numbers]}}")
-    if abs(np.linalg.norm(p["quat_xyzw"]) - 1.0) > 1e-6:
-        raise ResultsError(f"{where}: field '{field}.quat_xyzw': expected a unit quaternion, norm is "
-                           f"{np.linalg.norm(p['quat_xyzw']):.9g}")
-
-
-def _validate_model(m, where):
-    for k, kind in (("id", str), ("nq", int), ("nv", int), ("joints", list)):
-        if not isinstance(m.get(k), kind) or isinstance(m.get(k), bool):
-            raise ResultsError(f"{where}: field '{k}': expected {'a string' if kind is str else 'an integer' if kind is int else 'a list'}")
-    nq = nv = 0
-    for j, jt in enumerate(m["joints"]):
-        w = f"{where}.joints[{j}]"
-        if not isinstance(jt, dict):
-            raise ResultsError(f"{w}: expected an object")
-        t = jt.get("type")
-        if t not in JOINT_TYPES:
-            raise ResultsError(f"{w}: field 'type': expected one of {', '.join(JOINT_TYPES)}, got {t!r}")
-        p = jt.get("parent")
-        if not isinstance(p, int) or isinstance(p, bool) or not (-1 <= p < j):
-            raise ResultsError(f"{w}: field 'parent': expected -1 or the index of an earlier joint, got {p!r}")
-        _validate_pose(jt.get("parent_T_joint"), w, "parent_T_joint")
-        if t in ("revolute", "prismatic"):
-            if not _num_list(jt.get("axis"), 3) or np.linalg.norm(jt["axis"]) < 1e-12:
-                raise ResultsError(f"{w}: field 'axis': expected 3 numbers, not all zero")
-        jq, jv = JOINT_TYPES[t]
-        for k in ("lower", "upper"):
-            if not _num_list(jt.get(k), jv, allow_null=True):
-                raise ResultsError(f"{w}: field '{k}': expected {jv} numbers or null (one per tangent DOF)")
-        for k, expect in (("idx_q", nq), ("idx_v", nv)):
-            if jt.get(k) != expect:
-                raise ResultsError(f"{w}: field '{k}': expected {expect} (joints in order, {t} takes "
-                                   f"{jq if k == 'idx_q' else jv}), got {jt.get(k)!r}")
-        nq += jq
-        nv += jv
-    if (nq, nv) != (m["nq"], m["nv"]):
-        raise ResultsError(f"{where}: fields 'nq', 'nv' are {m['nq']}, {m['nv']} but the joints add up to {nq}, {nv}")
 
 
 _PROBLEM_FIELDS = {"family": str, "problem": int, "model": str, "q0": list, "goals": list}
@@ -1274,13 +1308,11 @@ def _load_problems(path, check_manifest, allow_incomplete, issues, models, fam_p
     text = _decode(data, path)
     del data
     recs, lines = [], []
-    for ln, line in enumerate(text.split("\n"), 1):
-        if not line.strip():
-            continue
+    for ln, line in enumerate(split_lines(text), 1):
         r = _parse_json_text(line, path, ln)
         where = f"{path}:{ln}"
         if not isinstance(r, dict):
-            raise ResultsError(f"{where}: expected a JSON object")
+            raise ResultsError(f"{where}: expected a JSON object" + (" (a blank line)" if not line.strip() else ""))
         for k, kind in _PROBLEM_FIELDS.items():
             if not isinstance(r.get(k), kind) or isinstance(r.get(k), bool):
                 raise ResultsError(f"{where}: field '{k}': expected {'a string' if kind is str else 'an integer' if kind is int else 'a list'}, "
@@ -1292,28 +1324,11 @@ def _load_problems(path, check_manifest, allow_incomplete, issues, models, fam_p
                                f"{fam_problems[r['family']]}) (run.json's count for family '{_clip(r['family'])}')")
         if not 0 <= r["problem"] <= MAX_PROBLEM_INDEX:
             raise ResultsError(f"{where}: field 'problem': {_clip(r['problem'])} is outside [0, 2^31)")
-        if models is not None and r["model"] not in models:
-            raise ResultsError(f"{where}: field 'model': '{r['model']}' is not in models.json")
-        if models is not None and len(r["q0"]) != models[r["model"]]["nq"]:
-            raise ResultsError(f"{where}: field 'q0': {len(r['q0'])} numbers, model '{r['model']}' has nq "
-                               f"{models[r['model']]['nq']}")
-        if not _num_list(r["q0"]):
-            raise ResultsError(f"{where}: field 'q0': expected a list of numbers")
-        for g, goal in enumerate(r["goals"]):
-            gw = f"{where}: field 'goals[{g}]"
-            if not isinstance(goal, dict):
-                raise ResultsError(f"{gw}': expected an object")
-            if goal.get("kind") not in GOAL_KINDS:
-                raise ResultsError(f"{gw}.kind': expected one of {', '.join(GOAL_KINDS)}, got {_clip(repr(goal.get('kind')))}")
-            bi = goal.get("body_index")
-            nj = len(models[r["model"]]["joints"]) if models is not None else None
-            if not isinstance(bi, int) or isinstance(bi, bool) or bi < 0 or (nj is not None and bi >= nj):
-                raise ResultsError(f"{gw}.body_index': expected the index of a joint of model '{r['model']}', got {_clip(repr(bi))}")
-            for k, n in (("point", 3), ("target_position", 3), ("target_quat_xyzw", 4)):
-                if not _num_list(goal.get(k), n):
-                    raise ResultsError(f"{gw}.{k}': expected {n} numbers")
-            if goal["kind"] != "position" and abs(np.linalg.norm(goal["target_quat_xyzw"]) - 1) > 1e-6:
-                raise ResultsError(f"{gw}.target_quat_xyzw': expected a unit quaternion")
+        if models is not None:
+            if r["model"] not in models:
+                raise ResultsError(f"{where}: field 'model': unknown model id '{_clip(r['model'])}' (not in "
+                                   "models.json)")
+            validate_problem(r, where, models)
         recs.append(r)
         lines.append(ln)
     cols = ["family", "problem", "name", "model", "sequential", "q0", "goals"]
@@ -1334,25 +1349,6 @@ def version_note(run, what):
     if run.format_version >= 2:
         return None
     return f"{run.path} is format version 1: {what} needs version 2 and is not shown"
-
-
-def _type_collision_columns(path, lines, solves):
-    """collision_free as 1.0 / 0.0 / nan and min_clearance as a float, checked cell by cell."""
-    flags = solves["collision_free"].astype(str).str.strip()
-    bad = ~flags.isin(["0", "1", ""])
-    if bad.any():
-        i = int(np.flatnonzero(bad.to_numpy())[0])
-        raise ResultsError(f"{_where(path, lines[i], 'collision_free')}: '{flags.iat[i][:60]}' is not 0, 1 or nothing")
-    solves["collision_free"] = flags.map({"1": 1.0, "0": 0.0, "": np.nan}).astype(float)
-    if "min_clearance" in solves:
-        text = solves["min_clearance"].astype(str).str.strip()
-        values = pd.to_numeric(text.where(text != "", "nan"), errors="coerce")
-        bad = values.isna() & ~text.str.lower().isin(["", "nan", "-nan"])
-        if bad.any():
-            i = int(np.flatnonzero(bad.to_numpy())[0])
-            raise ResultsError(f"{_where(path, lines[i], 'min_clearance')}: '{text.iat[i][:60]}' is not a number "
-                               "or nothing")
-        solves["min_clearance"] = values.astype(float)
 
 
 __all__ = ["load", "Run", "ResultsError", "SOLVE_COLUMNS", "SOLVE_COLUMNS_V1", "LEADING_SOLVE_COLUMNS",

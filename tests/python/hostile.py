@@ -3,9 +3,12 @@ written as shard 1 of 1 so that `ikbench merge` takes it too), for the tests of 
 (tests/python/test_hostile_results.py).
 
 A case is a name, the file its error must name (None: a valid directory that every reader must
-read) and a function that damages a copy of the valid run. Where a case changes a file's
-content, the manifest in run.json is rewritten to match, so that the content itself is what a
-reader must refuse (a stale manifest is a case of its own).
+read) and a function that damages a copy of the valid run (`good`, or `good-scene`, the same run
+posed in a scene: synth.planar_scene). Where a case changes a file's content, the manifest in
+run.json is rewritten to match, so that the content itself is what a reader must refuse (a stale
+manifest is a case of its own). A case may name `cpp_gaps`: the C++ commands (verify, merge) that
+do not yet refuse it, and what they should do; tests/python/test_hostile_results.py holds them to
+it (an expected failure that turns into an error once the C++ reader refuses the case).
 
     python3 hostile.py make OUT_DIR                  every case as OUT_DIR/<case> (to try a reader by hand)
     python3 hostile.py check ROOT OUT [CASE...]      runs every Python reader on ROOT/<case> (every case
@@ -41,9 +44,11 @@ READERS = ("load", "verify", "summary", "compare", "report")
 
 
 class Case:
-    def __init__(self, name, names, damage, readers=READERS):
+    def __init__(self, name, names, damage, readers=READERS, base="good", cpp_gaps=None):
         self.name, self.names, self.damage = name, names, damage
         self.readers = readers  # the readers that read what the case damages (the others read it correctly)
+        self.base = base        # the valid run the case damages a copy of
+        self.cpp_gaps = dict(cpp_gaps or {})  # {C++ command: what it should do and does not yet}
 
     def __repr__(self):
         return self.name
@@ -52,19 +57,20 @@ class Case:
 CASES = []
 
 
-def case(name, names, readers=READERS):
+def case(name, names, readers=READERS, base="good", cpp_gaps=None):
     """Registers `damage(directory)` as a case whose error must name the file `names` (None: a
     valid directory) in every reader of `readers`."""
     def register(damage):
-        CASES.append(Case(name, names, damage, readers))
+        CASES.append(Case(name, names, damage, readers, base, cpp_gaps))
         return damage
     return register
 
 
 # ---------------------------------------------------------------- editing a run
 
-def make_valid(directory):
-    return synth.make_run(directory, problems=PROBLEMS, run_json_extra={"shard": {"index": 1, "count": 1}})
+def make_valid(directory, scene=False):
+    return synth.make_run(directory, problems=PROBLEMS, run_json_extra={"shard": {"index": 1, "count": 1}},
+                          scene=scene)
 
 
 def run_json(d):
@@ -460,6 +466,237 @@ def _zero_traces(d):
     replace_with_link(d, "traces.csv", "/dev/zero")
 
 
+# ---------------------------------------------------------------- what the C++ readers refuse
+# Cases of rules the C++ readers (benchmarks/harness/results_reader.cpp, results_format.cpp and the
+# kinematics and collision checks they call) apply and the Python reader mirrors
+# (ikbench.results_schema, ikbench.results_models); the valid ones are files both accept.
+
+MERGE_SKIPS_CONFIGURATIONS = {"merge": "refuse an answer that is not a configuration of its model (an entry that is "
+                                       "not finite), as verify does (merge checks rows as verify does)"}
+MERGE_SKIPS_SCENES = {"merge": "read the scenes of models.json (readModels with scenes) and refuse a damaged one, "
+                               "as verify does"}
+
+
+def with_crlf(name):
+    def damage(d):
+        rewrite(d, name, (d / name).read_bytes().replace(b"\n", b"\r\n"))
+    return damage
+
+
+case("format-version-99", "run.json")(lambda d: edit_run_json(d, lambda m: m.update(format_version=99)))
+case("format-version-as-text", "run.json")(lambda d: edit_run_json(d, lambda m: m.update(format_version="2")))
+case("format-version-missing", "run.json")(lambda d: edit_run_json(d, lambda m: m.pop("format_version")))
+case("crlf-solves", "solves.csv")(with_crlf("solves.csv"))
+case("crlf-solutions", "solutions.csv")(with_crlf("solutions.csv"))
+case("crlf-traces", "traces.csv", readers=("load", "report"))(with_crlf("traces.csv"))
+case("valid-crlf-problems", None)(with_crlf("problems.jsonl"))    # '\r' is JSON whitespace
+case("valid-crlf-models", None)(with_crlf("models.json"))
+
+
+@case("blank-line-in-solves", "solves.csv")
+def _blank_solves(d):
+    edit_lines(d, "solves.csv", lambda ls: ls.insert(3, b""))
+
+
+@case("blank-line-in-problems", "problems.jsonl")
+def _blank_problems(d):
+    edit_lines(d, "problems.jsonl", lambda ls: ls.insert(2, b""))
+
+
+@case("iterations-with-an-underscore", "solves.csv")
+def _underscore(d):
+    edit_solves_cell(d, 0, "iterations", b"1_0")
+
+
+@case("error-with-a-tab", "solves.csv")
+def _tab(d):
+    edit_solves_cell(d, 0, "position_error", b"0.5\t")
+
+
+@case("q-with-a-tab", "solves.csv")
+def _q_tab(d):
+    edit_solves_cell(d, first_attempted_row(d), "q", b"0.1\t0.2")
+
+
+@case("valid-count-written-as-a-decimal", None)
+def _count_decimal(d):
+    edit_solves_cell(d, 0, "iterations", lines(d, "solves.csv")[1].split(b",")[9] + b".0")
+
+
+@case("valid-cells-padded-with-spaces", None)
+def _padded(d):
+    edit_solves_cell(d, 0, "suite", b" synthetic ")
+    edit_solves_cell(d, 0, "restarts", b" 0 ")
+
+
+@case("valid-seed-with-leading-zeros", None)
+def _seed_zeros(d):
+    edit_solves_cell(d, 0, "seed", b"0" * 20 + b"1000")
+
+
+@case("problem-index-of-eleven-digits", "solves.csv")
+def _index_digits(d):
+    edit_solves_cell(d, 0, "problem", b"0" * 11)
+
+
+@case("unknown-column-in-solves", "solves.csv")
+def _unknown_column(d):
+    edit_lines(d, "solves.csv", lambda ls: ls.__setitem__(slice(None), [ln + (b",extra" if i == 0 else b",1") if ln else ln
+                                                                      for i, ln in enumerate(ls)]))
+
+
+@case("solves-columns-reordered", "solves.csv")
+def _reordered(d):
+    def fn(ls):
+        for i, ln in enumerate(ls):
+            if ln:
+                c = ln.split(b",")
+                c[3], c[4] = c[4], c[3]
+                ls[i] = b",".join(c)
+    edit_lines(d, "solves.csv", fn)
+
+
+@case("text-after-a-quoted-field", "solves.csv")
+def _after_quote(d):
+    edit_solves_cell(d, 0, "message", b'"ab"c')
+
+
+@case("quoted-field-across-lines", "solves.csv")
+def _across_lines(d):
+    edit_solves_cell(d, 0, "message", b'"a\nb"')
+
+
+@case("solve-row-missing", "solves.csv", cpp_gaps={"merge": "name solves.csv when a run lacks a solve"})
+def _row_missing(d):
+    edit_lines(d, "solves.csv", lambda ls: ls.pop(2))
+
+
+@case("q-not-finite", "solves.csv", cpp_gaps=MERGE_SKIPS_CONFIGURATIONS)
+def _q_nan(d):
+    edit_solves_cell(d, first_attempted_row(d), "q", b"nan 0.1")
+
+
+@case("solution-q-infinite", "solutions.csv", cpp_gaps=MERGE_SKIPS_CONFIGURATIONS)
+def _solution_inf(d):
+    header = lines(d, "solves.csv")[0].split(b",")
+    row = lines(d, "solves.csv")[1 + first_attempted_row(d)].split(b",")
+    fam, prob, spec = (row[header.index(c)].decode() for c in (b"family", b"problem", b"solver"))
+    text = (d / "solutions.csv").read_text() + f"{fam},{prob},{spec},0,0.1 0.2\n{fam},{prob},{spec},1,inf 0.2\n"
+    rewrite(d, "solutions.csv", text.encode())
+
+
+@case("valid-q-not-finite-of-an-unsupported-solve", None)
+def _unsupported_nan(d):
+    header = lines(d, "solves.csv")[0].split(b",")
+    row = next(i for i, ln in enumerate(lines(d, "solves.csv")[1:]) if b",unsupported," in ln)
+    edit_solves_cell(d, row, "q", b"nan nan")
+
+
+@case("valid-q-not-finite-in-traces", None)
+def _trace_nan(d):
+    def fn(ls):
+        cells = ls[2].split(b",")
+        cells[-1] = b"nan 0.5"
+        ls[2] = b",".join(cells)
+    edit_lines(d, "traces.csv", fn)
+
+
+@case("problem-missing", "problems.jsonl", cpp_gaps={"merge": "refuse a problems.jsonl without every problem of the "
+                                                              "run, as verify does"})
+def _problem_missing(d):
+    edit_lines(d, "problems.jsonl", lambda ls: ls.pop(PROBLEMS + 2))
+
+
+@case("problem-without-goals", "problems.jsonl")
+def _no_goals(d):
+    edit_problem(d, 0, lambda r: r.update(goals=[]))
+
+
+@case("goal-weight-zero", "problems.jsonl")
+def _goal_weight(d):
+    edit_problem(d, 1, lambda r: r["goals"][0].update(weight=0))
+
+
+@case("goal-without-its-body", "problems.jsonl")
+def _goal_body(d):
+    edit_problem(d, 1, lambda r: r["goals"][0].pop("body"))
+
+
+@case("position-goal-quaternion-not-unit", "problems.jsonl")
+def _goal_quat(d):
+    edit_problem(d, 0, lambda r: r["goals"][0].update(target_quat_xyzw=[0, 0, 0, 2]))
+
+
+@case("joint-lower-above-upper", "models.json")
+def _lower_upper(d):
+    edit_model(d, lambda m: m["joints"][0].update(lower=[1.0], upper=[-1.0]))
+
+
+@case("joint-weight-zero", "models.json")
+def _joint_weight(d):
+    edit_model(d, lambda m: m["joints"][1].update(weight=[0]))
+
+
+@case("two-joints-of-one-name", "models.json")
+def _joint_names(d):
+    edit_model(d, lambda m: m["joints"][1].update(name="j0"))
+
+
+# ---- scenes
+
+def edit_scene(d, fn):
+    edit_model(d, lambda m: fn(m["scene"]))
+
+
+@case("valid-scene", None, base="good-scene")
+def _valid_scene(d):
+    pass
+
+
+PAIRS_TAKEN_AS_RECORDED = {
+    "verify": "take the scene's recorded checked pairs (models.json scene.pairs) as the pairs it checks, refusing a "
+              "pair that names a link shape or obstacle the scene does not have and a recorded list that leaves "
+              "out a pair the scene does not disable (it derives its pairs from disabled_pairs and ignores the list)",
+    "merge": MERGE_SKIPS_SCENES["merge"]}
+
+
+@case("pair-names-an-unknown-obstacle", "models.json", base="good-scene", cpp_gaps=PAIRS_TAKEN_AS_RECORDED)
+def _pair_obstacle(d):
+    edit_scene(d, lambda s: s["pairs"].__setitem__(0, [0, 99999, "obstacle"]))
+
+
+@case("pairs-leave-out-a-checked-pair", "models.json", base="good-scene", cpp_gaps=PAIRS_TAKEN_AS_RECORDED)
+def _pair_missing(d):
+    edit_scene(d, lambda s: s["pairs"].pop(1))
+
+
+@case("scene-sphere-of-negative-radius", "models.json", base="good-scene", cpp_gaps=MERGE_SKIPS_SCENES)
+def _sphere_radius(d):
+    edit_scene(d, lambda s: s["obstacles"][0].update(radius=-0.2))
+
+
+@case("scene-obstacle-beyond-1e6-m", "models.json", base="good-scene", cpp_gaps=MERGE_SKIPS_SCENES)
+def _far_obstacle(d):
+    edit_scene(d, lambda s: s["obstacles"][0].update(xyz=[0.0, 0.0, 3e6]))
+
+
+@case("scene-disabled-pair-of-unknown-names", "models.json", base="good-scene", cpp_gaps=MERGE_SKIPS_SCENES)
+def _disabled_unknown(d):
+    edit_scene(d, lambda s: s["disabled_pairs"].append(["link1", "nowhere"]))
+
+
+@case("scene-link-on-an-unknown-body", "models.json", base="good-scene", cpp_gaps=MERGE_SKIPS_SCENES)
+def _link_body(d):
+    edit_scene(d, lambda s: s["links"][1].update(body="wing"))
+
+
+@case("scene-fitted-not-a-flag", "models.json", base="good-scene", cpp_gaps={
+    "verify": "refuse a link shape's 'fitted' that is not true or false with exit status 2 naming models.json (it "
+              "exits 1 with the JSON library's type error)", "merge": MERGE_SKIPS_SCENES["merge"]})
+def _fitted(d):
+    edit_scene(d, lambda s: s["links"][0].update(fitted="yes"))
+
+
 # ---------------------------------------------------------------- compressed files
 
 def compress(d, name, data=None, rows_of=None):
@@ -537,10 +774,11 @@ def make_cases(root):
     valid run's directory)."""
     root = Path(root)
     good = make_valid(root / "good")
+    bases = {"good": good, "good-scene": make_valid(root / "good-scene", scene=True)}
     out = {}
     for c in CASES:
         d = root / c.name
-        shutil.copytree(good, d)
+        shutil.copytree(bases[c.base], d)
         c.damage(d)
         out[c.name] = d
     return out, good

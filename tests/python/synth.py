@@ -62,6 +62,30 @@ def planar_model():
     ]}
 
 
+SCENE_NAME = "far-ball"
+SCENE_CLEARANCE = 2.75   # the capsules (z = 0, radius 0.05) and the ball (z = 3, radius 0.2)
+
+
+def planar_scene():
+    """A scene for the planar chain that no configuration touches: a capsule along each link
+    (radius 0.05, over x in [0.1, 0.9] of the link) and a ball of radius 0.2 at z = 3, recorded as
+    the harness records a scene (docs/results-format.md): the adjacent links disabled, the checked
+    pairs each link with the ball."""
+    along_x = [0.0, math.sqrt(0.5), 0.0, math.sqrt(0.5)]  # the capsule's z axis turned onto x
+
+    def capsule(body):
+        return {"name": body + "_capsule", "type": "capsule", "xyz": [0.5, 0.0, 0.0], "quat_xyzw": along_x,
+                "radius": 0.05, "length": 0.8, "body": body, "fitted": True}
+
+    return {"name": SCENE_NAME,
+            "obstacles": [{"name": "ball", "type": "sphere", "xyz": [0.0, 0.0, 3.0], "quat_xyzw": [0.0, 0.0, 0.0, 1.0],
+                           "radius": 0.2}],
+            "links": [capsule("link1"), capsule("link2")],
+            "disabled_pairs": [["link1", "link2"], ["link2", "tip"]],
+            "pairs": [[0, 0, "obstacle"], [1, 0, "obstacle"]],
+            "avoid": {"influence_distance": 0.05, "security_distance": 0.002, "damper_gain": 0.5}}
+
+
 def num(v):
     """Shortest text that reads back as the same double; nan, inf as such."""
     v = float(v)
@@ -96,13 +120,15 @@ DEFAULT_SOLVERS = {  # spec -> (success probability, time per iteration [us], it
 
 def make_run(directory, *, seed=1, problems=40, solvers=None, time_scale=1.0, cpu="Synthetic CPU 1", threads=2,
              suite="synthetic", families=("planar-position", "planar-pose"), complete=True, edit_rows=None,
-             traces=True, write_manifest=True, unsupported=(("planar-pose", "two-bone"),), run_json_extra=None):
+             traces=True, write_manifest=True, unsupported=(("planar-pose", "two-bone"),), run_json_extra=None,
+             scene=False):
     """Writes a version-2 results directory; returns its Path.
 
     solvers: {spec: (p_success, us_per_iteration, (min_its, max_its))}; time_scale multiplies
     every time (another machine's speed); edit_rows(rows) may change the solve rows (dicts of
     SOLVE_HEADER strings) before they are written; unsupported lists (family, spec) cells whose
-    every solve is unsupported."""
+    every solve is unsupported; with `scene`, the model is posed in planar_scene() (every answer is
+    collision-free) and solves.csv has the collision columns."""
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     solvers = dict(DEFAULT_SOLVERS if solvers is None else solvers)
@@ -120,6 +146,8 @@ def make_run(directory, *, seed=1, problems=40, solvers=None, time_scale=1.0, cp
             q0 = [0.0, 0.0]
             probs.append({"family": fam, "problem": k, "name": f"{fam}/{k}", "model": "m0", "sequential": False,
                           "q0": q0, "goals": [goal]})
+            if scene:
+                probs[-1]["scene"] = SCENE_NAME
             for spec, (ps, per_it, (lo_it, hi_it)) in solvers.items():
                 if (fam, spec) in unsupported:
                     rows.append(_row(suite, fam, k, kind, spec, "unsupported", 0, 0, math.nan, math.nan, 0.4, 0, 0, 0,
@@ -147,12 +175,20 @@ def make_run(directory, *, seed=1, problems=40, solvers=None, time_scale=1.0, cp
                         e_p, e_o = errors(qi, goal)
                         trace_rows.append([fam, str(k), spec, str(it), num(e_p), num(e_o), num(0.1 * f), "0.05",
                                            num(1.5 * it + 1), num(time_scale * (it + 1)), qtext(qi)])
+    header = SOLVE_HEADER
+    if scene:
+        model["scene"] = planar_scene()
+        header = SOLVE_HEADER + ["collision_free", "min_clearance", "collision_pair"]
+        for r in rows:
+            attempted = r["status"] not in ("unsupported", "invalid-input")
+            r.update(collision_free="1" if attempted else "", min_clearance=num(SCENE_CLEARANCE) if attempted else "",
+                     collision_pair="link1~ball" if attempted else "")
     if edit_rows:
         edit_rows(rows)
     files = {}
     files["models.json"] = (json.dumps({"format_version": 2, "models": [model]}, indent=1) + "\n").encode()
     files["problems.jsonl"] = "".join(json.dumps(p) + "\n" for p in probs).encode()
-    files["solves.csv"] = _csv(SOLVE_HEADER, [[r[c] for c in SOLVE_HEADER] for r in rows])
+    files["solves.csv"] = _csv(header, [[r[c] for c in header] for r in rows])
     files["solutions.csv"] = _csv(["family", "problem", "solver", "solution", "q"], [])
     files["traces.csv"] = _csv(TRACE_HEADER, trace_rows)
     for name, data in files.items():
