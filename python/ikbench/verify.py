@@ -14,10 +14,14 @@ R_target R_body^T; a solve is converged when every goal's errors are within run.
 tolerances, within limits when every scalar DOF (and every ball/free rotation-vector component)
 is inside its limits up to 1e-9. A row whose `converged` or `within_limits` differs from the
 recomputation is reported: "false success" when the file claims 1 and the recomputation says 0,
-"false failure" the other way round.
+"false failure" the other way round. The report counts as false successes the rows that claim a
+success (converged, within limits and, in a scene, collision-free: figures.success_mask) that the
+recomputation does not confirm.
 
 In a run with a scene (docs/collision.md) a row's `collision_free` is re-checked too, with the
-numpy distances of ikbench.collision (not FCL): free when every checked pair is more than 0 m
+numpy distances of ikbench.collision (not FCL) over the scene's recorded checked pairs (the
+reader refuses a list that names a shape the scene does not have, or leaves out a pair the scene
+does not disable): free when every checked pair is more than 0 m
 apart; a smallest distance within COLLISION_BORDERLINE of 0 is borderline.
 
 Last bits: this FK and the C++ one round differently. A recomputed error within a relative 1e-9
@@ -180,6 +184,7 @@ class VerifyReport:
     max_error_difference: tuple = (0.0, 0.0)  # largest |reported - recomputed| position, orientation error
     recomputed: pd.DataFrame = field(default=None, repr=False)
     collision_checked: int = 0            # rows whose collision_free was re-checked in their scene
+    false_successes: int = 0              # rows claiming a success the recomputation does not confirm
 
 
 def _decide(claimed, strict, loose):
@@ -289,6 +294,11 @@ def verify_run(run):
     bad_w = has_q & (within != claimed_within)
     # A row of a scene family claims collision_free 0 or 1; others claim nothing.
     bad_f = scene_rows & (free != (claimed_free == 1.0)) | (~scene_rows & has_q & ~np.isnan(claimed_free))
+    # A false success: a row that claims a success (figures.success_mask: converged, within limits
+    # and, in a scene, collision-free) that the recomputation does not confirm.
+    claimed_success = claimed_conv & claimed_within & (claimed_free != 0.0)
+    recomputed_success = conv & within & np.where(scene_rows, free, True)
+    false_successes = claimed_success & ~recomputed_success & (bad_c | bad_w | bad_f)
     rows = []
     for i in np.flatnonzero(bad_c | bad_w | bad_f):
         what = []
@@ -320,7 +330,8 @@ def verify_run(run):
                float(np.nanmax(do)) if np.isfinite(do).any() else 0.0)
     return VerifyReport(str(run.path), (tol_p, tol_o), checked=int(has_q.sum()), skipped=int((~has_q).sum()),
                         borderline=int(border.sum()), disagreements=dis, max_error_difference=maxdiff,
-                        recomputed=recomputed, collision_checked=int(scene_rows.sum()))
+                        recomputed=recomputed, collision_checked=int(scene_rows.sum()),
+                        false_successes=int(false_successes.sum()))
 
 
 def format_report(report, limit=50):
@@ -339,9 +350,9 @@ def format_report(report, limit=50):
                    (f"; {report.collision_checked} collision_free flags re-checked in their scene agree"
                     if report.collision_checked else ""))
         return "\n".join(out) + "\n"
-    fs = d["finding"].str.contains("false success").sum()
     ff = d["finding"].str.contains("false failure").sum()
-    out.append(f"DISAGREE: {len(d)} row(s) ({fs} with a false success, {ff} with a false failure):")
+    out.append(f"DISAGREE: {len(d)} row(s) ({report.false_successes} false successes: a claimed success (converged, "
+               f"within limits, collision-free) the recomputation does not confirm; {ff} with a false failure):")
     for r in d.head(limit).itertuples(index=False):
         out.append(f"  solves.csv:{r.line}: {r.family} #{r.problem} {r.solver}: {r.finding}; claims converged "
                    f"{r.converged} within_limits {r.within_limits}, recomputed {r.recomputed_converged} / "

@@ -68,3 +68,107 @@ def test_cpp_verify_rechecks_the_scene(scene_run):
     p = subprocess.run([harness_binary(), "verify", str(scene_run)], capture_output=True, text=True, timeout=300)
     assert p.returncode == 0, p.stdout + p.stderr
     assert "80 of them checked for collisions in their scene: 0 disagree" in p.stdout
+
+
+# ---------------------------------------------------------------- doctored scene runs
+
+def _rewrite_run_file(run_dir, name, fn):
+    """Replaces the content of the run's NAME.gz by fn(content) and run.json's manifest entry to
+    match (an honest edit of the bytes: what the verifiers must see through is the content)."""
+    import gzip
+    import json
+
+    import synth
+
+    path = run_dir / (name + ".gz")
+    content = fn(gzip.decompress(path.read_bytes()))
+    data = gzip.compress(content, mtime=0)
+    path.write_bytes(data)
+    meta = json.loads((run_dir / "run.json").read_text())
+    entry = synth.manifest_entry(name, content)
+    entry.update(bytes=len(data), fnv1a64=synth.fnv1a64(data))
+    meta["files"][name + ".gz"] = entry
+    (run_dir / "run.json").write_text(json.dumps(meta, indent=2) + "\n")
+
+
+def _enlarge_barrel(content):
+    """models.json with the scene's barrel grown to a radius of 0.7 m: it now reaches links in
+    every configuration the joints can take, and answers recorded as collision-free collide."""
+    import json
+
+    doc = json.loads(content)
+    (barrel,) = [o for o in doc["models"][0]["scene"]["obstacles"] if o["name"] == "barrel"]
+    barrel["radius"] = 0.7
+    return (json.dumps(doc) + "\n").encode()
+
+
+def _flip_collision_free(content):
+    """solves.csv with collision_free claimed 1 where the exact check found a collision (on rows
+    that claim convergence within the limits: false successes) and 0 on the first three rows
+    found free (false failures)."""
+    lines = content.decode().split("\n")
+    header = lines[0].split(",")
+    c_free, c_conv, c_lim = (header.index(c) for c in ("collision_free", "converged", "within_limits"))
+    flipped_free = 0
+    for k, line in enumerate(lines[1:], 1):
+        cells = line.split(",")
+        if len(cells) != len(header):
+            continue
+        if cells[c_free] == "0" and cells[c_conv] == cells[c_lim] == "1":
+            cells[c_free] = "1"
+        elif cells[c_free] == "1" and flipped_free < 3:
+            cells[c_free], flipped_free = "0", flipped_free + 1
+        lines[k] = ",".join(cells)
+    return "\n".join(lines).encode()
+
+
+@pytest.mark.parametrize("doctor", ["enlarged-obstacle", "flipped-collision-free"])
+def test_both_verifiers_count_the_same_disagreements_on_a_doctored_scene_run(doctor, scene_run, tmp_path):
+    """A scene run doctored after the fact (an obstacle grown onto answers recorded as
+    collision-free, or collision_free flipped in solves.csv): `ikbench verify` (C++, FCL) and
+    ikbench.verify (numpy) find the same rows disagreeing and the same false successes. Both
+    check the pairs the run recorded as checked: a verifier that derived its pairs again from the
+    doctored scene would drop the pairs the grown obstacle touches in every configuration (as
+    "always colliding") and call those answers collision-free."""
+    import re
+    import shutil
+
+    run_dir = tmp_path / "doctored"
+    shutil.copytree(scene_run, run_dir)
+    if doctor == "enlarged-obstacle":
+        _rewrite_run_file(run_dir, "models.json", _enlarge_barrel)
+    else:
+        _rewrite_run_file(run_dir, "solves.csv", _flip_collision_free)
+    rep = verify.verify_run(results.load(run_dir))
+    p = subprocess.run([harness_binary(), "verify", str(run_dir)], capture_output=True, text=True, timeout=300)
+    m = re.search(r"(\d+) disagree \((\d+) false successes\)", p.stdout)
+    assert p.returncode == 1 and m, p.stdout + p.stderr
+    assert len(rep.disagreements) > 0 and rep.false_successes > 0, verify.format_report(rep)
+    assert (int(m.group(1)), int(m.group(2))) == (len(rep.disagreements), rep.false_successes), \
+        p.stdout[-2000:] + "\n" + verify.format_report(rep)
+
+
+def test_a_checked_pair_naming_a_missing_obstacle_is_refused(scene_run, tmp_path):
+    """A scene whose checked pairs name an obstacle it does not have (obstacle 99999) is refused by
+    the reader, naming models.json, the pair and what was expected; `python3 -m ikbench verify`
+    exits 2 with that one line."""
+    import json
+    import shutil
+
+    from conftest import cli
+
+    run_dir = tmp_path / "doctored"
+    shutil.copytree(scene_run, run_dir)
+
+    def doctor(content):
+        doc = json.loads(content)
+        doc["models"][0]["scene"]["pairs"][0] = [0, 99999, "obstacle"]
+        return (json.dumps(doc) + "\n").encode()
+
+    _rewrite_run_file(run_dir, "models.json", doctor)
+    with pytest.raises(results.ResultsError, match=r"models.json(.gz)?: models\[0\]: scene: field 'pairs\[0\]': obstacle "
+                                                   r"99999 is not one of the scene's 8 obstacles"):
+        results.load(run_dir)
+    p = cli("verify", run_dir)
+    assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1, p.stderr
+    assert "models.json" in p.stderr and "pairs[0]" in p.stderr and "Traceback" not in p.stderr
