@@ -1,7 +1,7 @@
 """The report's tables as LaTeX, for papers: `ikbench report RUN_DIR --latex DIR`.
 
     data = report.build(run)              # the figures, computed once (the page's data)
-    paths = write_tables(data, DIR)       # DIR/headline.tex, DIR/robots.tex, DIR/family-<name>.tex
+    paths = write_tables(data, DIR, inputs=run.inputs)   # DIR/headline.tex, DIR/robots.tex, DIR/family-<name>.tex
 
 Renders only: every number comes from the page's data, i.e. from figures.summarize (ranks and
 ties by rank_cells), figures.family_leaders (the headline) and figures.robot_summary (the
@@ -14,11 +14,10 @@ report_assets/table.tex.j2 (jinja2).
 """
 
 import math
-import os
 import re
 from pathlib import Path
 
-from .results import ResultsError
+from .safe_io import atomic_write_text, check_output_path, output_directory
 
 TEMPLATE = "table.tex.j2"
 
@@ -195,29 +194,23 @@ def render(table, run_name=""):
                                               rows=table["rows"])
 
 
-def check_directory(directory):
-    """The --latex directory as a Path; a ResultsError naming it when it exists and is not a directory
-    (checked before the report's work, not after)."""
-    directory = Path(directory)
-    if directory.exists() and not directory.is_dir():
-        raise ResultsError(f"{directory}: --latex needs a directory, this is a file")
-    return directory
+def check_directory(directory, inputs=()):
+    """The --latex directory as a Path, checked by the output rule (ikbench.safe_io: absent or a
+    directory, never a device, FIFO or file, never one of the command's `inputs`) before the
+    report's work, not after."""
+    check_output_path(directory, kind="dir", inputs=inputs)
+    return Path(directory)
 
 
-def write_tables(data, directory):
-    """Writes one .tex file per table into `directory` (created), each atomically (a temporary
-    file beside it, then renamed); returns the paths."""
-    directory = check_directory(directory)
+def write_tables(data, directory, inputs=()):
+    """Writes one .tex file per table into `directory` (created), each by the output rule
+    (ikbench.safe_io: a temporary file of a random name beside it, written, synced and renamed
+    over the target; a device, FIFO or input at a table's path refused); returns the paths."""
+    directory = output_directory(directory, inputs=inputs)
     run_name = data.get("run", {}).get("name", "")
     paths = []
-    try:
-        directory.mkdir(parents=True, exist_ok=True)
-        for t in tables(data):
-            path = directory / f"{t['name']}.tex"
-            tmp = path.with_name(f".{path.name}.tmp")
-            tmp.write_text(render(t, run_name), encoding="utf-8")
-            os.replace(tmp, path)
-            paths.append(path)
-    except OSError as e:
-        raise ResultsError(f"{e.filename or directory}: cannot write the LaTeX tables: {e.strerror}") from None
+    for t in tables(data):
+        path = directory / f"{t['name']}.tex"
+        atomic_write_text(path, render(t, run_name), inputs=inputs)
+        paths.append(path)
     return paths

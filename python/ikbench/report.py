@@ -37,7 +37,7 @@ import numpy as np
 import pandas as pd
 
 from . import coverage, curves, figures, report_quality, stats, sweep, tables
-from .results import NOT_ATTEMPTED, ResultsError, load, optional_json
+from .results import NOT_ATTEMPTED, ResultsError, input_paths, load, optional_json
 from .safe_io import atomic_write_bytes, atomic_write_text, check_output_path
 
 REPORT_FORMAT = "ikbench-report/1"
@@ -1502,7 +1502,7 @@ def main_from_args(args):
     if getattr(args, "latex", None):
         from . import latex
 
-        latex.check_directory(args.latex)
+        latex.check_directory(args.latex, inputs=input_paths(args.run_dir))
     t0 = time.monotonic()
     import sys
 
@@ -1520,7 +1520,8 @@ def main_from_args(args):
     if getattr(args, "latex", None):
         from . import latex
 
-        tex = latex.write_tables(data, args.latex)  # the page's figures, rendered (not recomputed)
+        # the page's figures, rendered (not recomputed)
+        tex = latex.write_tables(data, args.latex, inputs=input_paths(args.run_dir))
         print(f"latex: {len(tex)} tables in {Path(args.latex).resolve()}")
     return 0
 

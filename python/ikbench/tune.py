@@ -232,10 +232,11 @@ def tune(args, log=None):
     exe = find_ikbench(args.ikbench)
     out = Path(args.out) if args.out else Path("results") / (
         datetime.datetime.now().strftime("%Y%m%d-%H%M%S") + "-tune")
-    check_output_path(out, kind="dir", inputs=[it.suite_file for it in tune_items + eval_items])
+    inputs = [it.suite_file for it in tune_items + eval_items]  # what the outputs must never replace
+    check_output_path(out, kind="dir", inputs=inputs)
     if out.exists() and any(out.iterdir()) and not args.force:
         raise TuneError(f"output directory '{out}' is not empty (pass --force to replace its runs)")
-    output_directory(out, inputs=[it.suite_file for it in tune_items + eval_items])
+    output_directory(out, inputs=inputs)
     started = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
     reference = args.reference.strip() if args.reference else None
     grid_text = args.solvers.strip()
@@ -274,7 +275,7 @@ def tune(args, log=None):
     if chosen is None:
         report["notes"].append("no point of the grid meets the criterion's constraints on the tuning set: nothing "
                                "was evaluated")
-        _write(out, report)
+        _write(out, report, inputs)
         log(f"ikbench tune: no point meets the constraints of '{crit.text}' on the tuning set (see {out / 'tune.md'})")
         return EXIT_FINDING, report
 
@@ -317,7 +318,7 @@ def tune(args, log=None):
         notes.append("same model in both sets (other targets): " + ", ".join(same_models) +
                      "; the evaluation on those models is on unseen targets of a model the point was tuned on")
     report["end_time"] = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
-    _write(out, report)
+    _write(out, report, inputs)
     return status, report
 
 
@@ -344,17 +345,17 @@ def overlapping(p, c):
 
 
 
-def _write(out, report):
+def _write(out, report, inputs=()):
     crit_figs = []
     for c in report["criterion"]["clauses"]:
         for _, f in c["terms"]:
             if f not in crit_figs:
                 crit_figs.append(f)
     report["criterion_figures"] = crit_figs
-    atomic_write_text(out / "tune.json", json.dumps(report, indent=1, allow_nan=False) + "\n")
+    atomic_write_text(out / "tune.json", json.dumps(report, indent=1, allow_nan=False) + "\n", inputs=inputs)
     from .tune_render import markdown
 
-    atomic_write_text(out / "tune.md", markdown(report, runner_ups=report.get("runner_ups", 5)))
+    atomic_write_text(out / "tune.md", markdown(report, runner_ups=report.get("runner_ups", 5)), inputs=inputs)
 
 
 def add_arguments(p):

@@ -180,3 +180,59 @@ def test_a_failed_write_is_an_output_error_and_leaves_nothing(tmp_path, monkeypa
     with pytest.raises(safe_io.OutputError, match=r"out\.txt: cannot write: No space left on device"):
         safe_io.atomic_write_text(tmp_path / "out.txt", "x" * 1000)
     assert os.listdir(tmp_path) == []
+
+
+# ---------------------------------------------------------------- report --latex DIR
+
+def test_latex_tables_follow_the_rule_a_planted_temporary_name_is_never_used(run_dir, tmp_path):
+    """The .tex files are written by the rule: a link planted at a name a writer might use for its
+    temporary file (.NAME.tex.tmp) is neither followed nor removed, its target keeps its bytes,
+    and no temporary file is left."""
+    tex = tmp_path / "tables"
+    tex.mkdir()
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep me")
+    planted = tex / ".headline.tex.tmp"
+    os.symlink(victim, planted)
+    cli("report", run_dir, "--out", tmp_path / "report.html", "--latex", tex, check=0)
+    assert victim.read_text() == "keep me" and planted.is_symlink()
+    assert (tex / "headline.tex").read_text(encoding="utf-8").lstrip().startswith("%")
+    assert _no_temporaries(tex) == []
+    mode = stat.S_IMODE(os.stat(tex / "headline.tex").st_mode)
+    assert mode == 0o666 & ~safe_io.umask()
+
+
+def test_latex_onto_a_fifo_or_device_in_the_directory_is_refused_and_left_in_place(run_dir, tmp_path):
+    """A FIFO (or a device node, where this process may make one) at a table's path is refused
+    with exit status 2 and one line naming it; it stays what it was, and nothing is left behind."""
+    tex = tmp_path / "tables"
+    tex.mkdir()
+    os.mkfifo(tex / "headline.tex")
+    p = cli("report", run_dir, "--out", tmp_path / "report.html", "--latex", tex, check=2)
+    assert "headline.tex: is a FIFO; refused" in p.stderr and len(p.stderr.strip().splitlines()) == 1, p.stderr
+    assert "Traceback" not in p.stderr
+    assert stat.S_ISFIFO(os.lstat(tex / "headline.tex").st_mode) and _no_temporaries(tex) == []
+    os.unlink(tex / "headline.tex")
+    try:
+        os.mknod(tex / "headline.tex", 0o600 | stat.S_IFCHR, os.makedev(1, 3))  # as /dev/null
+    except (PermissionError, OSError):
+        return  # no CAP_MKNOD here: the FIFO above is the same rule
+    p = cli("report", run_dir, "--out", tmp_path / "report.html", "--latex", tex, check=2)
+    assert "headline.tex: is a character device; refused" in p.stderr, p.stderr
+    assert stat.S_ISCHR(os.lstat(tex / "headline.tex").st_mode)
+
+
+def test_latex_directory_that_is_a_file_fifo_or_the_run_is_refused_before_the_work(run_dir, tmp_path):
+    """--latex DIR is a directory output: a regular file, a FIFO or the run directory itself (an
+    input) is refused before the report is written."""
+    afile = tmp_path / "file.tex"
+    afile.write_text("x")
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    for bad, what in ((afile, "is a regular file; refused"), (fifo, "is a FIFO; refused"),
+                      (run_dir, "an input of this command")):
+        page = tmp_path / "report.html"
+        p = cli("report", run_dir, "--out", page, "--latex", bad, check=2)
+        assert what in p.stderr and len(p.stderr.strip().splitlines()) == 1, p.stderr
+        assert not page.exists()
+    assert afile.read_text() == "x" and stat.S_ISFIFO(os.lstat(fifo).st_mode)
