@@ -259,15 +259,18 @@ def build_parser():
     return p
 
 
+MAX_COUNT_OPTION = 2**31 - 1
 # Ranges of the numeric options: (attribute, option, lowest, highest); None = no bound.
 NUMERIC_OPTIONS = [
     ("resamples", "--resamples", 1, 100_000),
     ("seed", "--seed", 0, 2**64 - 1),
     ("max_rows", "--max-rows", 0, None),
-    ("trace_problems", "--trace-problems", 0, None),
-    ("trace_head", "--trace-head", 0, None),
-    ("trace_points", "--trace-points", 0, None),
-    ("clip_frames", "--clip-frames", 0, None),
+    # Counts of problems and of a trace's records: problem indices and iterations are below 2^31
+    # (docs/results-format.md), so a larger count means nothing more. A clip has at least a frame.
+    ("trace_problems", "--trace-problems", 0, MAX_COUNT_OPTION),
+    ("trace_head", "--trace-head", 0, MAX_COUNT_OPTION),
+    ("trace_points", "--trace-points", 0, MAX_COUNT_OPTION),
+    ("clip_frames", "--clip-frames", 1, MAX_COUNT_OPTION),
     ("threads", "--threads", 0, 1024),
     ("runner_ups", "--runner-ups", 0, None),
 ]

@@ -895,6 +895,8 @@ def thin_indices(n, head, points, keep=()):
     keep = np.asarray(keep, dtype=int)
     if n <= head + points:
         return np.arange(n)
+    if points == 0:  # the head and the last record only
+        return np.unique(np.concatenate((np.arange(head), [n - 1], keep)))
     stride = int(math.ceil((n - head) / points))
     idx = np.concatenate((np.arange(head), np.arange(head, n, stride), [n - 1], keep))
     return np.unique(idx)
@@ -1495,9 +1497,9 @@ def add_arguments(ap):
 
 
 def main_from_args(args):
-    for name in ("trace_problems", "trace_head", "trace_points", "clip_frames"):
-        if getattr(args, name) is not None and getattr(args, name) < 0:
-            raise ResultsError(f"--{name.replace('_', '-')} must be 0 or more")
+    for name, lowest in (("trace_problems", 0), ("trace_head", 0), ("trace_points", 0), ("clip_frames", 1)):
+        if getattr(args, name) is not None and getattr(args, name) < lowest:
+            raise ResultsError(f"--{name.replace('_', '-')} must be {lowest} or more")
     opts = Options(args.trace_problems, args.trace_head, args.trace_points, args.clip_frames)
     if getattr(args, "latex", None):
         from . import latex
