@@ -1,6 +1,7 @@
 """`python3 -m ikbench COMMAND ...`: the analysis library's command line.
 
-    summary RUN_DIR [--write] [--robots]     console table (and per-robot table); --write: summary.csv
+    summary RUN_DIR [--write] [--robots] [--width N]
+                                              console table (and per-robot table); --write: summary.csv
     compare A B [--out FILE.md|.html]         two runs, per family x solver, with tests
     compare RUN --specs SPEC1 SPEC2           two solver specs of one run
     verify RUN_DIR                            re-check every solve with an independent numpy FK
@@ -49,18 +50,33 @@ def cmd_summary(args):
     summary = figures.summarize(run, seed=args.seed, n_resamples=args.resamples)
     robots = figures.robot_summary(run)
     md = getattr(args, "markdown", False)
+    width = _width(args)
     if args.robots:
-        text = tables.robot_table(run, robots, markdown=md, table=args.table)
+        text = tables.robot_table(run, robots, markdown=md, table=args.table, width=width)
         sys.stdout.write(text if text else f"{run.path}: no family of this run comes from a robot description\n")
     else:
-        sys.stdout.write(tables.summary_table(run, summary, markdown=md, table=args.table))
-        text = tables.robot_table(run, robots, markdown=md, table=tables.table_kind(summary, args.table))
+        sys.stdout.write(tables.summary_table(run, summary, markdown=md, table=args.table, width=width))
+        text = tables.robot_table(run, robots, markdown=md, table=tables.table_kind(summary, args.table),
+                                  width=width)
         if text:
             sys.stdout.write("\n" + text)
     if args.write:
         path = figures.write_summary(run, summary=summary)
         print(f"summary: {path}")
+    if not md:
+        print("\n".join([""] + tables.next_steps(run, summary, width)))
     return EXIT_OK
+
+
+def _width(args):
+    """The columns console text is fitted to: --width (0: no limit), else the terminal's
+    (ikbench.console.terminal_width: 100 when stdout is not a terminal)."""
+    from .console import terminal_width
+
+    w = getattr(args, "width", None)
+    if w is None:
+        return terminal_width()
+    return None if w == 0 else w
 
 
 def cmd_compare(args):
@@ -81,7 +97,7 @@ def cmd_compare(args):
         a, b = _load(args.runs[0], args), _load(args.runs[1], args)
         _check_out(args, [a, b])
         result = compare.compare_runs(a, b, alpha=args.alpha, allow_noisy=args.allow_noisy)
-    sys.stdout.write(compare_render.format_text(result, show_all=args.all, color=_color(args)))
+    sys.stdout.write(compare_render.format_text(result, show_all=args.all, color=_color(args), width=_width(args)))
     if args.out:
         path = compare_render.write(result, args.out, inputs=a.inputs + (b.inputs if b is not a else []))
         print(f"written: {path}")
@@ -177,6 +193,9 @@ def cmd_tune(args):
     return tune.main_from_args(args)
 
 
+WIDTH_HELP = ("columns the console text fits (default: the terminal's width, 100 when stdout is not a terminal; "
+              "0: no limit); a table too wide is wrapped, never a name cut")
+
 # The exit statuses each subcommand's --help lists (argparse's own errors exit 2 too).
 EXIT_HELP_SIMPLE = "Exit status: 0 done; 2 bad input (a one-line message on stderr)."
 EXIT_HELP_VERIFY = "Exit status: 0 every solve agrees; 1 a disagreement; 2 bad input (a one-line message on stderr)."
@@ -199,6 +218,7 @@ def build_parser():
     s.add_argument("--seed", type=int, default=None, help="bootstrap seed (default: the library's fixed seed)")
     s.add_argument("--resamples", type=int, default=None, help="bootstrap resamples (default 2000, at most 100000)")
     s.add_argument("--allow-incomplete", action="store_true", help="read an incomplete or mixed run (marked)")
+    s.add_argument("--width", type=int, metavar="N", help=WIDTH_HELP)
     s.set_defaults(func=cmd_summary)
 
     c = sub.add_parser("compare", help="compare two runs (or two specs of one run) per family x solver")
@@ -213,6 +233,7 @@ def build_parser():
                    "NO_COLOR is set)")
     c.add_argument("--allow-incomplete", action="store_true", help="read incomplete or mixed runs (marked)")
     c.add_argument("--allow-noisy", action="store_true", help="give time verdicts on runs marked noisy")
+    c.add_argument("--width", type=int, metavar="N", help=WIDTH_HELP)
     c.set_defaults(func=cmd_compare)
 
     v = sub.add_parser("verify", help="re-check converged / within_limits of every solve with a numpy FK")
@@ -273,6 +294,7 @@ NUMERIC_OPTIONS = [
     ("clip_frames", "--clip-frames", 1, MAX_COUNT_OPTION),
     ("threads", "--threads", 0, 1024),
     ("runner_ups", "--runner-ups", 0, None),
+    ("width", "--width", 0, 100_000),
 ]
 
 

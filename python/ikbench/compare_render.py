@@ -1,17 +1,17 @@
-"""A comparison (ikbench.compare.Comparison) as text: the console table (python3-tabulate, at most
-120 columns, significant cells first, verdicts coloured as Google Benchmark's compare.py colours
-them), markdown (a tabulate pipe table) and one self-contained HTML page (the jinja2 template
+"""A comparison (ikbench.compare.Comparison) as text: the console table (python3-tabulate, fitted
+to the terminal's width by ikbench.console without cutting a name, significant cells first,
+verdicts coloured as Google Benchmark's compare.py colours them, the header saying that B is
+compared with A), markdown (a tabulate pipe table) and one self-contained HTML page (the jinja2 template
 templates/compare.html.j2, which escapes every name). Nothing here computes a figure or a verdict.
 """
 
 import math
 import re
-import textwrap
 from pathlib import Path
 
 from tabulate import tabulate
 
-from . import templates
+from . import console, templates
 from .compare import _ORDER, VERDICT_SAME, is_significant, sorted_rows, verdict_class
 from .results import ResultsError
 from .safe_io import atomic_write_text
@@ -71,8 +71,12 @@ def _strip_ansi(text):
     return re.sub(r"\033\[[0-9;]*m", "", text)
 
 
-def _short(text, width):
-    return text if len(text) <= width else text[:max(1, width - 1)] + "~"
+def direction_line(result):
+    """Which side a verdict speaks of: 'B vs A: better / worse = B is better / worse than A'."""
+    if result.mode == "specs":
+        return (f"B vs A: better / worse = B (spec {result.label_b}) is better / worse than A (spec "
+                f"{result.label_a})")
+    return "B vs A: better / worse = B is better / worse than A"
 
 
 def _compact_cells(row):
@@ -96,9 +100,11 @@ def _compact_cells(row):
 
 def format_text(result, show_all=False, color=False, width=TEXT_WIDTH):
     """The console text: by default only the cells with a significant verdict (--all: every
-    cell), significant ones first, in at most `width` columns (long family and solver names are
-    shortened, ending in '~'), verdicts coloured when `color`; then one line counting the cells
-    not shown, the verdict counts and the legend."""
+    cell), significant ones first, in at most `width` columns (None: no limit), verdicts coloured
+    when `color`; then one line counting the cells not shown, the verdict counts and the legend.
+    The header says which side a verdict speaks of (B compared with A). Names are never cut: a
+    table too wide for `width` is laid out again by ikbench.console.fit_table (blocks of columns,
+    names above the figures, or records)."""
     what, _, summary, chance = _header_lines(result)
     legend = (f"success = converged and within limits over all solves, diff = B - A; t.med = median time in "
               f"{result.time_unit} over supported solves; a verdict is better / worse when its test (Fisher's exact "
@@ -106,40 +112,31 @@ def format_text(result, show_all=False, color=False, width=TEXT_WIDTH):
     rows = sorted_rows(result)
     shown = rows if show_all else [r for r in rows if is_significant(r["verdict"])]
     cells = [_compact_cells(r) for r in shown]
-    out = [what]
+    out = []
+    for line in what.split("\n") + [direction_line(result)]:
+        out += console.wrap_text(line, width, "  ") if width else [line]
     for n in result.notes:
-        out += textwrap.wrap(f"note: {n}", width=width, subsequent_indent="  ")
+        out += console.wrap_text(f"note: {n}", width, "  ") if width else [f"note: {n}"]
     out.append("")
     if cells:
         for c in cells:
             cls = verdict_class(c[-1])
             if color and cls in _ANSI:
                 c[-1] = f"{_ANSI[cls]}{c[-1]}{_RESET}"
-        names = [(c[0], c[1]) for c in cells]
-        fam_w, sol_w = max(len(f) for f, _ in names), max(len(s) for _, s in names)
-        while True:
-            # Family and solver names give way (shortened, ending in '~') until the table fits.
-            for c, (f, sv) in zip(cells, names):
-                c[0], c[1] = _short(f, fam_w), _short(sv, sol_w)
-            table = tabulate(cells, headers=TEXT_COLUMNS, tablefmt="simple", disable_numparse=True,
-                             colalign=["left", "left"] + ["right"] * (len(TEXT_COLUMNS) - 3) + ["left"])
-            over = max(len(_strip_ansi(line)) for line in table.splitlines()) - width
-            if over <= 0 or (fam_w <= 8 and sol_w <= 8):
-                break
-            if sol_w >= fam_w:
-                sol_w = max(8, sol_w - over)
-            else:
-                fam_w = max(8, fam_w - over)
-        out.append(table)
+        header = list(TEXT_COLUMNS)
+        if result.mode == "specs":
+            header[1] = "specs (A vs B)"
+        out.append(console.fit_table(header, cells, width, keys=2, names_first=True,
+                                     align=["left", "left"] + ["right"] * (len(TEXT_COLUMNS) - 3) + ["left"]))
     else:
         out.append("no cell has a significant difference" if not show_all else "no cells")
     hidden = len(rows) - len(shown)
     out.append("")
     if hidden:
-        out.append(f"{hidden} of {len(rows)} cells not shown (no significant difference or n/a): --all lists them")
-    out.append(f"verdicts: {summary}")
-    for text in (legend, chance, "intervals and p-values of every cell: --out FILE.md or FILE.html"):
-        out += textwrap.wrap(text, width=width)
+        out += console.wrap_lines([f"{hidden} of {len(rows)} cells not shown (no significant difference or n/a): "
+                                   "--all lists them"], width)
+    out += console.wrap_lines([f"verdicts: {summary}", legend, chance,
+                               "intervals and p-values of every cell: --out FILE.md or FILE.html"], width, "")
     return "\n".join(out) + "\n"
 
 
@@ -154,7 +151,7 @@ def format_markdown(result):
         cells[-1] = f"**{v}**" if v.startswith(("worse", "better", "mixed")) else v
         rows.append([esc(c) for c in cells])
     table = tabulate(rows, headers=COLUMNS, tablefmt="pipe", disable_numparse=True)
-    out = ["# ikbench compare", ""] + [f"- {esc(x)}" for x in what.split("\n")] + \
+    out = ["# ikbench compare", ""] + [f"- {esc(x)}" for x in what.split("\n") + [direction_line(result)]] + \
           [f"- note: {esc(n)}" for n in result.notes] + ["", table]
     out += ["", legend, "", chance, "", f"verdicts: {summary}", ""]
     return "\n".join(out)
@@ -174,7 +171,7 @@ def format_html(result):
     counts = [(c, {"same": VERDICT_SAME, "only": "one run only", "na": "n/a"}.get(c, c), classes.count(c))
               for c in sorted(set(classes), key=lambda c: _ORDER["n/a" if c == "na" else c])]
     return templates.render("compare.html.j2",
-        what=what.split("\n"), notes=result.notes, counts=counts, columns=COLUMNS, rows=rows,
+        what=what.split("\n") + [direction_line(result)], notes=result.notes, counts=counts, columns=COLUMNS, rows=rows,
         rest=sum(1 for c in classes if c in ("same", "na")), legend=legend, chance=chance)
 
 

@@ -199,12 +199,34 @@ RANK_LEGEND = ("rank: by success, then median time, among the cells with a succe
                "severe (beyond 3 IQR)")
 
 
-def summary_table(run, summary=None, markdown=False, table=None):
+def _table(header, rows, left, markdown, width, keys, sep_before=()):
+    """A table of the console summary: Markdown, python3-tabulate's 'simple' table, or with a
+    `width`, fitted to it without cutting a name (ikbench.console.fit_table; `keys` leading
+    columns name a row)."""
+    if markdown or width is None:
+        return _tabulate(header, rows, left, markdown, sep_before)
+    from .console import fit_table
+
+    return fit_table(header, rows, width, keys=keys,
+                     align=["left" if i < left else "right" for i in range(len(header))], sep_before=sep_before)
+
+
+def _wrapped(lines, width, markdown=False):
+    """The lines wrapped to `width` (none when None or in Markdown)."""
+    if markdown or width is None:
+        return list(lines)
+    from .console import wrap_lines
+
+    return wrap_lines(lines, width)
+
+
+def summary_table(run, summary=None, markdown=False, table=None, width=None):
     """The console summary of a run. Compact (more than one family, or table='compact'): one row
     per family with its tied leaders, the reference peer and the cell that failed most; full
     (one family, or table='full'): every family x solver with rank, success with its Wilson
     interval, the median time with its bootstrap interval, mean, p99 and outlier counts. A
-    footer gives the legend, the run's load when it was noisy, and its throughput."""
+    footer gives the legend, the run's load when it was noisy, and its throughput. `width`: the
+    columns the text must fit (None: no limit); names are never cut (ikbench.console)."""
     if summary is None:
         summary = summarize(run)
     kind = table_kind(summary, table)
@@ -213,24 +235,24 @@ def summary_table(run, summary=None, markdown=False, table=None):
         out.append("NOISY RUN: times are unreliable (see below)")
     if kind == "compact":
         rows = compact_rows(summary)
-        out += [_tabulate(COMPACT_HEADER, rows, left=3, markdown=markdown), "",
-                "per family: the tied leaders (first's figures: success over all solves [Wilson 95%], median time "
-                "[bootstrap 95%]), the reference peer " + PEER + " with its rank, and the spec with the lowest "
-                "success; every cell: summary.csv, or --table full",
-                RANK_LEGEND]
+        out += [_table(COMPACT_HEADER, rows, 3, markdown, width, keys=1), ""]
+        out += _wrapped(["per family: the tied leaders (first's figures: success over all solves [Wilson 95%], "
+                         "median time [bootstrap 95%]), the reference peer " + PEER + " with its rank, and the spec "
+                         "with the lowest success; every cell: summary.csv, or --table full", RANK_LEGEND],
+                        width, markdown)
     else:
         rows, seps, partial = _full_rows(summary)
-        out += [_tabulate(SUMMARY_HEADER, rows, left=2, markdown=markdown, sep_before=seps), ""]
-        out.append("success = converged and within limits (and collision-free in a family with a scene), over all "
-                   "solves [Wilson 95% interval]; it., err., t. "
-                   "(us, median [bootstrap 95%]) and evaluations over supported solves; n/a = no supported solve "
-                   "(never ranked)")
-        out.append(RANK_LEGEND)
+        out += [_table(SUMMARY_HEADER, rows, 2, markdown, width, keys=2, sep_before=seps), ""]
+        feet = ["success = converged and within limits (and collision-free in a family with a scene), over all "
+                "solves [Wilson 95% interval]; it., err., t. "
+                "(us, median [bootstrap 95%]) and evaluations over supported solves; n/a = no supported solve "
+                "(never ranked)", RANK_LEGEND]
         if partial:
-            out.append("* partly unsupported: success over all solves (unsupported ones count as failures), the "
-                       "other figures over the supported ones (supp.)")
+            feet.append("* partly unsupported: success over all solves (unsupported ones count as failures), the "
+                        "other figures over the supported ones (supp.)")
+        out += _wrapped(feet, width, markdown)
     out.append("definitions: docs/analysis.md")
-    out += _feet(run)
+    out += _wrapped(_feet(run), width, markdown)
     return "\n".join(out) + "\n"
 
 
@@ -255,10 +277,10 @@ ROBOT_HEADER = ["robot", "solver", "rank", "solves", "supp.", "success [95% CI]"
                 "out.", "it.med"]
 
 
-def robot_table(run, robots=None, markdown=False, table=None):
+def robot_table(run, robots=None, markdown=False, table=None, width=None):
     """Per robot x solver (TRAC-IK / MoveIt ik_benchmarking style), best first; compact (one row
     per robot, as the compact summary) unless table='full'; None when the run has no robot
-    families."""
+    families. `width`: as summary_table's."""
     if robots is None:
         robots = robot_summary(run)
     if robots.empty:
@@ -268,7 +290,8 @@ def robot_table(run, robots=None, markdown=False, table=None):
     if table != "full":
         rows = compact_rows(robots, within="robot")
         header = ["robot"] + COMPACT_HEADER[1:]
-        return "\n".join([head, _tabulate(header, rows, left=3, markdown=markdown), "", RANK_LEGEND]) + "\n"
+        return "\n".join(_wrapped([head], width, markdown) + [_table(header, rows, 3, markdown, width, keys=1), ""]
+                         + _wrapped([RANK_LEGEND], width, markdown)) + "\n"
     rows, seps, last = [], set(), None
     robots = robots.assign(_order=robots["rank"].fillna(np.inf))
     order = []
@@ -291,6 +314,42 @@ def robot_table(run, robots=None, markdown=False, table=None):
                          fmt_num(r["time_us_p99"], "time"),
                          fmt_outliers(r["time_us_outliers_mild"], r["time_us_outliers_severe"]),
                          fmt_num(r["iterations_median"], "int")])
-    lines = [head, _tabulate(ROBOT_HEADER, rows, left=2, markdown=markdown, sep_before=seps), "",
-             RANK_LEGEND + "; success over all solves [Wilson 95%], times over supported solves"]
+    lines = _wrapped([head], width, markdown) + \
+        [_table(ROBOT_HEADER, rows, 2, markdown, width, keys=2, sep_before=seps), ""] + \
+        _wrapped([RANK_LEGEND + "; success over all solves [Wilson 95%], times over supported solves"], width,
+                 markdown)
     return "\n".join(lines) + "\n"
+
+
+def next_steps(run, summary, width=None):
+    """The "next:" lines that end the console summary: what to run next on this run (the report,
+    a comparison, the convergence curves of a family's leaders), with the harness program the run
+    was made with (run.json's command line) and this run's names filled in."""
+    import shlex
+
+    from .family_figures import harness_program
+
+    prog = harness_program(run)
+    path = shlex.quote(str(run.path))
+    fam, specs = None, []
+    verdicts = family_leaders(summary) if len(summary) else None
+    for v in (verdicts.to_dict("records") if verdicts is not None else []):
+        if v["leaders"]:
+            fam = v["family"]
+            specs = list(v["leaders"][:2]) + ([v["peer"]] if v["peer"] and v["peer"] not in v["leaders"][:2] else [])
+            break
+    steps = [(f"{prog} report {path}", "every table and curve"),
+             (f"{prog} compare {path} OTHER_RUN", "a verdict per cell")]
+    if fam is not None:
+        steps.append((f"{prog} plot convergence {path} --family {shlex.quote(fam)} --solvers "
+                      f"{shlex.quote(','.join(specs))}", "the leaders' error curves"))
+    out = []
+    for cmd, why in steps:
+        line = f"next: {cmd}   # {why}"
+        if width is None or len(line) <= width:
+            out.append(line)
+            continue
+        from .console import command_lines
+
+        out += command_lines(f"next: {cmd}", width)   # the command whole, without its comment
+    return out

@@ -6,7 +6,7 @@ import pytest
 import synth
 from conftest import cli
 
-from ikbench import compare, compare_render, results
+from ikbench import compare, compare_render, console, results
 
 BASE = {"dls": (0.8, 1.0, (5, 30)), "ccd": (0.6, 3.0, (20, 80))}
 # dls solves (almost) everything and needs fewer iterations per solve: a real difference
@@ -129,6 +129,26 @@ def test_incomplete_run_is_bad_input(tmp_path):
     assert "INCOMPLETE" in p.stdout
 
 
+def console_cells(text, prefix="planar-"):
+    """{(family, solver): the text of its cell} of a console comparison, whatever layout
+    ikbench.console chose: a table row, or a names line ("family | solver") with the figures on the
+    lines below it. Names broken over lines are joined back first (console.unwrap)."""
+    cells, key = {}, None
+    for line in console.unwrap(text).splitlines():
+        if line.startswith(prefix) and " | " in line:
+            key = tuple(line.split(" | "))
+            cells[key] = ""
+        elif line.startswith(prefix):
+            key = None
+            parts = line.split()
+            cells[(parts[0], parts[1])] = line
+        elif key is not None and line.startswith(" "):
+            cells[key] += line + "\n"
+        else:
+            key = None
+    return cells
+
+
 def test_console_shows_significant_cells_in_120_columns_and_all_with_all(tmp_path):
     long_spec = "dls:lambda=0.05:max_step=0.5:restarts=20:time_budget_us=5000:max_iterations=300"
     base = dict(BASE, **{long_spec: (0.6, 3.0, (20, 80))})
@@ -140,19 +160,21 @@ def test_console_shows_significant_cells_in_120_columns_and_all_with_all(tmp_pat
     quiet = [v for v in res.rows["verdict"] if not compare.is_significant(v)]
     assert significant and quiet  # both kinds, or the test shows nothing
     text = compare_render.format_text(res)
-    table = [line for line in text.splitlines() if line.startswith("planar-")]
+    table = console_cells(text)
     assert len(table) == len(significant)
-    assert all("better" in line or "worse" in line or "mixed" in line for line in table)
+    assert all("better" in c or "worse" in c or "mixed" in c for c in table.values())
     assert f"{len(quiet)} of {len(res.rows)} cells not shown" in text
     assert max(len(line) for line in text.splitlines()) <= 120
     assert "\033[" not in text
+    assert "B vs A: better / worse = B is better / worse than A" in text
     everything = compare_render.format_text(res, show_all=True)
-    rows = [line for line in everything.splitlines() if line.startswith("planar-")]
+    rows = list(console_cells(everything).items())
     assert len(rows) == len(res.rows) and "not shown" not in everything
+    assert {k for k, _ in rows} == set(zip(res.rows["family"], res.rows["solver"]))   # every name whole
     assert max(len(line) for line in everything.splitlines()) <= 120
     # significant cells first
-    first_quiet = next(i for i, line in enumerate(rows) if compare.VERDICT_SAME in line)
-    assert all(compare.VERDICT_SAME in line for line in rows[first_quiet:])
+    first_quiet = next(i for i, (_, c) in enumerate(rows) if compare.VERDICT_SAME in c)
+    assert all(compare.VERDICT_SAME in c for _, c in rows[first_quiet:])
     # colours: green better, red worse, and nothing else changes
     coloured = compare_render.format_text(res, color=True)
     assert "\033[32mbetter" in coloured and "\033[0m" in coloured
