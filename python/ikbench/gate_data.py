@@ -17,7 +17,7 @@ from . import outcomes, results
 from .cells import Dataset, aggregate_cells
 from .results import LEADING_SOLVE_COLUMNS, ResultsError, read_json_file, run_file
 from .safe_io import atomic_write_text
-from .timeunit import median
+from .speed import speed_factors
 
 BASELINE_FILE = "baseline.json"
 BASELINE_FORMAT, BASELINE_VERSION = "ikbench-baseline", 1
@@ -69,12 +69,9 @@ def load_runs(paths, allow_incomplete=False):
             diff = sorted(set(r.cells) ^ set(first.cells))[:5]
             raise BadInput(f"repeats differ: {first.source} and {r.source} hold different family x solver cells "
                            f"(e.g. {', '.join(f'{f} x {s}' for f, s in diff)})")
-    factors = [1.0]
-    for r in runs[1:]:
-        ratios = [r.cells[c]["time_per_eval_median_us"] / first.cells[c]["time_per_eval_median_us"]
-                  for c in first.cells if (first.cells[c]["time_per_eval_median_us"] or 0) > 0
-                  and (r.cells[c]["time_per_eval_median_us"] or 0) > 0]
-        factors.append(median(ratios) if ratios else 1.0)
+    per_eval = speed_factors({i: {c: r.cells[c]["time_per_eval_median_us"] for c in first.cells}
+                              for i, r in enumerate(runs)}, reference=0)
+    factors = [1.0] + [per_eval[i] or 1.0 for i in range(1, len(runs))]
     cells, unstable = {}, []
     for c in first.cells:
         versions = [r.cells[c] for r in runs]
