@@ -160,6 +160,12 @@ def _check_out(args, runs):
 def cmd_report(args):
     from . import report
 
+    if getattr(args, "history", None):  # the page never replaces the history store it reads (before the work)
+        import os
+
+        from .history.report import check_output
+
+        check_output(args.history, args.out or os.path.join(args.run_dir, "report.html"))
     return report.main_from_args(args)
 
 

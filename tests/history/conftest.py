@@ -106,3 +106,28 @@ def step_runs(tmp_path_factory):
         write_throughput(d, 1000.0 + i)
         out.append(d)
     return out
+
+
+def run_cli(capsys, *argv):
+    """`ikbench history ARGV...` in this process: (exit status, stdout, stderr); argparse's refusals
+    included."""
+    from ikbench.cli import main
+
+    try:
+        rc = main(["history", *argv])
+    except SystemExit as e:
+        rc = e.code
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+def one_line_error(rc, err):
+    """True for a refusal as the command line makes one: exit status 2, one line, no traceback."""
+    lines = [ln for ln in err.splitlines() if ln.startswith("ikbench history: error:")]
+    return rc == 2 and len(lines) == 1 and "Traceback" not in err
+
+
+@pytest.fixture
+def sqlite_db(tmp_path):
+    """A new SQLite store's path, for the tests of what a store's file is (both backends' runs)."""
+    return str(tmp_path / "store" / "history.sqlite")

@@ -104,3 +104,31 @@ def test_history_without_outcome_counts_says_so(db, tmp_path, capsys):
     assert gate.main(["history", str(run), "--db", db, "--no-time"]) == 0
     out = capsys.readouterr().out
     assert "outcome rates not compared" in out and "ikbench history add" in out
+
+
+def loaded_build(directory, i, peak, jitter):
+    """Run i of the same build as build(), `jitter` times slower, with a recorded load of `peak` on 2 cores."""
+    def edit(rows):
+        for r in rows:
+            r["time_us"] = synth.num(float(r["time_us"]) * jitter)
+    return synth.make_run(directory, seed=7, problems=30, solvers=SOLVERS, edit_rows=edit, run_json_extra={
+        "git_revision": sha(i), "start_time": f"2026-01-01T00:{i:02d}:00Z",
+        "load": {"start": peak, "end": peak, "cores": 2, "samples": {"count": 2, "max": peak}, "noisy": peak > 2}})
+
+
+def test_noisy_history_runs_left_out_and_named(db, tmp_path, capsys):
+    # six runs at a load of 2 to 3 whose speeds differ by 0.85x to 1.28x, then two under a load of 8
+    # and 4x slower: the window leaves those out (named), and an unchanged build passes
+    runs = [str(loaded_build(tmp_path / f"h{i}", i, 2.5, f)) for i, f in enumerate((0.85, 1.0, 1.28, 0.9, 1.2, 1.05))]
+    runs += [str(loaded_build(tmp_path / f"l{i}", i, 8.0, 4.0)) for i in (6, 7)]
+    assert ikbench_main(["history", "add", *runs, "--db", db]) == 0
+    capsys.readouterr()
+    run = build(tmp_path / "new", 30)
+    assert gate.main(["history", str(run), "--db", db]) == 0
+    out = capsys.readouterr().out
+    assert "left out as noisy" in out and sha(6)[:10] in out and sha(7)[:10] in out and "load average 8.0" in out
+    assert "times at the median speed of the window's runs" in out
+    # kept, the loaded runs are the latest of the window and its reference is theirs
+    gate.main(["history", str(run), "--db", db, "--include-noisy", "--last", "2"])
+    out = capsys.readouterr().out
+    assert "left out as noisy" not in out

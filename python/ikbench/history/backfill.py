@@ -18,12 +18,14 @@ import time
 from pathlib import Path
 
 from ..results import ResultsError
+from ..safe_io import check_output_path, output_directory
 from . import record
-from .store import open_store
+from .argtypes import INT32, int_in, seconds
+from .db import open_history
 
 
 def add_arguments(p):
-    p.add_argument("--commits", type=int, required=True, help="the last N commits of the first-parent line")
+    p.add_argument("--commits", type=int_in(1, INT32), required=True, help="the last N commits of the first-parent line")
     p.add_argument("--rev", default="HEAD", help="the newest commit (default HEAD)")
     p.add_argument("--repo", help="git repository (default: this source tree)")
     p.add_argument("--worktrees", default="build/history-worktrees", help="where the worktrees are made "
@@ -31,9 +33,9 @@ def add_arguments(p):
     p.add_argument("--runs-dir", default="results/history-runs", help="run directories, one per commit "
                    "(default results/history-runs)")
     p.add_argument("--suite", default="quick", help="suite to run (default quick)")
-    p.add_argument("--threads", type=int, default=2, help="threads of the run (default 2)")
-    p.add_argument("--jobs", type=int, default=2, help="build parallelism (default 2)")
-    p.add_argument("--time-cap", type=float, default=3600, help="seconds per commit, build and runs (default 3600)")
+    p.add_argument("--threads", type=int_in(1, 1024), default=2, help="threads of the run (default 2)")
+    p.add_argument("--jobs", type=int_in(1, 1024), default=2, help="build parallelism (default 2)")
+    p.add_argument("--time-cap", type=seconds, default=3600, help="seconds per commit, build and runs (default 3600)")
     p.add_argument("--no-gbench", action="store_true", help="skip the Google Benchmark binaries")
     p.add_argument("--no-throughput", action="store_true", help="skip ikbench throughput")
     p.add_argument("--keep", action="store_true", help="keep the worktrees (and their builds)")
@@ -135,10 +137,10 @@ def main_from_args(args):
     if args.time_cap <= 0:
         raise ResultsError(f"--time-cap {args.time_cap}: expected seconds > 0")
     repo = Path(args.repo or record.repo_dir()).resolve()
-    shas = commits(repo, args.commits, args.rev)
-    Path(args.runs_dir).mkdir(parents=True, exist_ok=True)
-    done = skipped = 0
-    with open_store(args.db, create=True) as store:
+    with open_history(args.db, create=True, what="add the commits' runs") as store:
+        output_directory(args.runs_dir, inputs=store.inputs)
+        shas = commits(repo, args.commits, args.rev)
+        done = skipped = 0
         for i, sha in enumerate(shas, 1):
             date, subject = record.commit_info(sha, repo)
             tag = f"[{i}/{len(shas)}] {sha[:10]} {(subject or '')[:50]}"
@@ -148,13 +150,16 @@ def main_from_args(args):
                 print(f"{tag}: already in the store", flush=True)
                 continue
             log = Path(args.runs_dir).resolve() / f"{sha[:12]}.log"
+            check_output_path(log, inputs=store.inputs)   # a regular file (appended to by the build), never the store
             log.unlink(missing_ok=True)
             t0 = time.monotonic()
             print(f"{tag}: building and running (log {log})", flush=True)
             try:
                 out = measure_commit(sha, args, repo, _Clock(args.time_cap), log)
                 rec = record.from_run_dir(out, repo=repo)
-                rid, _ = store.add_record(rec)
+                for w in rec.get("warnings", []):
+                    print(f"ikbench history: warning: {w}", file=sys.stderr, flush=True)
+                rid, _ = store.add_record(rec, where=str(out))
                 done += 1
                 print(f"{tag}: added run {rid} in {time.monotonic() - t0:.0f} s", flush=True)
             except _Skip as e:

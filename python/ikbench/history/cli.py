@@ -6,24 +6,32 @@
     show RUN                                 one run: identity, machine, load, its cells' figures
     trend --figure F --family FAM --solver SPEC [--machine ID] [--out FILE.png|.html]
     changes [--figure F]... [--family FAM] [--solver SPEC] [--machine ID] [--all]
+        (trend, changes, publish: --raw times as measured, not at the median speed of their runs;
+         --include-noisy keeps the runs that are left out and listed as noisy; docs/history.md)
     export --format csv|json [--out FILE]    for other tools (json: import rebuilds the store)
     import FILE.json[.gz]                    add the records of an export (plain or gzip-compressed)
     publish DIR                              a static site of every series (docs/history.md)
     backfill --commits N                     build, run and add each of the last N commits
 
-DB: an SQLite file (default results/history.sqlite) or a postgresql:// URL (password from
-PGPASSWORD or ~/.pgpass, never on the command line). Exit status: 0 done; 2 bad input (one line
-on stderr naming the file or field).
+DB: an SQLite file (default results/history.sqlite), a PostgreSQL connection string (a
+postgresql:// URL or libpq keyword=value pairs; the password from PGPASSWORD or ~/.pgpass, never
+on the command line, and removed from every message), or a json export (FILE.json[.gz], read only:
+what reads works, what writes is refused). Every file a command writes follows the output rule
+(ikbench.safe_io): never over the store or another input, a device or a FIFO. Exit status: 0 done;
+2 bad input (one line on stderr naming the file or field).
 """
 
 import argparse
 import json
 import math
 import sys
-from pathlib import Path
 
+from ..redact import redact_secrets
 from ..results import ResultsError
-from .store import DEFAULT_DB, describe_db, open_store
+from . import backfill
+from .argtypes import INT32, int_in
+from .db import open_history
+from .store import DEFAULT_DB, describe_db
 
 EXIT_OK, EXIT_BAD_INPUT = 0, 2
 
@@ -31,12 +39,16 @@ EXIT_OK, EXIT_BAD_INPUT = 0, 2
 class _Parser(argparse.ArgumentParser):
     def error(self, message):
         self.print_usage(sys.stderr)
-        print(f"{self.prog}: error: {message}", file=sys.stderr)
+        print(f"{self.prog}: error: {redact_secrets(message)}", file=sys.stderr)
         sys.exit(EXIT_BAD_INPUT)
 
 
-def _open(args, create=False):
-    return open_store(args.db, create=create)
+def _open(args, create=False, what="write to it"):
+    return open_history(args.db, create=create, what=what)
+
+
+def _warn(text):
+    print(f"ikbench history: warning: {text}", file=sys.stderr)
 
 
 def _fmt(v, digits=4):
@@ -56,10 +68,12 @@ def _table(rows, headers):
 def cmd_add(args):
     from . import record
 
-    with open_store(args.db, create=True) as store:
+    with _open(args, create=True, what="add runs") as store:
         for d in args.runs:
             rec = record.from_run_dir(d, repo=args.repo)
-            rid, added = store.add_record(rec, replace=args.replace)
+            for w in rec.get("warnings", []):
+                _warn(w)
+            rid, added = store.add_record(rec, replace=args.replace, where=str(d))
             r = rec["run"]
             what = (f"{len(rec['cells'])} cells, {len(rec['points'])} points" +
                     (f", {len({g['file'] for g in rec['gbench']})} Google Benchmark files" if rec["gbench"] else "") +
@@ -134,110 +148,121 @@ def cmd_show(args):
     return EXIT_OK
 
 
-def _series_frames(store, args):
-    from . import queries
-
-    pts = queries.points(store, figure=args.figure, family=args.family, solver=args.solver, machine=args.machine,
-                         suite=args.suite, threads=args.threads)
-    if pts.empty:
-        raise ResultsError(f"{store.name}: no point of figure {args.figure!r}, family {args.family!r}, "
-                           f"solver {args.solver!r}" + (f" on machine {args.machine}" if args.machine else "") +
-                           " (ikbench history list; figures: docs/history.md)")
-    out = []
-    for key, g in queries.group_series(pts):
-        pc = queries.per_commit(g)
-        clean = pc[~pc["dirty"].fillna(False).astype(bool)].reset_index(drop=True)
-        cps = queries.series_changes(clean, key=json.dumps([str(k) for k in key]))
-        out.append((key, pc, clean, cps))
-    return out
-
-
 def cmd_trend(args):
-    from . import queries, plots
+    from . import plots, queries, series
+    from .text import excluded_text, normalised_text, not_enough_text, step_text
 
     with _open(args) as store:
-        frames = _series_frames(store, args)
-    for key, pc, clean, cps in frames:
-        src, fam, solver, fig, machine, suite, threads = key
-        label = pc["machine_label"].iloc[0]
+        if args.out:
+            plots.check_trend_path(args.out, inputs=store.inputs)   # refused before the work
+        pts = queries.points(store, figure=args.figure, family=args.family, solver=args.solver, machine=args.machine,
+                             suite=args.suite, threads=args.threads)
+        if pts.empty:
+            raise ResultsError(f"{store.name}: no point of figure {args.figure!r}, family {args.family!r}, "
+                               f"solver {args.solver!r}" + (f" on machine {args.machine}" if args.machine else "") +
+                               " (ikbench history list; figures: docs/history.md)")
+        found = series.series_of(store, pts, alpha=args.alpha, raw=args.raw, include_noisy=args.include_noisy)
+        inputs = list(store.inputs)
+    for s in found:
+        src, fam, solver, fig, machine, suite, threads = s.key
+        label = pts[pts["machine"] == machine]["machine_label"].iloc[0]
         print(f"{fig} of {fam} x {solver}: suite {suite}, {threads} threads, machine {machine} ({label})")
-        steps = {clean["commit"].iloc[c.index]: c for c in cps}
+        print(f"  {normalised_text(s.normalised, fig)}")
+        steps = {s.change_commit(c): c for c in s.changes}
         rows = []
-        for r in pc.itertuples():
+        for r in s.pc.itertuples():
             c = steps.get(r.commit)
             ci = f"[{_fmt(r.ci_low)}, {_fmt(r.ci_high)}]" if not math.isnan(r.ci_low) else ""
             rows.append([r.commit, (r.commit_date or r.start_time or "")[:10], (r.subject or "")[:40], _fmt(r.value),
-                         ci, r.runs, queries.step_text(c.step, c.step_low, c.step_high, c.scale) +
+                         ci, r.runs, step_text(c.step, c.step_low, c.step_high, c.scale) +
                          f" p={c.p_value:.3g}" if c else ""])
         sys.stdout.write(_table(rows, ["commit", "date", "subject", fig, "95% interval", "runs", "change point"]))
+        if not s.enough:
+            print(f"change points: {not_enough_text(s.commits, s.need)}")
+        elif not s.changes:
+            print(f"change points: none in {s.commits} commits")
+        if s.excluded:
+            print(excluded_text(s.excluded, limit=20))
         print()
     if args.out:
-        path = plots.write_trend(frames, args.out)
+        drawn = [s for s in found if not s.pc.empty]
+        if not drawn:
+            raise ResultsError(f"--out {args.out}: nothing to draw (every run of these series was left out as noisy; "
+                               "--include-noisy keeps them)")
+        path = plots.write_trend(drawn, args.out, inputs=inputs)
         print(f"written: {path}")
     return EXIT_OK
 
 
 def cmd_changes(args):
-    from . import queries
+    from . import series
+    from .text import excluded_text, not_enough_text, step_text
 
     with _open(args) as store:
         filters = dict(family=args.family, solver=args.solver, machine=args.machine, suite=args.suite)
-        df = queries.changes(store, figures=args.figure or None, alpha=args.alpha,
-                             include_dirty=args.include_dirty, **filters)
+        found = series.find_changes(store, figures=args.figure or None, alpha=args.alpha,
+                                    include_dirty=args.include_dirty, raw=args.raw,
+                                    include_noisy=args.include_noisy, **filters)
+    df = found.table
     if not args.all:
         df = df[df["regression"]] if args.regressions else df
     shown = df.head(args.limit) if args.limit else df
     rows = [[r.commit, (r.commit_date or "")[:10], r.figure, r.family, r.solver, r.machine,
-             queries.step_text(r.step, r.step_low, r.step_high, r.scale), f"{r.p_value:.2g}",
+             step_text(r.step, r.step_low, r.step_high, r.scale), f"{r.p_value:.2g}",
              "worse" if r.regression else "better"] for r in shown.itertuples()]
     sys.stdout.write(_table(rows, ["commit", "date", "figure", "family", "solver", "machine", "step [95%]", "p",
                                    "verdict"]))
-    print(f"{len(df)} change points (E-Divisive means, permutation test p < {args.alpha}; success rates: "
-          "Fisher's exact test, Bonferroni over splits); most recent first")
+    print(f"{len(df)} change points in {found.series} series (E-Divisive means, permutation test p < {args.alpha}; "
+          "success rates: Fisher's exact test, Bonferroni over splits); most recent first; times "
+          + ("as measured" if args.raw else "at the median speed of their runs (--raw: as measured)"))
+    if found.short:
+        need = sorted({n for _, _, n in found.short}, key=lambda v: -1 if v is None else v)
+        shown_short = [f"{k[3]} of {k[1]} x {k[2]} ({not_enough_text(c, n)})" for k, c, n in found.short[:5]]
+        print(f"{len(found.short)} series without a verdict, not enough commits (need "
+              f"{' or '.join('?' if n is None else str(n) for n in need)}): " + "; ".join(shown_short) +
+              (", ..." if len(found.short) > 5 else ""))
+    if not found.excluded.empty:
+        runs = found.excluded.drop_duplicates("run_id").to_dict("records")
+        print(excluded_text(runs, limit=20))
     return EXIT_OK
 
 
 def cmd_export(args):
+    import json
+
+    from ..safe_io import atomic_write_bytes, check_output_path
     from . import exchange
 
     with _open(args) as store:
+        inputs = list(store.inputs)
+        if args.out:
+            check_output_path(args.out, inputs=inputs)   # refused before the work
+        if args.side_files:
+            from ..safe_io import output_directory
+
+            output_directory(args.side_files, inputs=inputs + ([args.out] if args.out else []))
         if args.format == "json":
             text = json.dumps(exchange.export_json(store, slim=args.slim), sort_keys=True, indent=0,
                               separators=(",", ":")) + "\n"
         else:
             text = exchange.export_csv(store, machine=args.machine)
         if args.side_files:
-            written = exchange.write_side_files(store, args.side_files)
+            written = exchange.write_side_files(store, args.side_files,
+                                                inputs=[args.out] if args.out else [])
             print(f"side files: {len(written)} under {args.side_files}", file=sys.stderr)
     if args.out:
-        if str(args.out).endswith(".gz"):
-            from ..safe_io import atomic_write_bytes
-            atomic_write_bytes(args.out, exchange.export_bytes(text, args.out))
-        else:
-            _write(args.out, text)
+        atomic_write_bytes(args.out, exchange.export_bytes(text, args.out), inputs=inputs)
         print(f"written: {args.out}", file=sys.stderr)
     else:
         sys.stdout.write(text)
     return EXIT_OK
 
 
-def _write(path, text):
-    try:
-        from ..safe_io import atomic_write_text
-    except ImportError:  # the library's one output rule, where present
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(path).with_name(f".{Path(path).name}.tmp")
-        tmp.write_text(text, encoding="utf-8")
-        tmp.replace(path)
-        return path
-    return atomic_write_text(path, text)
-
-
 def cmd_import(args):
     from . import exchange
 
-    docs = [(f, exchange.read_export(f)) for f in args.files]
-    with open_store(args.db, create=True) as store:
+    with _open(args, create=True, what="import into it") as store:
+        docs = [(f, exchange.read_export(f)) for f in args.files]
         total = [0, 0]
         for f, doc in docs:
             a, p = exchange.import_json(store, doc, source=f)
@@ -251,14 +276,12 @@ def cmd_publish(args):
     from . import site
 
     with _open(args) as store:
-        index = site.publish(store, args.out_dir, alpha=args.alpha)
+        index = site.publish(store, args.out_dir, alpha=args.alpha, raw=args.raw, include_noisy=args.include_noisy)
     print(f"site: {index}")
     return EXIT_OK
 
 
 def cmd_backfill(args):
-    from . import backfill
-
     return backfill.main_from_args(args)
 
 
@@ -268,12 +291,23 @@ def build_parser(prog="ikbench history"):
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     def db(sp):
-        sp.add_argument("--db", default=DEFAULT_DB, help=f"SQLite file or postgresql:// URL (default {DEFAULT_DB})")
+        sp.add_argument("--db", default=DEFAULT_DB, help=f"SQLite file, PostgreSQL connection string (postgresql://... or "
+                        f"host=... dbname=...; the password from PGPASSWORD or ~/.pgpass) or json export "
+                        f"(read only) (default {DEFAULT_DB})")
         sp.epilog = "Exit status: 0 done; 2 bad input (a one-line message on stderr)."
 
     def filters(sp, figure_required=False):
         sp.add_argument("--machine", help="machine identity: id, key prefix or text of its label")
         sp.add_argument("--suite", help="only runs of this suite")
+
+    def speed(sp):
+        sp.add_argument("--raw", action="store_true", help="times as measured (default: each run's speed factor "
+                        "taken out, docs/history.md \"Machine speed\")")
+        sp.add_argument("--include-noisy", action="store_true", help="keep the noisy runs in the time series (a load "
+                        "above the cores, a speed far from the others'); they are left out and listed by default")
+
+    def alpha(sp):
+        sp.add_argument("--alpha", type=float, default=0.01, help="significance of a change point (default 0.01)")
 
     a = sub.add_parser("add", help="record finished runs in the store")
     a.add_argument("runs", nargs="+", metavar="RUN_DIR")
@@ -284,7 +318,7 @@ def build_parser(prog="ikbench history"):
 
     ls = sub.add_parser("list", help="runs in commit order, by commit and machine")
     filters(ls)
-    ls.add_argument("--limit", type=int, default=0, help="only the last N runs")
+    ls.add_argument("--limit", type=int_in(0, INT32), default=0, help="only the last N runs")
     db(ls)
     ls.set_defaults(func=cmd_list)
 
@@ -301,9 +335,11 @@ def build_parser(prog="ikbench history"):
     t.add_argument("--figure", default="time_us_median", help="figure (default time_us_median; docs/history.md)")
     t.add_argument("--family", required=True, help="family (gbench:FILE for Google Benchmark, throughput)")
     t.add_argument("--solver", required=True, help="solver spec (a benchmark name for gbench:FILE)")
-    t.add_argument("--threads", type=int, help="only runs with this thread count")
-    t.add_argument("--out", help="also plot it: FILE.png, .svg or .html")
+    t.add_argument("--threads", type=int_in(0, INT32), help="only runs with this thread count")
+    t.add_argument("--out", help="also plot it: FILE.png, .svg, .pdf or .html")
     filters(t)
+    speed(t)
+    alpha(t)
     db(t)
     t.set_defaults(func=cmd_trend)
 
@@ -311,11 +347,12 @@ def build_parser(prog="ikbench history"):
     c.add_argument("--figure", action="append", help="only this figure (repeatable; default: docs/history.md)")
     c.add_argument("--family")
     c.add_argument("--solver")
-    c.add_argument("--alpha", type=float, default=0.01, help="significance of a split (default 0.01)")
+    alpha(c)
+    speed(c)
     c.add_argument("--regressions", action="store_true", help="only the steps for the worse")
     c.add_argument("--all", action="store_true", help="every change point (the default lists them all too)")
     c.add_argument("--include-dirty", action="store_true", help="also runs of modified work trees")
-    c.add_argument("--limit", type=int, default=0, help="at most N rows")
+    c.add_argument("--limit", type=int_in(0, INT32), default=0, help="at most N rows")
     filters(c)
     db(c)
     c.set_defaults(func=cmd_changes)
@@ -338,14 +375,13 @@ def build_parser(prog="ikbench history"):
 
     pb = sub.add_parser("publish", help="write a static site of the whole store (index, per spec, per machine)")
     pb.add_argument("out_dir", metavar="DIR")
-    pb.add_argument("--alpha", type=float, default=0.01, help="significance of a change point (default 0.01)")
+    alpha(pb)
+    speed(pb)
     db(pb)
     pb.set_defaults(func=cmd_publish)
 
     bf = sub.add_parser("backfill", help="build, run and add each of the last N commits (git worktrees)")
-    from .backfill import add_arguments
-
-    add_arguments(bf)
+    backfill.add_arguments(bf)
     db(bf)
     bf.set_defaults(func=cmd_backfill)
     return p
@@ -355,23 +391,28 @@ def main(argv=None, prog="ikbench history"):
     argv = sys.argv[1:] if argv is None else list(argv)
     parser = build_parser(prog)
     args = parser.parse_args(argv)
-    for name in ("limit",):
-        v = getattr(args, name, None)
-        if v is not None and v < 0:
-            parser.error(f"--{name} {v}: expected an integer >= 0")
     alpha = getattr(args, "alpha", None)
-    if alpha is not None and not (math.isfinite(alpha) and 0 < alpha < 1):
-        parser.error(f"--alpha {alpha}: expected a significance level strictly between 0 and 1")
+    if alpha is not None:
+        from .changepoints import PERMUTATIONS
+
+        if not (math.isfinite(alpha) and 1 / (PERMUTATIONS + 1) < alpha < 1):
+            parser.error(f"--alpha {alpha}: expected a significance level above {1 / (PERMUTATIONS + 1):g} (the "
+                         f"smallest p-value of {PERMUTATIONS} permutations) and below 1")
+    db = getattr(args, "db", None)
     try:
-        return args.func(args)
+        rc = args.func(args)
+        if db is not None and describe_db(db) != str(db):
+            _warn(f"--db {describe_db(db)}: a password on the command line is seen by every user of this machine (the "
+                  "process list, shell history): give it in PGPASSWORD or ~/.pgpass")
+        return rc
     except ResultsError as e:
-        print(f"ikbench history: error: {' '.join(str(e).split())}", file=sys.stderr)
+        print(f"ikbench history: error: {redact_secrets(' '.join(str(e).split()))}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except BrokenPipeError:
         return EXIT_OK
     except OSError as e:
         what = f"{e.filename}: " if e.filename else ""
-        print(f"ikbench history: error: {what}{e.strerror or e}", file=sys.stderr)
+        print(f"ikbench history: error: {redact_secrets(f'{what}{e.strerror or e}')}", file=sys.stderr)
         return EXIT_BAD_INPUT
 
 

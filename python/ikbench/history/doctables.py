@@ -21,9 +21,9 @@ import re
 import sys
 from pathlib import Path
 
+from ..safe_io import atomic_write_text
 from . import queries
-from .exchange import import_json, read_export
-from .store import open_store
+from .db import open_history
 
 BEGIN = re.compile(r"<!-- history-table:([a-z0-9_-]+) -->\n")
 END = "<!-- /history-table -->"
@@ -140,7 +140,7 @@ class Latest:
         if self.specs is None:
             return None
         by_run = {}
-        for r in store.query("SELECT run_id, spec FROM specs"):
+        for r in store.query("SELECT run_id, spec FROM specs ORDER BY run_id, spec {C}"):
             by_run.setdefault(r["run_id"], set()).add(r["spec"])
         return {rid for rid, specs in by_run.items() if specs == self.specs}
 
@@ -254,7 +254,7 @@ def _provenance(store, sel):
     """Which commit, machine and load the points of a table were measured on."""
     ids = sorted(int(i) for i in sel["run_id"].unique())
     rs = store.query(f"SELECT id, git_commit, dirty, commit_date, noisy, load FROM runs WHERE id IN "
-                     f"({', '.join('?' * len(ids))})", ids)
+                     f"({', '.join('?' * len(ids))}) ORDER BY id", ids)
     noisy = sum(1 for r in rs if r["noisy"])
     first = sel.iloc[-1]
     commit = queries.commit_label(first["git_commit"], bool(first["dirty"]))
@@ -514,8 +514,7 @@ TABLES = {
 
 
 def tables(export_path):
-    with open_store(":memory:") as store:
-        import_json(store, read_export(export_path), source=str(export_path))
+    with open_history(export_path) as store:
         return {name: t.render(store) for name, t in TABLES.items()}
 
 
@@ -575,7 +574,7 @@ def main(argv=None):
                       f"  PYTHONPATH=python /usr/bin/python3 -m ikbench.history.doctables {args.export} --write {doc}",
                       file=sys.stderr)
             continue
-        doc.write_text(text, encoding="utf-8")
+        atomic_write_text(doc, text, inputs=[args.export])
         print(f"{doc}: {len(changed)} tables rewritten")
     return 1 if stale else 0
 

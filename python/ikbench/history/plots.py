@@ -1,6 +1,7 @@
-"""Trend plots of history series: a PNG/SVG (matplotlib) or an HTML page (plotly), one panel per
-series, points in commit order with their 95 % intervals, change points marked, the segments
-between them drawn at their medians."""
+"""Trend plots of history series (ikbench.history.series.Series): a PNG/SVG/PDF (matplotlib) or an
+HTML page (plotly), one panel per series, points in commit order with their 95 % intervals, change
+points marked, the segments between them drawn at their medians. Files are written by the output
+rule (ikbench.safe_io: atomically, never over an input such as the store, a device or a FIFO)."""
 
 import math
 from pathlib import Path
@@ -8,6 +9,9 @@ from pathlib import Path
 import numpy as np
 
 from ..results import ResultsError
+from ..safe_io import atomic_write_text, check_output_path, save_figure
+
+TREND_SUFFIXES = (".png", ".svg", ".pdf", ".html", ".htm")
 
 
 def _segments(clean, cps):
@@ -27,10 +31,11 @@ def _title(key):
     return f"{fig}: {fam} x {solver} ({suite}, {threads} threads, machine {machine})"
 
 
-def plotly_figure(key, pc, clean, cps, height=360):
-    """A plotly Figure of one series."""
+def plotly_figure(s, height=360):
+    """A plotly Figure of one Series."""
     import plotly.graph_objects as go
 
+    key, pc, clean, cps = s.key, s.pc, s.clean, s.changes
     x = list(pc["commit"])
     y = pc["value"].to_numpy(float)
     lo, hi = pc["ci_low"].to_numpy(float), pc["ci_high"].to_numpy(float)
@@ -54,30 +59,35 @@ def plotly_figure(key, pc, clean, cps, height=360):
     return fig
 
 
-def write_trend(frames, out):
-    """Writes the series of `frames` ([(key, per-commit, clean, change points)]) to `out`."""
+def check_trend_path(out, inputs=()):
+    """Refuses, before any work, a trend output the rule or the format refuses."""
+    if Path(out).suffix.lower() not in TREND_SUFFIXES:
+        raise ResultsError(f"--out {out}: expected FILE.png, .svg, .pdf or .html")
+    check_output_path(out, inputs=inputs)
+
+
+def write_trend(series, out, inputs=()):
+    """Writes `series` ([Series]) to `out`; `inputs`: files it must not replace (the store's)."""
+    check_trend_path(out, inputs)
     out = Path(out)
     suffix = out.suffix.lower()
     if suffix in (".html", ".htm"):
         import plotly.io as pio
 
-        parts = [pio.to_html(plotly_figure(*f), include_plotlyjs=(i == 0), full_html=False) for i, f in
-                 enumerate(frames)]
+        parts = [pio.to_html(plotly_figure(s), include_plotlyjs=(i == 0), full_html=False) for i, s in
+                 enumerate(series)]
         html = ("<!DOCTYPE html><html><head><meta charset='utf-8'><title>ikbench trend</title></head><body>" +
                 "".join(parts) + "</body></html>\n")
-        from .cli import _write
-
-        _write(out, html)
+        atomic_write_text(out, html, inputs=inputs)
         return out
-    if suffix not in (".png", ".svg", ".pdf"):
-        raise ResultsError(f"--out {out}: expected FILE.png, .svg, .pdf or .html")
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(len(frames), 1, figsize=(9, 3.2 * len(frames)), squeeze=False)
-    for ax, (key, pc, clean, cps) in zip(axes[:, 0], frames):
+    fig, axes = plt.subplots(len(series), 1, figsize=(9, 3.2 * len(series)), squeeze=False)
+    for ax, s in zip(axes[:, 0], series):
+        key, pc, clean, cps = s.key, s.pc, s.clean, s.changes
         xs = np.arange(len(pc))
         y = pc["value"].to_numpy(float)
         lo, hi = pc["ci_low"].to_numpy(float), pc["ci_high"].to_numpy(float)
@@ -92,12 +102,13 @@ def write_trend(frames, out):
             ax.axvline(pos[clean["commit"].iloc[c.index]] - 0.5, color="crimson", ls="--")
         ax.set_xticks(xs)
         ax.set_xticklabels([c[:7] for c in pc["commit"]], rotation=60, fontsize=7)
-        ax.set_ylabel(key[3])
+        ax.set_ylabel(key[3] + ("" if not s.normalised else " (speed taken out)"))
         ax.set_title(_title(key), fontsize=9)
     fig.tight_layout()
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out, dpi=100)
-    plt.close(fig)
+    try:
+        save_figure(fig, out, inputs=inputs, dpi=100)
+    finally:
+        plt.close(fig)
     return out
 
 

@@ -5,12 +5,19 @@
 The figures are `ikbench.figures.summarize`'s (docs/analysis.md), the same numbers as summary.csv;
 the store adds only bootstrap intervals of the 90th and 99th percentile times, drawn as the
 median's are (`stats.bootstrap_intervals`, same seed and resamples). Google Benchmark JSON files
-and throughput.json of the run directory are kept verbatim and as series points.
+and throughput.json of the run directory are kept verbatim and as series points. JSON files are
+read as every reader of the results reads them (bounded size and nesting); secrets are removed
+from what is kept (ikbench.redact: the command line, run.json, the side files), and the run's key
+is the hash of its redacted run.json.
+
+`record["warnings"]` lists what the caller should say on stderr (a git revision this checkout does
+not know); it is not stored.
 """
 
 import hashlib
 import json
 import math
+import os
 import subprocess
 from pathlib import Path
 
@@ -18,10 +25,10 @@ import numpy as np
 
 from .. import cells as gate_cells
 from .. import figures, outcomes, stats
-from ..results import ResultsError, load
+from ..redact import redact_value
+from ..results import ResultsError, load, read_json_file
 from .store import CELL_FIGURES
-
-RECORD_FORMAT = "ikbench-history-record/1"
+from .validate import RECORD_FORMAT, run_key
 DEFAULT_THROUGHPUT_PROBLEMS = 2000  # ikbench throughput --problems' default
 MAX_SIDE_FILE_BYTES = 64 << 20   # a Google Benchmark JSON or throughput.json of the run directory
 
@@ -88,20 +95,50 @@ def repo_dir():
     return Path(__file__).resolve().parents[3]
 
 
+def _is_hex(revision):
+    return bool(revision) and len(revision) <= 64 and all(c in "0123456789abcdef" for c in revision)
+
+
 def commit_info(revision, repo=None):
     """(commit date ISO 8601, subject) of a git revision, or (None, None) when git or the commit
     is not at hand."""
-    if not revision or not all(c in "0123456789abcdef" for c in revision):
-        return None, None
+    date, subject, _ = commit_lookup(revision, repo)
+    return date, subject
+
+
+def commit_lookup(revision, repo=None):
+    """(commit date, subject, known) of a git revision: known is True when the checkout `repo`
+    (default: this source tree) has the commit, False when it is a git checkout without it (or the
+    revision is not a commit id), None when no git checkout is at hand to ask."""
+    repo = str(repo or repo_dir())
     try:
-        p = subprocess.run(["git", "-C", str(repo or repo_dir()), "log", "-1", "--format=%cI%x00%s", revision, "--"],
+        inside = subprocess.run(["git", "-C", repo, "rev-parse", "--git-dir"], capture_output=True, text=True,
+                                timeout=30).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return None, None, None
+    if not inside:
+        return None, None, None
+    if not _is_hex(revision):
+        return None, None, False
+    try:
+        p = subprocess.run(["git", "-C", repo, "log", "-1", "--format=%cI%x00%s", f"{revision}^{{commit}}", "--"],
                            capture_output=True, text=True, timeout=30)
     except (OSError, subprocess.TimeoutExpired):
-        return None, None
+        return None, None, None
     if p.returncode != 0 or "\0" not in p.stdout:
-        return None, None
+        return None, None, False
     date, subject = p.stdout.rstrip("\n").split("\0", 1)
-    return utc_text(date), subject or None
+    return utc_text(date), subject or None, True
+
+
+def revision_warnings(where, revision, known, repo=None):
+    """The warning for a run whose git revision the checkout does not know ([] when it knows it, or
+    when no checkout is at hand)."""
+    if known is not False:
+        return []
+    shown = repr(revision)[:80] if revision is not None else "(none)"
+    return [f"{where}: git_revision {shown} is not a commit of the git checkout {repo or repo_dir()}: stored without "
+            "a commit date or subject (its commit order falls back to the run's start time)"]
 
 
 def utc_text(date):
@@ -257,13 +294,10 @@ def side_files(run_dir):
 
 
 def _read_side(p):
-    if p.stat().st_size > MAX_SIDE_FILE_BYTES:
-        raise ResultsError(f"{p}: larger than {MAX_SIDE_FILE_BYTES >> 20} MiB")
-    text = p.read_text(encoding="utf-8")
-    try:
-        return text, json.loads(text)
-    except ValueError as e:
-        raise ResultsError(f"{p}: not JSON: {e}") from None
+    """(text, document) of a side file: read as every reader reads JSON (a regular file of at most
+    MAX_SIDE_FILE_BYTES, nested at most 64 deep, strict JSON)."""
+    doc, data = read_json_file(p, "a Google Benchmark JSON or throughput file", MAX_SIDE_FILE_BYTES)
+    return data.decode("utf-8"), doc
 
 
 def _side_records(run_dir, record):
@@ -321,9 +355,9 @@ def from_side_files(run_dir, *, repo=None):
     rev = first.get("git_revision") if isinstance(first.get("git_revision"), str) else None
     dirty = bool(rev and rev.endswith("-dirty"))
     commit = rev[:-len("-dirty")] if dirty else rev
-    date, subject = commit_info(commit, repo)
+    date, subject, known = commit_lookup(commit, repo)
     meta = {"machine": first.get("machine"), "build": first.get("build")}
-    canon = json.dumps([d for _, d in docs], sort_keys=True)
+    canon = json.dumps(redact_value([d for _, d in docs]), sort_keys=True)
     load = _throughput_load([d for _, d in docs])
     starts = sorted(d["start_time"] for _, d in docs if isinstance(d.get("start_time"), str))
     ends = sorted(d["end_time"] for _, d in docs if isinstance(d.get("end_time"), str))
@@ -341,6 +375,7 @@ def from_side_files(run_dir, *, repo=None):
                 "build": meta["build"] if isinstance(meta["build"], dict) else None, "command_line": None,
                 "run_json": None},
         "specs": [], "families": [], "cells": [], "points": [], "gbench": [], "documents": [],
+        "warnings": revision_warnings(run_dir, rev, known, repo),
     }
     return _side_records(run_dir, record)
 
@@ -351,13 +386,12 @@ def from_run_dir(run_dir, *, repo=None):
     run_dir = Path(run_dir)
     meta = None
     rj = run_dir / "run.json"
-    if rj.is_file() and rj.stat().st_size <= MAX_SIDE_FILE_BYTES:
-        try:
-            meta = json.loads(rj.read_text(encoding="utf-8"))
-        except (ValueError, UnicodeDecodeError):
-            meta = None
+    if os.path.lexists(rj):
+        meta, _ = read_json_file(rj, "run.json")
+        if not isinstance(meta, dict):
+            raise ResultsError(f"{rj}: expected a JSON object (the run's identity, written by ikbench run)")
     if not isinstance(meta, dict):
-        if not rj.exists() and any(is_throughput_file(p.name) for p in side_files(run_dir)):
+        if run_dir.is_dir() and any(is_throughput_file(p.name) for p in side_files(run_dir)):
             return from_side_files(run_dir, repo=repo)
         raise ResultsError(f"{run_dir}: not a results directory of ikbench run (no readable run.json) nor a "
                            "directory of ikbench throughput --out (throughput.json)")
@@ -365,15 +399,16 @@ def from_run_dir(run_dir, *, repo=None):
         raise ResultsError(f"{run_dir}: the run is incomplete (run.json \"complete\": false): complete it with the "
                            "same ikbench run command and --resume --out DIR, then add it")
     run = load(run_dir)
+    meta = redact_value(meta)
     rev = meta.get("git_revision") if isinstance(meta.get("git_revision"), str) else None
     dirty = bool(rev and rev.endswith("-dirty"))
     commit = rev[:-len("-dirty")] if dirty else rev
-    date, subject = commit_info(commit, repo)
+    date, subject, known = commit_lookup(commit, repo)
     canon = json.dumps(meta, sort_keys=True)
     record = {
         "format": RECORD_FORMAT,
         "machine": machine_identity(meta),
-        "run": {"key": hashlib.sha256(canon.encode()).hexdigest()[:24], "source": str(run_dir.resolve()),
+        "run": {"key": run_key(canon), "source": str(run_dir.resolve()),
                 "git_revision": rev, "git_commit": commit, "dirty": dirty, "commit_date": date, "subject": subject,
                 "suite": run.suite, "suite_seed": None if run.seed is None else str(run.seed),
                 "threads": run.threads, "format_version": run.format_version,
@@ -390,6 +425,7 @@ def from_run_dir(run_dir, *, repo=None):
                       "description": f.get("description")}
                      for f in run.families if isinstance(f, dict) and isinstance(f.get("name"), str)],
         "gbench": [], "documents": [],
+        "warnings": revision_warnings(run_dir, rev, known, repo),
     }
     record["cells"], record["points"] = cell_rows(run)
     return _side_records(run_dir, record)

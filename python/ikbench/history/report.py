@@ -4,42 +4,61 @@ Beside each headline cell of the report (the tied leaders of every family and th
 its trend across commits on the run's machine identity, suite and thread count: sparklines of the
 success rate and the median time with the change points marked, the latest value and the last
 change point; then the series of that machine that stepped most recently. The section is computed
-from the store (queries, changepoints) and written as static HTML into the page after it is built:
-inline SVG, no script, nothing loaded from outside.
+from the store (ikbench.history.series: median times at the median speed of their runs, noisy runs
+left out) and written as static HTML into the page after it is built: inline SVG, no script,
+nothing loaded from outside. DB may be a store or a json export (read only); the page is written
+by the output rule, never over the store (`check_output`, before the report's work).
 """
 
 import html
-import json
 
+from ..safe_io import atomic_write_text, check_output_path
 from . import queries, record
+from . import series as series_mod
+from .db import open_history
 from .plots import sparkline_svg
-from .store import open_store
+from .store import is_postgresql
+from .text import excluded_text, not_enough_text, step_text
 
 RECENT = 12   # stepped series listed
 
 
-def _series(pts, family, solver, figure):
+def store_files(db):
+    """The files a store named DB is read from (none for PostgreSQL)."""
+    return [] if is_postgresql(db) or str(db) == ":memory:" else [str(db)]
+
+
+def check_output(db, out):
+    """Refuses a report page at `out` that would replace the store DB (or a device, a FIFO: the
+    output rule), before any work."""
+    check_output_path(out, inputs=store_files(db))
+
+
+def _series(pts, speeds, family, solver, figure):
     g = pts[(pts["family"] == family) & (pts["solver"] == solver) & (pts["figure"] == figure)]
     if g.empty:
-        return None, []
-    pc = queries.per_commit(g)
-    clean = pc[~pc["dirty"].fillna(False).astype(bool)].reset_index(drop=True)
-    cps = queries.series_changes(clean, key=json.dumps([str(x) for x in g.iloc[0][queries.SERIES_KEY]]))
-    pos = {c: i for i, c in enumerate(pc["commit"])}
-    return pc, [(pos[clean["commit"].iloc[c.index]], c) for c in cps]
+        return None
+    key = tuple(g.iloc[0][queries.SERIES_KEY])
+    s = series_mod.analyse(key, g, speeds)
+    if s.pc.empty:
+        return None
+    pos = {c: i for i, c in enumerate(s.pc["commit"])}
+    return s, [(pos[s.change_commit(c)], c) for c in s.changes]
 
 
 def section_data(db, run, heads):
     """Rows per headline cell and the recent change points of the run's machine (plain data)."""
     ident = record.machine_identity(run.meta)
-    with open_store(db, create=False) as store:
+    with open_history(db) as store:
         known = queries.machines(store)
         if ident["key"] not in set(known["key"]):
             return {"store": store.name, "machine": ident, "rows": [], "changes": [], "known": False}
-        pts = queries.points(store, machine=ident["key"], suite=run.suite, source="cell",
+        pts = queries.points(store, machine_key=ident["key"], suite=run.suite, source="cell",
                              figures=["success_rate", "time_us_median"])
         pts = pts[pts["threads"] == (run.threads or 0)]
-        ch = queries.changes(store, machine=ident["key"], suite=run.suite)
+        speeds = series_mod.Speeds.load(store, machine_key=ident["key"], suite=run.suite)
+        found = series_mod.find_changes(store, machine_key=ident["key"], suite=run.suite)
+        ch = found.table
         name = store.name
     rows = []
     for h in heads:
@@ -49,21 +68,27 @@ def section_data(db, run, heads):
         for role, c in cells:
             row = {"family": h["family"], "solver": c["solver"], "role": role}
             for fig in ("success_rate", "time_us_median"):
-                pc, cps = _series(pts, h["family"], c["solver"], fig)
-                if pc is None:
+                got = _series(pts, speeds, h["family"], c["solver"], fig)
+                if got is None:
                     row[fig] = None
                     continue
+                s, cps = got
+                pc = s.pc
                 last = cps[-1][1] if cps else None
                 row[fig] = {"svg": sparkline_svg(pc["value"].to_numpy(float), [i for i, _ in cps],
                                                  ci=(pc["ci_low"].to_numpy(float), pc["ci_high"].to_numpy(float))),
                             "points": len(pc), "latest": float(pc["value"].iloc[-1]),
+                            "verdict": None if s.enough else not_enough_text(s.commits, s.need),
                             "last_change": None if last is None else {
                                 "commit": pc["commit"].iloc[cps[-1][0]],
-                                "text": queries.step_text(last.step, last.step_low, last.step_high, last.scale),
-                                "regression": bool(last.step < 0 if fig == "success_rate" else last.step > 0)}}
+                                "text": step_text(last.step, last.step_low, last.step_high, last.scale),
+                                "regression": series_mod.is_regression(fig, last.step)}}
             rows.append(row)
     changes = [] if ch.empty else ch[ch["threads"] == (run.threads or 0)].head(RECENT).to_dict("records")
-    return {"store": name, "machine": ident, "rows": rows, "changes": changes, "known": True}
+    ex = found.excluded
+    noisy = [] if ex.empty else ex.drop_duplicates("run_id").to_dict("records")
+    return {"store": name, "machine": ident, "rows": rows, "changes": changes, "known": True,
+            "noisy": excluded_text(noisy)}
 
 
 def _cell(fig):
@@ -72,6 +97,8 @@ def _cell(fig):
     lc = fig["last_change"]
     step = "" if lc is None else (f'<br><span class="{"worse" if lc["regression"] else "better"}">'
                                   f'{html.escape(lc["text"])}</span> at {html.escape(lc["commit"])}')
+    if lc is None and fig.get("verdict"):
+        step = f"<br>{html.escape(fig['verdict'])}"
     return f'<td>{fig["svg"]} <small>{fig["points"]} commits{step}</small></td>'
 
 
@@ -79,9 +106,11 @@ def section_html(d):
     e = html.escape
     out = ['<section id="history" class="ikbench-history"><h2>History</h2>',
            f'<p>Trends across commits from {e(d["store"])}, machine {e(d["machine"]["key"])} '
-           f'({e(d["machine"]["label"])}): the run\'s suite and thread count, runs of clean work trees; '
-           'change points (red) by E-Divisive means and, for success, Fisher\'s exact test '
-           '(docs/history.md).</p>']
+           f'({e(d["machine"]["label"])}): the run\'s suite and thread count, runs of clean work trees, median '
+           'times at the median speed of their runs; change points (red) by E-Divisive means and, for success, '
+           'Fisher\'s exact test (docs/history.md).</p>']
+    if d.get("noisy"):
+        out.append(f'<p><small>{e(d["noisy"])}</small></p>')
     if not d["known"]:
         out.append("<p>No run of this machine identity is in the store yet.</p></section>")
         return "".join(out)
@@ -98,7 +127,7 @@ def section_html(d):
             cls = "worse" if c["regression"] else "better"
             out.append(f'<tr><td>{e(c["commit"])}</td><td>{e((c["commit_date"] or "")[:10])}</td><td>{e(c["figure"])}'
                        f'</td><td>{e(c["family"])}</td><td>{e(c["solver"])}</td><td class="{cls}">'
-                       f'{e(queries.step_text(c["step"], c["step_low"], c["step_high"], c["scale"]))}</td>'
+                       f'{e(step_text(c["step"], c["step_low"], c["step_high"], c["scale"]))}</td>'
                        f'<td>{c["p_value"]:.2g}</td></tr>')
         out.append("</table>")
     else:
@@ -120,7 +149,5 @@ def add_history_section(page_path, data, db, run_dir, allow_incomplete=False):
     if at < 0:
         at = len(text)
     text = text[:at] + section_html(d) + "\n" + text[at:]
-    from .cli import _write
-
-    _write(page_path, text)
+    atomic_write_text(page_path, text, inputs=store_files(db))
     return d

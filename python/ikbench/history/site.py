@@ -7,8 +7,10 @@
     DIR/plotly.min.js            the one script the plots need (from python3-plotly: no network)
     DIR/series.json              the data behind the pages (every series, per commit, with change points)
 
-Computed first (`site_data`: plain data), then rendered by the jinja2 templates of
-history/templates/.
+Computed first (`site_data`: plain data, from ikbench.history.series: time series at the median
+speed of their runs unless `raw`, noisy runs left out unless `include_noisy`), then rendered by
+the jinja2 templates of history/templates/. Every file is written by the output rule
+(ikbench.safe_io), never over the store the site is drawn from.
 """
 
 import hashlib
@@ -19,8 +21,10 @@ from pathlib import Path
 
 import numpy as np
 
-from . import queries
+from ..safe_io import atomic_write_text, output_directory
+from . import queries, series as series_mod
 from .plots import sparkline_svg
+from .text import excluded_text, not_enough_text, step_text
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 
@@ -51,7 +55,7 @@ def _value_text(v, fig):
     return f"{v:.4g}"
 
 
-def site_data(store, alpha=None, figures=None):
+def site_data(store, alpha=None, figures=None, raw=False, include_noisy=False):
     """Every series of the store (figures: queries.CHANGE_FIGURES) with its points per commit and
     change points, the machines and their runs: plain data for the templates and series.json."""
     from .changepoints import ALPHA
@@ -59,30 +63,34 @@ def site_data(store, alpha=None, figures=None):
     alpha = ALPHA if alpha is None else alpha
     pts = queries.points(store, figures=figures or queries.CHANGE_FIGURES)
     series = []
-    for key, g in queries.group_series(pts):
-        pc = queries.per_commit(g)
+    left_out = {}
+    for an in series_mod.series_of(store, pts, alpha=alpha, raw=raw, include_noisy=include_noisy):
+        key, pc, clean = an.key, an.pc, an.clean
+        for e in an.excluded:
+            left_out[e["run_id"]] = e
+        if pc.empty:
+            continue
         dirty = pc["dirty"].fillna(False).astype(bool).to_numpy()
-        clean = pc[~dirty].reset_index(drop=True)
-        cps = queries.series_changes(clean, key=json.dumps([str(k) for k in key]), alpha=alpha)
         pos = {c: i for i, c in enumerate(pc["commit"])}
         changes = []
-        for c in cps:
+        for c in an.changes:
             commit = clean["commit"].iloc[c.index]
-            higher = key[3] in queries.HIGHER_IS_BETTER
             changes.append({"index": pos[commit], "commit": commit, "date": (clean["commit_date"].iloc[c.index] or ""),
                             "step": _num(c.step), "low": _num(c.step_low), "high": _num(c.step_high),
-                            "scale": c.scale, "p": c.p_value, "text": queries.step_text(c.step, c.step_low,
-                                                                                        c.step_high, c.scale),
-                            "regression": bool((c.step < 0) if higher else (c.step > 0))})
+                            "scale": c.scale, "p": c.p_value, "text": step_text(c.step, c.step_low, c.step_high,
+                                                                                c.scale),
+                            "regression": series_mod.is_regression(key[3], c.step)})
         last = pc.iloc[-1]
         s = {"id": slug(json.dumps([str(k) for k in key])), "source": key[0], "family": key[1], "solver": key[2],
              "figure": key[3], "machine": key[4], "suite": key[5], "threads": int(key[6]),
-             "machine_label": g["machine_label"].iloc[0], "page": slug(page_of(key)), "page_name": page_of(key),
+             "machine_label": pc["machine_label"].iloc[0], "page": slug(page_of(key)), "page_name": page_of(key),
              "commits": list(pc["commit"]), "dates": [(d or "")[:10] for d in pc["commit_date"].fillna("")],
              "subjects": [(x or "")[:80] for x in pc["subject"].fillna("")],
              "values": [_num(v) for v in pc["value"]], "low": [_num(v) for v in pc["ci_low"]],
              "high": [_num(v) for v in pc["ci_high"]], "runs": [int(v) for v in pc["runs"]],
-             "dirty": [bool(x) for x in dirty], "changes": changes,
+             "dirty": [bool(x) for x in dirty], "changes": changes, "normalised": an.normalised,
+             "verdict": None if an.enough else not_enough_text(an.commits, an.need),
+             "excluded": [{"run": e["run_id"], "commit": e["commit"], "reason": e["reason"]} for e in an.excluded],
              "latest": _num(last["value"]), "latest_low": _num(last["ci_low"]), "latest_high": _num(last["ci_high"]),
              "latest_commit": last["commit"]}
         s["latest_text"] = _value_text(s["latest"], key[3])
@@ -102,8 +110,9 @@ def site_data(store, alpha=None, figures=None):
              "threads": r.threads, "noisy": bool(r.noisy) if r.noisy is not None else None}
             for r in mr.itertuples()]})
     skipped = store.query("SELECT git_commit, commit_date, subject, reason FROM skipped ORDER BY id")
+    noisy = sorted(left_out.values(), key=lambda e: e["run_id"])
     return {"series": series, "machines": machines, "skipped": skipped, "alpha": alpha, "store": store.name,
-            "runs": len(runs)}
+            "runs": len(runs), "noisy": noisy, "noisy_text": excluded_text(noisy, limit=50), "raw": raw}
 
 
 def _env():
@@ -116,20 +125,20 @@ def _env():
     return env
 
 
-def publish(store, out_dir, alpha=None):
-    """Writes the site; returns the path of its index.html."""
+def publish(store, out_dir, alpha=None, raw=False, include_noisy=False, inputs=()):
+    """Writes the site; returns the path of its index.html. `inputs`: files no page may replace
+    (besides the store's own)."""
     from plotly.offline import get_plotlyjs
 
-    from .cli import _write
+    inputs = list(inputs) + list(store.inputs)
+    out = output_directory(out_dir, inputs=inputs)   # refused before the work
+    data = site_data(store, alpha, raw=raw, include_noisy=include_noisy)
+    for sub in ("spec", "machine"):
+        output_directory(out / sub, inputs=inputs)
 
-    data = site_data(store, alpha)
-    out = Path(out_dir)
-    if out.exists() and not out.is_dir():
-        from .store import HistoryError
+    def _write(path, text):
+        atomic_write_text(path, text, inputs=inputs)
 
-        raise HistoryError(f"{out}: not a directory (publish writes a site into DIR)")
-    (out / "spec").mkdir(parents=True, exist_ok=True)
-    (out / "machine").mkdir(parents=True, exist_ok=True)
     env = _env()
     series = data["series"]
     pages = {}
@@ -138,6 +147,7 @@ def publish(store, out_dir, alpha=None):
     all_changes = sorted(([s, c] for s in series for c in s["changes"]), key=lambda sc: (sc[1]["date"], -sc[1]["p"]),
                          reverse=True)
     common = {"store": data["store"], "runs": data["runs"], "alpha": data["alpha"], "machines": data["machines"],
+              "noisy_text": data["noisy_text"], "raw": data["raw"],
               "pages": sorted(({"page": k, "name": v["name"], "n": len(v["series"])} for k, v in pages.items()),
                               key=lambda p: p["name"])}
     light = [{k: v for k, v in s.items() if k != "spark"} for s in series]
@@ -157,6 +167,6 @@ def publish(store, out_dir, alpha=None):
         _write(out / "machine" / f"{m['page']}.html", env.get_template("machine.html.j2").render(
             machine=m, n_series=len(ms), changes=stepped, root="../", **common))
     _write(out / "plotly.min.js", get_plotlyjs())
-    _write(out / "series.json", json.dumps({"series": light, "machines": data["machines"],
-                                            "skipped": data["skipped"]}, separators=(",", ":")) + "\n")
+    _write(out / "series.json", json.dumps({"series": light, "machines": data["machines"], "skipped": data["skipped"],
+                                            "noisy": data["noisy"]}, separators=(",", ":")) + "\n")
     return out / "index.html"

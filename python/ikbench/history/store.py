@@ -5,11 +5,17 @@
     store.close()
 
 Two backends behind one interface: SQLite (the standard library's sqlite3, one file, the default)
-and PostgreSQL (python3-psycopg2, a store that a lab shares across machines). Both hold the same
+and PostgreSQL (python3-psycopg2, a store that a lab shares across machines), named by a
+`postgresql://` URL or a libpq keyword/value string (`host=... dbname=...`). Both hold the same
 tables; SQL is written once with `?` placeholders, which the PostgreSQL backend rewrites to
-psycopg2's `%s`. A PostgreSQL password never appears in a command line, a file of the project or
-a message: libpq reads it from PGPASSWORD or ~/.pgpass, and names of stores are printed with any
-password in the URL removed (`describe_db`).
+psycopg2's `%s`, and `{C}` after a text column of an ORDER BY, which each backend makes its byte
+order (SQLite's BINARY, PostgreSQL's "C" collation): every query that returns rows orders them
+completely, so both backends return them in one order. A PostgreSQL password belongs in PGPASSWORD
+or ~/.pgpass; one given in the connection string anyway is removed from every message and name
+(`describe_db`, ikbench.redact).
+
+Every record is checked on its way in (ikbench.history.validate): a store holds only what its
+readers can read.
 
 The schema is versioned: table `schema_version` lists the migrations applied. Opening a store
 applies, in one transaction, the migrations it lacks (an empty store gets them all); a store
@@ -18,12 +24,16 @@ written by a newer ikbench (a version above `SCHEMA_VERSION`) is refused rather 
 
 import json
 import math
+import os
 import re
 import sqlite3
+import stat
 from datetime import datetime, timezone
 from pathlib import Path
 
-from ..results import ResultsError
+from ..redact import redact_secrets, scrub
+from ..results import ResultsError, file_kind
+from .validate import checked_record
 
 DEFAULT_DB = "results/history.sqlite"
 
@@ -104,18 +114,32 @@ CELL_FIGURES = [
     "time_us_outliers_severe",
 ]
 
-_PASSWORD_IN_URL = re.compile(r"(://[^:/@?#]*):[^@/?#]*@")
-_PASSWORD_PARAM = re.compile(r"(password=)[^&\s]*", re.IGNORECASE)
+# libpq's connection keywords (https://www.postgresql.org/docs/current/libpq-connect.html#LIBPQ-PARAMKEYWORDS)
+LIBPQ_KEYWORDS = {
+    "host", "hostaddr", "port", "dbname", "user", "password", "passfile", "require_auth", "channel_binding",
+    "connect_timeout", "client_encoding", "options", "application_name", "fallback_application_name", "keepalives",
+    "keepalives_idle", "keepalives_interval", "keepalives_count", "tcp_user_timeout", "replication", "gssencmode",
+    "sslmode", "requiressl", "sslcompression", "sslcert", "sslkey", "sslpassword", "sslcertmode", "sslrootcert",
+    "sslcrl", "sslcrldir", "sslsni", "requirepeer", "ssl_min_protocol_version", "ssl_max_protocol_version",
+    "krbsrvname", "gsslib", "gssdelegation", "service", "target_session_attrs", "load_balance_hosts",
+}
+_KEYWORD_START = re.compile(r"\s*([A-Za-z_]+)\s*=")
 
 
 def describe_db(db):
-    """The store's name for messages: a PostgreSQL URL with any password removed."""
-    s = str(db)
-    return _PASSWORD_PARAM.sub(r"\1***", _PASSWORD_IN_URL.sub(r"\1:***@", s))
+    """The store's name for messages: its connection string with any password removed."""
+    return redact_secrets(str(db))
 
 
 def is_postgresql(db):
-    return str(db).startswith(("postgresql://", "postgres://"))
+    """True for a PostgreSQL connection string: a postgresql:// or postgres:// URL, or libpq's
+    keyword/value form (it starts with a libpq keyword and '=': `host=/run/postgresql dbname=ikbench`).
+    Anything else names an SQLite file (`./host=x.sqlite` is one)."""
+    s = str(db)
+    if s.startswith(("postgresql://", "postgres://")):
+        return True
+    m = _KEYWORD_START.match(s)
+    return bool(m) and m.group(1).lower() in LIBPQ_KEYWORDS
 
 
 def _clean(v):
@@ -143,9 +167,12 @@ class Store:
 
     kind = None
 
-    def __init__(self, db, *, create=True):
+    read_only = False
+
+    def __init__(self, db, *, create=True, name=None):
         self.db = db
-        self.name = describe_db(db)
+        self.name = name or describe_db(db)
+        self.inputs = []   # the files the store is read from: what no output of a command may replace
         self.conn = self._connect(db, create)
         try:
             self._migrate()
@@ -153,9 +180,11 @@ class Store:
             self.close()
             raise
 
-    # ---- SQL with `?` placeholders, one dialect for both backends
+    # ---- SQL with `?` placeholders and `{C}` (byte order of text), one dialect for both backends
+    collate = "COLLATE BINARY"
+
     def _sql(self, sql):
-        return sql
+        return sql.replace("{C}", self.collate)
 
     def execute(self, sql, params=()):
         cur = self.conn.cursor()
@@ -211,8 +240,13 @@ class Store:
     def version(self):
         if not self._has_table("schema_version"):
             return 0
-        rows = self.query("SELECT MAX(version) AS v FROM schema_version")
-        return int(rows[0]["v"] or 0)
+        rows = self.query("SELECT version FROM schema_version ORDER BY version")
+        versions = [r["version"] for r in rows]
+        bad = [v for v in versions if not isinstance(v, int) or isinstance(v, bool) or v < 1]
+        if bad:
+            raise HistoryError(f"{self.name}: table schema_version: column version holds {redact_secrets(repr(bad[0]))[:60]}, "
+                               "expected the integer of a migration (1, 2, ...): not a store this ikbench wrote")
+        return max(versions, default=0)
 
     def _migrate(self, migrations=None):
         migrations = MIGRATIONS if migrations is None else migrations
@@ -256,9 +290,18 @@ class Store:
         rows = self.query("SELECT id FROM runs WHERE key = ?", (key,))
         return rows[0]["id"] if rows else None
 
-    def add_record(self, record, *, replace=False):
-        """Adds a run's record (ikbench.history.record) in one transaction. Returns (run id, added):
+    def refuse_writes(self, what="write to it"):
+        if self.read_only:
+            raise HistoryError(f"{self.name}: a history export, which is read only: cannot {what} (import it into a "
+                               f"store first: ikbench history import {self.name} --db STORE)")
+
+    def add_record(self, record, *, replace=False, where=None):
+        """Adds a run's record (ikbench.history.record, or one of an export) in one transaction, after
+        checking it (ikbench.history.validate; `where` names it in a refusal). Returns (run id, added):
         a run already in the store (same key) is left as it is (added False) unless `replace`."""
+        self.refuse_writes("add a run")
+        run = record.get("run") if isinstance(record, dict) else None
+        record = checked_record(record, where or (run.get("source") if isinstance(run, dict) else None) or "record")
         self.begin()
         try:
             old = self.find_run(record["run"]["key"])
@@ -301,6 +344,7 @@ class Store:
                          [[rid] + [row.get(c) for c in cols] for row in rows])
 
     def delete_run(self, rid, commit=True):
+        self.refuse_writes("delete a run")
         for t in ("specs", "families", "cells", "points", "gbench", "documents"):
             self.execute(f"DELETE FROM {t} WHERE run_id = ?", (rid,))
         self.execute("DELETE FROM runs WHERE id = ?", (rid,))
@@ -310,6 +354,7 @@ class Store:
     def add_skipped(self, git_commit, reason, *, commit_date=None, subject=None, machine=None, detail=None,
                     recorded=None):
         """Records a commit that gave no run (it did not build, or its run failed)."""
+        self.refuse_writes("record a commit without a run")
         self.begin()
         try:
             mid = self.machine_id(machine) if machine else None
@@ -329,23 +374,41 @@ class SQLiteStore(Store):
         return (sqlite3.Error,)
 
     def _connect(self, db, create):
+        if str(db) == ":memory:":
+            return self._open(":memory:")
         path = Path(db)
-        if not create and not path.exists():
-            raise HistoryError(f"{db}: no such history store (ikbench history add RUN --db {db} creates it)")
-        if path.exists() and not path.is_file():
-            raise HistoryError(f"{db}: not a regular file")
-        if create:
-            path.parent.mkdir(parents=True, exist_ok=True)
-        if path.exists() and path.stat().st_size > 0:
-            with open(path, "rb") as f:
-                if f.read(16) != b"SQLite format 3\x00":
-                    raise HistoryError(f"{db}: not an SQLite database (a history store is made by ikbench history add)")
         try:
-            conn = sqlite3.connect(str(path), timeout=60, isolation_level=None)
+            st = os.stat(path)
+        except FileNotFoundError:
+            st = None
+        except OSError as e:
+            raise HistoryError(f"{self.name}: cannot open: {e.strerror}") from None
+        if st is None and not create:
+            raise HistoryError(f"{self.name}: no such history store (ikbench history add RUN --db {self.name} "
+                               "creates it)")
+        if st is not None and not stat.S_ISREG(st.st_mode):
+            raise HistoryError(f"{self.name}: is {file_kind(st.st_mode)}, not a regular file (expected an SQLite "
+                               "history store)")
+        if create:
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as e:
+                raise HistoryError(f"{self.name}: cannot create its directory: {e.strerror}") from None
+        self.inputs = [str(path)]
+        if st is not None and st.st_size > 0:
+            _, head = read_run_file_head(path)
+            if head != b"SQLite format 3\x00":
+                raise HistoryError(f"{self.name}: not an SQLite database (a history store is made by ikbench history "
+                                   "add)")
+        return self._open(str(path))
+
+    def _open(self, path):
+        try:
+            conn = sqlite3.connect(path, timeout=60, isolation_level=None)
             conn.execute("PRAGMA foreign_keys = ON")
             conn.execute("PRAGMA busy_timeout = 60000")
         except sqlite3.Error as e:
-            raise HistoryError(f"{db}: cannot open: {e}") from None
+            raise HistoryError(f"{self.name}: cannot open: {e}") from None
         return conn
 
     def begin(self):
@@ -373,8 +436,10 @@ class PostgresStore(Store):
 
         return (psycopg2.Error,)
 
+    collate = 'COLLATE "C"'
+
     def _sql(self, sql):
-        return sql.replace("%", "%%").replace("?", "%s")
+        return super()._sql(sql).replace("%", "%%").replace("?", "%s")
 
     def _connect(self, db, create):
         try:
@@ -384,9 +449,16 @@ class PostgresStore(Store):
                 from None
         try:
             conn = psycopg2.connect(str(db), connect_timeout=30)
+        except psycopg2.ProgrammingError:
+            # libpq's parser quotes what it could not read, which may be a piece of a password
+            raise HistoryError(f"{self.name}: not a connection string libpq reads (a postgresql:// URL or "
+                               "keyword=value pairs)") from None
         except psycopg2.Error as e:
-            raise HistoryError(f"{self.name}: cannot connect: {describe_db(self._message(e))}") from None
+            raise HistoryError(f"{self.name}: cannot connect: {scrub(self._message(e), db)}") from None
         return conn
+
+    def _message(self, e):
+        return scrub(super()._message(e), self.db)
 
     def _has_table(self, name):
         return bool(self.query("SELECT table_name FROM information_schema.tables WHERE table_schema = "
@@ -394,10 +466,26 @@ class PostgresStore(Store):
 
 
 def open_store(db=DEFAULT_DB, *, create=True):
-    """A store by name: a postgresql:// or postgres:// URL (libpq's connection URI; the password
-    from PGPASSWORD or ~/.pgpass), else an SQLite file (created with its directory when `create`)."""
+    """A store by name: a PostgreSQL connection string (a postgresql:// or postgres:// URL or libpq
+    keyword/value pairs; the password from PGPASSWORD or ~/.pgpass), else an SQLite file (created
+    with its directory when `create`)."""
     if is_postgresql(db):
         return PostgresStore(db, create=create)
     if "://" in str(db):
-        raise HistoryError(f"--db {describe_db(db)}: expected an SQLite file or a postgresql:// URL")
+        raise HistoryError(f"--db {describe_db(db)}: expected an SQLite file or a PostgreSQL connection string "
+                           "(postgresql://... or host=... dbname=...)")
     return SQLiteStore(db, create=create)
+
+
+def read_run_file_head(path, n=16):
+    """(path, the first n bytes) of a regular file, opened without blocking (never a FIFO's reader)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as e:
+        raise HistoryError(f"{describe_db(path)}: cannot read: {e.strerror}") from None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise HistoryError(f"{describe_db(path)}: not a regular file")
+        return path, os.read(fd, n)
+    finally:
+        os.close(fd)
