@@ -510,6 +510,16 @@ TABLES = {
         [("`auto` / `closed_form=off`", lambda get: ratio(get(solver="auto", figure="time_us_mean"),
                                                           get(solver="auto:closed_form=off", figure="time_us_mean")))],
         specs=CLOSED_FORM_SPECS, row_label="arm (family)"),
+    "build": Latest(
+        "A clean build of what the main command builds (`scripts/build_time.sh`: a fresh worktree, the release "
+        "preset, `-j2`, no ccache; `build/main_job`: the `ikbench` CLI, `bench_kinematics`, `bench_solvers` and "
+        "the playground's WebAssembly module), wall and CPU time of the configuration and the build, and the "
+        "size of what it makes.",
+        [("wall [s]", lambda get: fmt(get(figure="real_time_ns"), scale=1e-9, interval=False)),
+         ("CPU [s]", lambda get: fmt(get(figure="cpu_time_ns"), scale=1e-9, interval=False)),
+         ("`ikbench` [MB]", _counter("ikbench_bytes", 1e-6)),
+         ("playground module [MB]", _counter("ikbench_playground_js_bytes", 1e-6))],
+        family="gbench:build", match=r"^build/", row_label="step"),
 }
 
 
