@@ -85,6 +85,7 @@ TEST(Redact, PasswordsOfUrlsKeywordsAndQueryParametersAreReplaced) {
   EXPECT_EQ(redactSecrets("host=db PASSWORD = 'two words\\' here' user=x"), "host=db PASSWORD =*** user=x");
   EXPECT_EQ(redactSecrets("postgresql:///ikb?host=/tmp&password=hunter2&sslmode=off"),
             "postgresql:///ikb?host=/tmp&password=***&sslmode=off");
+  EXPECT_EQ(redactSecrets("host=db sslpassword=keypass sslkey=/k"), "host=db sslpassword=*** sslkey=/k");
   // Without a secret the text is unchanged: a user without a password, a
   // path, a spec with '=' and ':'.
   for (const std::string plain : {"postgresql://alice@db/ikb", "results/history.sqlite", "dls:lambda=0.05:max_step=0.5",

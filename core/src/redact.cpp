@@ -8,14 +8,18 @@ namespace {
 bool isSchemeChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '+' || c == '-' || c == '.'; }
 bool isBlank(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 
-// Case-insensitive "password" ending at `end` (exclusive) and starting a word.
-bool passwordKeyBefore(std::string_view s, size_t end) {
-  static constexpr std::string_view kKey = "password";
-  if (end < kKey.size()) return false;
-  const size_t start = end - kKey.size();
-  for (size_t i = 0; i < kKey.size(); ++i)
-    if (std::tolower(static_cast<unsigned char>(s[start + i])) != kKey[i]) return false;
+// Whether the word `key` (lower case) ends at `end` (exclusive), in any case.
+bool wordBefore(std::string_view s, size_t end, std::string_view key) {
+  if (end < key.size()) return false;
+  const size_t start = end - key.size();
+  for (size_t i = 0; i < key.size(); ++i)
+    if (std::tolower(static_cast<unsigned char>(s[start + i])) != key[i]) return false;
   return start == 0 || !(std::isalnum(static_cast<unsigned char>(s[start - 1])) || s[start - 1] == '_');
+}
+
+// The key `password` or `sslpassword` (libpq's passphrase of the client key) ends at `end`.
+bool passwordKeyBefore(std::string_view s, size_t end) {
+  return wordBefore(s, end, "password") || wordBefore(s, end, "sslpassword");
 }
 
 }  // namespace

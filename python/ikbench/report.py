@@ -38,6 +38,7 @@ import pandas as pd
 
 from . import coverage, curves, figures, report_quality, stats, sweep, tables
 from .results import NOT_ATTEMPTED, ResultsError, input_paths, load, optional_json
+from .redact import redact_secrets, redact_value
 from .safe_io import atomic_write_bytes, atomic_write_text, check_output_path
 
 REPORT_FORMAT = "ikbench-report/1"
@@ -1240,15 +1241,17 @@ def _run_facts(run):
             "start_time": meta.get("start_time"), "end_time": meta.get("end_time"),
             "git_revision": meta.get("git_revision"), "compiler": build.get("compiler"),
             "flags": build.get("flags"), "cpu": run.cpu, "threads": run.threads,
-            "throughput": tables.throughput_line(run), "command_line": meta.get("command_line"),
+            "throughput": tables.throughput_line(run),
+            "command_line": redact_secrets(meta["command_line"]) if isinstance(meta.get("command_line"), str) else None,
             "trace_problems_per_family": trace.get("problems_per_family"), "trace_note": trace.get("note"),
             "trace_mismatches": trace.get("mismatches"), "load": figures.run_load(run),
             "noisy": figures.run_noisy(run), "noisy_text": figures.noisy_text(run)}
 
 
 def _meta_for_page(meta):
-    """run.json without the bulky parts that the page shows elsewhere."""
-    out = {k: v for k, v in meta.items() if k not in ("files",)}
+    """run.json without the bulky parts that the page shows elsewhere, and without secrets (a run
+    written before the harness redacted its command line may hold a store's password)."""
+    out = {k: redact_value(v) for k, v in meta.items() if k not in ("files",)}
     if isinstance(meta.get("files"), dict):
         out["files"] = {k: {kk: vv for kk, vv in v.items() if kk in ("rows", "bytes")} if isinstance(v, dict) else v
                         for k, v in meta["files"].items()}

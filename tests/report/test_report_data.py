@@ -292,6 +292,20 @@ def test_command_line(tmp_path, rich_dir):
         assert out2.exists()
 
 
+def test_a_password_in_the_runs_command_line_never_reaches_the_page(tmp_path):
+    d = synth.make_run(tmp_path / "pw", problems=5)
+    meta = json.loads((d / "run.json").read_text())
+    meta["command_line"] = "ikbench run --history postgresql://alice:hunter2@db/ikb --suite quick"
+    (d / "run.json").write_text(json.dumps(meta))
+    out = tmp_path / "r.html"
+    report.write_report(d, out)
+    page = out.read_text()
+    data = report.extract_data(page)   # the page's data is packed: searched unpacked
+    assert "hunter2" not in page and "hunter2" not in json.dumps(data)
+    assert "postgresql://alice:***@db/ikb" in data["run"]["command_line"]
+    assert "postgresql://alice:***@db/ikb" in data["meta"]["command_line"]
+
+
 def test_report_of_a_run_without_traces(tmp_path):
     d = synth.make_run(tmp_path / "nt", problems=5, traces=False)
     _, data = report.write_report(d, tmp_path / "r.html")

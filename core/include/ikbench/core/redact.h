@@ -13,6 +13,7 @@ namespace ikbench {
 //   the password of a URL's user info: scheme://user:SECRET@host -> scheme://user:***@host
 //   a password query parameter:        ...?password=SECRET&x=1  -> ...?password=***&x=1
 //   a libpq keyword:                   password=SECRET, password = 'a b' -> password=***
+//                                      (and sslpassword, the client key's passphrase)
 // (libpq's keyword syntax: a value is a run of non-blanks or a single-quoted
 // string with backslash escapes). Text without a secret is returned unchanged.
 std::string redactSecrets(std::string_view text);
