@@ -143,8 +143,42 @@ TEST(PenetrationDepth, ClosedFormCases) {
   const Eigen::Matrix3d yaw = Eigen::AngleAxisd(M_PI / 4, Eigen::Vector3d::UnitZ()).toRotationMatrix();
   EXPECT_NEAR(depthOf(cube, Shape::box("b", Eigen::Vector3d(1, 1, 1), at(1.2, 0, 0, yaw))),
               0.5 + 0.5 * std::sqrt(2.0) - 1.2, 1e-12);
-  // No closed form for cylinders.
-  EXPECT_FALSE(penetrationDepth(cube, cube.pose, Shape::cylinder("c", 0.1, 0.2, Pose3d{}), Pose3d{}).has_value());
+  // A cylinder (radius 0.1, length 0.4, along z) as its circumscribed prism:
+  // along a facet normal (x) and along its axis, exact.
+  const Shape cyl = Shape::cylinder("c", 0.1, 0.4, at(0, 0, 0));
+  EXPECT_NEAR(depthOf(Shape::sphere("s", 0.05, at(0.12, 0, 0)), cyl), 0.03, 1e-12);          // beside, 3 cm in
+  EXPECT_NEAR(depthOf(Shape::sphere("s", 0.05, at(0.06, 0, 0.1)), cyl), 0.09, 1e-12);        // inside: out sideways
+  EXPECT_NEAR(depthOf(Shape::sphere("s", 0.05, at(0, 0, 0.18)), cyl), 0.07, 1e-12);          // inside: out the cap
+  EXPECT_NEAR(depthOf(Shape::box("b", Eigen::Vector3d(0.2, 0.2, 0.2), at(0, 0, 0.29)), cyl), 0.01, 1e-12);
+  // No closed form for meshes.
+  Shape mesh;
+  mesh.kind = ShapeKind::kMesh;
+  EXPECT_FALSE(penetrationDepth(cube, cube.pose, mesh, Pose3d{}).has_value());
+}
+
+// A cylinder's depth, within the prism's bound above the exact one, on random
+// placements where the exact depth has a closed form: a sphere whose centre
+// is inside the cylinder leaves through the nearer of the side and a cap.
+TEST(PenetrationDepth, ACylindersDepthIsWithinItsPrismsBound) {
+  Rng rng(77);
+  int compared = 0;
+  for (int trial = 0; trial < 500; ++trial) {
+    const double r = rng.uniform(0.05, 0.3), half = rng.uniform(0.05, 0.5), rs = rng.uniform(0.01, 0.1);
+    Pose3d pose;
+    pose.p = Eigen::Vector3d(rng.uniform(-1, 1), rng.uniform(-1, 1), rng.uniform(-1, 1));
+    pose.R = Eigen::Quaterniond(rng.uniform(-1, 1), rng.uniform(-1, 1), rng.uniform(-1, 1), rng.uniform(-1, 1))
+                 .normalized()
+                 .toRotationMatrix();
+    const double rho = r * std::sqrt(rng.uniform(0, 1)), phi = rng.uniform(0, 2 * M_PI), z = rng.uniform(-half, half);
+    Pose3d at_s;
+    at_s.p = pose.act(Eigen::Vector3d(rho * std::cos(phi), rho * std::sin(phi), z));
+    const double exact = rs + std::min(r - rho, half - std::abs(z));
+    const double got = depthOf(Shape::sphere("s", rs, at_s), Shape::cylinder("c", r, 2 * half, pose));
+    EXPECT_GE(got, exact - 1e-12) << trial;
+    EXPECT_LE(got, exact + r * (1 / std::cos(M_PI / 64) - 1) + 1e-12) << trial;
+    ++compared;
+  }
+  EXPECT_EQ(compared, 500);
 }
 
 // An independent depth for a box against a box, a sphere or a capsule whose

@@ -10,94 +10,141 @@
 namespace ikbench {
 namespace {
 
-// A sphere or capsule as a segment and a radius, in the world.
-bool sweptSphere(const Shape& s, const Pose3d& world_T, Capsule* out) {
-  if (s.kind == ShapeKind::kSphere) {
-    *out = {world_T.p, world_T.p, s.radius};
-    return true;
-  }
-  if (s.kind == ShapeKind::kCapsule) {
-    const Eigen::Vector3d half = 0.5 * s.length * world_T.R.col(2);
-    *out = {world_T.p - half, world_T.p + half, s.radius};
-    return true;
+// Half-generators of a cylinder's circumscribed prism: a regular 2k-gon with
+// apothem r is the zonogon of k segments r tan(pi / 2k) (cos, sin) of the
+// angles j pi / k; with the axis's half-length, the prism is a zonotope.
+constexpr int kCylinderGenerators = 32;
+
+// A convex shape as a zonotope core (centre and half-generators) swept by a
+// ball: a sphere (no generator), a capsule (its half-segment), a box (its
+// half-axes), a cylinder (its circumscribed prism).
+struct Core {
+  ShapeKind kind = ShapeKind::kSphere;
+  Eigen::Vector3d centre = Eigen::Vector3d::Zero();
+  std::vector<Eigen::Vector3d> gens;
+  double radius = 0.0;
+  Capsule segment;  // sphere, capsule
+  Pose3d pose;      // box, cylinder
+  Eigen::Vector3d half = Eigen::Vector3d::Zero();  // box half-extents; cylinder: (r, r, L/2)
+};
+
+bool coreOf(const Shape& s, const Pose3d& world_T, Core* c) {
+  c->kind = s.kind;
+  c->centre = world_T.p;
+  c->pose = world_T;
+  switch (s.kind) {
+    case ShapeKind::kSphere:
+      c->radius = s.radius;
+      c->segment = {world_T.p, world_T.p, s.radius};
+      return true;
+    case ShapeKind::kCapsule: {
+      const Eigen::Vector3d half = 0.5 * s.length * world_T.R.col(2);
+      c->radius = s.radius;
+      c->segment = {world_T.p - half, world_T.p + half, s.radius};
+      if (s.length > 0.0) c->gens.push_back(half);
+      return true;
+    }
+    case ShapeKind::kBox:
+      c->half = 0.5 * s.size;
+      for (int i = 0; i < 3; ++i) c->gens.push_back(c->half[i] * world_T.R.col(i));
+      return true;
+    case ShapeKind::kCylinder: {
+      c->half = Eigen::Vector3d(s.radius, s.radius, 0.5 * s.length);
+      const double a = s.radius * std::tan(M_PI / (2.0 * kCylinderGenerators));
+      for (int j = 0; j < kCylinderGenerators; ++j) {
+        const double t = M_PI * j / kCylinderGenerators;
+        c->gens.push_back(a * (std::cos(t) * world_T.R.col(0) + std::sin(t) * world_T.R.col(1)));
+      }
+      c->gens.push_back(c->half.z() * world_T.R.col(2));
+      return true;
+    }
+    case ShapeKind::kMesh: return false;
   }
   return false;
 }
 
-// Over the candidate facet normals of the zonotope with centre c and
-// generators g: min over unit axes n of sum_i |n.g_i| - |n.c|, the distance
-// from the origin to the zonotope's boundary when the origin is inside
-// (>= 0), negative when an axis separates. Axes shorter than a relative 1e-12
-// (parallel generators) are skipped: their facets are degenerate.
-double zonotopeDepth(const Eigen::Vector3d& c, const std::vector<Eigen::Vector3d>& g,
-                     const std::vector<Eigen::Vector3d>& dirs) {
-  std::vector<Eigen::Vector3d> axes;
-  for (size_t i = 0; i < dirs.size(); ++i) {
-    axes.push_back(dirs[i]);
-    for (size_t j = i + 1; j < dirs.size(); ++j) {
-      const Eigen::Vector3d n = dirs[i].cross(dirs[j]);
-      if (n.norm() > 1e-12) axes.push_back(n);
-    }
-  }
+// The zonotope with centre c and half-generators g: min over its candidate
+// facet normals n (the generators' pairwise cross products, and their own
+// directions, which only add upper bounds) of sum_i |n.g_i| - |n.c|: the
+// distance from the origin to the zonotope's boundary when the origin is
+// inside (>= 0), negative when a normal separates them. Cross products of
+// (nearly) parallel generators are skipped: their facets are degenerate.
+double zonotopeDepth(const Eigen::Vector3d& c, const std::vector<Eigen::Vector3d>& g) {
+  std::vector<Eigen::Vector3d> dirs;
+  for (const Eigen::Vector3d& gi : g)
+    if (gi.norm() > 0.0) dirs.push_back(gi.normalized());
   double best = std::numeric_limits<double>::infinity();
-  for (Eigen::Vector3d n : axes) {
+  auto consider = [&](Eigen::Vector3d n) {
     const double len = n.norm();
-    if (!(len > 1e-12)) continue;
+    if (!(len > 1e-12)) return;
     n /= len;
     double h = -std::abs(n.dot(c));
     for (const Eigen::Vector3d& gi : g) h += std::abs(n.dot(gi));
     best = std::min(best, h);
+  };
+  for (size_t i = 0; i < dirs.size(); ++i) {
+    consider(dirs[i]);
+    for (size_t j = i + 1; j < dirs.size(); ++j) consider(dirs[i].cross(dirs[j]));
   }
+  if (dirs.empty()) best = -c.norm();  // two points: inside only when they coincide
   return best;
 }
 
-// Unit directions of a box's axes and half-axes as generators.
-void boxGenerators(const Shape& box, const Pose3d& world_T, std::vector<Eigen::Vector3d>* g,
-                   std::vector<Eigen::Vector3d>* dirs) {
-  for (int i = 0; i < 3; ++i) {
-    dirs->push_back(world_T.R.col(i));
-    g->push_back(0.5 * box.size[i] * world_T.R.col(i));
-  }
+// Signed distance of a point (world) to a cylinder core (negative inside).
+double cylinderSignedDistance(const Core& cyl, const Eigen::Vector3d& x) {
+  const Eigen::Vector3d p = cyl.pose.R.transpose() * (x - cyl.pose.p);
+  const double dr = std::hypot(p.x(), p.y()) - cyl.half.x(), dz = std::abs(p.z()) - cyl.half.z();
+  if (dr > 0.0 && dz > 0.0) return std::hypot(dr, dz);
+  return std::max(dr, dz);
 }
 
-double capsuleBox(const Capsule& cap, const Shape& box, const Pose3d& world_T_box) {
-  std::vector<Eigen::Vector3d> g, dirs;
-  boxGenerators(box, world_T_box, &g, &dirs);
-  const Eigen::Vector3d half_seg = 0.5 * (cap.b - cap.a);
-  if (half_seg.norm() > 0.0) {
-    g.push_back(half_seg);
-    dirs.push_back(half_seg.normalized());
+// Distance from a segment to a cylinder: the signed distance is convex along
+// the segment, so a golden-section search finds its minimum (as the inner
+// loop's segment-box distance does).
+double segmentCylinderDistance(const Capsule& s, const Core& cyl) {
+  auto f = [&](double t) { return cylinderSignedDistance(cyl, s.a + t * (s.b - s.a)); };
+  double lo = 0.0, hi = 1.0;
+  constexpr double kG = 0.6180339887498949;
+  double x1 = hi - kG * (hi - lo), x2 = lo + kG * (hi - lo), f1 = f(x1), f2 = f(x2);
+  for (int it = 0; it < 60; ++it) {
+    if (f1 <= f2) {
+      hi = x2, x2 = x1, f2 = f1, x1 = hi - kG * (hi - lo), f1 = f(x1);
+    } else {
+      lo = x1, x1 = x2, f1 = f2, x2 = lo + kG * (hi - lo), f2 = f(x2);
+    }
   }
-  // Z = box - segment: centre box centre - segment midpoint.
-  const double inside = zonotopeDepth(world_T_box.p - 0.5 * (cap.a + cap.b), g, dirs);
-  if (inside >= 0.0) return cap.radius + inside;
-  // The segment is outside the box: the swept sphere's overlap with it.
-  const Box b{world_T_box, 0.5 * box.size};
-  return std::max(0.0, -closestPoints(cap, b).distance);
+  return std::min({f(0.0), f(1.0), f(0.5 * (lo + hi))});
 }
 
 }  // namespace
 
 std::optional<double> penetrationDepth(const Shape& a, const Pose3d& world_T_a, const Shape& b,
                                        const Pose3d& world_T_b) {
-  Capsule ca, cb;
-  const bool sa = sweptSphere(a, world_T_a, &ca), sb = sweptSphere(b, world_T_b, &cb);
-  const bool box_a = a.kind == ShapeKind::kBox, box_b = b.kind == ShapeKind::kBox;
-  if (sa && sb) {
+  Core ca, cb;
+  if (!coreOf(a, world_T_a, &ca) || !coreOf(b, world_T_b, &cb)) return std::nullopt;
+  const bool swept_a = ca.kind == ShapeKind::kSphere || ca.kind == ShapeKind::kCapsule;
+  const bool swept_b = cb.kind == ShapeKind::kSphere || cb.kind == ShapeKind::kCapsule;
+  if (swept_a && swept_b) {
     double s = 0.0, t = 0.0;
-    segmentSegment(ca.a, ca.b, cb.a, cb.b, &s, &t);
-    const double d = ((ca.a + s * (ca.b - ca.a)) - (cb.a + t * (cb.b - cb.a))).norm();
-    return std::max(0.0, ca.radius + cb.radius - d);
+    segmentSegment(ca.segment.a, ca.segment.b, cb.segment.a, cb.segment.b, &s, &t);
+    const Eigen::Vector3d pa = ca.segment.a + s * (ca.segment.b - ca.segment.a);
+    const Eigen::Vector3d pb = cb.segment.a + t * (cb.segment.b - cb.segment.a);
+    return std::max(0.0, ca.radius + cb.radius - (pa - pb).norm());
   }
-  if (sa && box_b) return capsuleBox(ca, b, world_T_b);
-  if (box_a && sb) return capsuleBox(cb, a, world_T_a);
-  if (box_a && box_b) {
-    std::vector<Eigen::Vector3d> g, dirs;
-    boxGenerators(a, world_T_a, &g, &dirs);
-    boxGenerators(b, world_T_b, &g, &dirs);
-    return std::max(0.0, zonotopeDepth(world_T_a.p - world_T_b.p, g, dirs));
-  }
-  return std::nullopt;
+  // A - B: the cores' Minkowski difference swept by a ball of the radii's sum.
+  std::vector<Eigen::Vector3d> gens = ca.gens;
+  gens.insert(gens.end(), cb.gens.begin(), cb.gens.end());
+  const double radius = ca.radius + cb.radius;
+  const double inside = zonotopeDepth(ca.centre - cb.centre, gens);
+  if (inside >= 0.0) return radius + inside;
+  if (!(radius > 0.0)) return 0.0;
+  // The cores apart (a segment outside a box or a cylinder): the swept
+  // sphere's overlap, radius less the segment's distance to the other core.
+  const Core& sw = swept_a ? ca : cb;
+  const Core& other = swept_a ? cb : ca;
+  if (other.kind == ShapeKind::kBox)
+    return std::max(0.0, -closestPoints(sw.segment, Box{other.pose, other.half}).distance);
+  return std::max(0.0, sw.radius - segmentCylinderDistance(sw.segment, other));
 }
 
 }  // namespace ikbench

@@ -349,17 +349,10 @@ double CollisionWorld::exactPair(const Data& data, int pair, bool* colliding) co
   }
   *colliding = true;
   // In contact: minus the penetration depth, the shortest translation that
-  // separates the shapes. Closed forms for spheres, capsules and boxes
-  // (depth.h); FCL's signed distance (libccd's EPA, minimal for convex
-  // shapes) for cylinders; a mesh has neither, and FCL's contact depth of its
-  // deepest triangle stands in (docs/collision.md).
+  // separates the shapes (depth.h: exact for spheres, capsules and boxes, a
+  // cylinder as its circumscribed prism). A mesh has no such depth here, and
+  // FCL's contact depth of its deepest triangle stands in (docs/collision.md).
   if (const std::optional<double> depth = penetrationDepth(la.shape, pa, *sb, pb)) return -*depth;
-  if (la.shape.kind != ShapeKind::kMesh && sb->kind != ShapeKind::kMesh) {
-    fcl::DistanceRequestd sreq(false, true, 0.0, 0.0, 1e-9, fcl::GST_LIBCCD);
-    fcl::DistanceResultd sres;
-    const double sd = fcl::distance(ga, ta, gb, tb, sreq, sres);
-    if (std::isfinite(sd)) return std::min(sd, 0.0);
-  }
   fcl::CollisionRequestd creq(1, true);
   fcl::CollisionResultd cres;
   fcl::collide(ga, ta, gb, tb, creq, cres);
