@@ -16,6 +16,7 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <optional>
 
 namespace ikbench::harness {
 using nlohmann::json;
@@ -349,6 +350,7 @@ std::shared_ptr<const CollisionWorld> sceneFromJson(const json& entry, const std
     const json& body = member(lks[i], "body", lw);
     l.body = body.is_string() ? model->bodyIndex(body.get<std::string>()) : -1;
     if (l.body < 0) fail(lw, "body", "expected a body of the model");
+    if (lks[i].contains("fitted") && !lks[i]["fitted"].is_boolean()) fail(lw, "fitted", "expected true or false");
     l.fitted = lks[i].value("fitted", false);
     links.push_back(std::move(l));
   }
@@ -359,15 +361,39 @@ std::shared_ptr<const CollisionWorld> sceneFromJson(const json& entry, const std
     disabled.emplace_back(dis[i][0].get<std::string>(), dis[i][1].get<std::string>());
   }
   AvoidanceParameters avoid;
-  if (sc.contains("avoid") && sc["avoid"].is_object()) {
+  if (sc.contains("avoid")) {
     const json& a = sc["avoid"];
-    avoid.influence_distance = a.value("influence_distance", avoid.influence_distance);
-    avoid.security_distance = a.value("security_distance", avoid.security_distance);
-    avoid.damper_gain = a.value("damper_gain", avoid.damper_gain);
+    if (!a.is_object()) fail(w, "avoid", "expected an object");
+    for (auto [key, field] : {std::pair{"influence_distance", &avoid.influence_distance},
+                              std::pair{"security_distance", &avoid.security_distance},
+                              std::pair{"damper_gain", &avoid.damper_gain}}) {
+      if (!a.contains(key)) continue;
+      if (!a[key].is_number() || !std::isfinite(a[key].get<double>()))
+        fail(w + ": avoid", key, "expected a finite number");
+      *field = a[key].get<double>();
+    }
+  }
+  // The checked pairs as recorded, [link shape, link shape or obstacle, "link" | "obstacle"].
+  std::optional<std::vector<CollisionPair>> recorded;
+  if (sc.contains("pairs")) {
+    const json& prs = sc["pairs"];
+    if (!prs.is_array()) fail(w, "pairs", "expected an array");
+    recorded.emplace();
+    for (size_t i = 0; i < prs.size(); ++i) {
+      const json& pr = prs[i];
+      if (!pr.is_array() || pr.size() != 3 || !pr[0].is_number_integer() || !pr[1].is_number_integer() ||
+          !pr[2].is_string() || (pr[2] != "link" && pr[2] != "obstacle"))
+        fail(w, fmt::format("pairs[{}]", i), "expected [link shape index, index, \"link\" | \"obstacle\"]");
+      const auto index = [&](const json& v) {
+        const std::int64_t x = v.get<std::int64_t>();
+        return x < 0 || x > std::numeric_limits<int>::max() ? -1 : static_cast<int>(x);
+      };
+      recorded->push_back({index(pr[0]), index(pr[1]), pr[2] == "obstacle"});
+    }
   }
   try {
     return std::make_shared<const CollisionWorld>(model, std::move(links), std::move(obstacles), disabled,
-                                                  name.get<std::string>(), avoid, PairRule::kAsRecorded);
+                                                  name.get<std::string>(), avoid, PairRule::kAsRecorded, recorded);
   } catch (const std::exception& e) {
     throw ResultsError(fmt::format("{}: {}", w, e.what()));
   }

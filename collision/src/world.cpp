@@ -17,6 +17,7 @@
 #include <limits>
 #include <set>
 #include <stdexcept>
+#include <tuple>
 
 #include "ikbench/collision/depth.h"
 #include "ikbench/kinematics/config.h"
@@ -148,7 +149,8 @@ std::pair<Eigen::Vector3d, double> boundingSphere(const ApproxShape& s) {
 CollisionWorld::CollisionWorld(std::shared_ptr<const Model> model, std::vector<LinkShape> links,
                                std::vector<Shape> obstacles,
                                const std::vector<std::pair<std::string, std::string>>& disabled, std::string scene_name,
-                               AvoidanceParameters avoid, PairRule rule)
+                               AvoidanceParameters avoid, PairRule rule,
+                               const std::optional<std::vector<CollisionPair>>& recorded)
     : model_(std::move(model)),
       links_(std::move(links)),
       obstacles_(std::move(obstacles)),
@@ -229,6 +231,35 @@ CollisionWorld::CollisionWorld(std::shared_ptr<const Model> model, std::vector<L
         const int bi = links_[static_cast<size_t>(i)].body, bj = links_[static_cast<size_t>(j)].body;
         if (bi != bj && !off_self.count({std::min(bi, bj), std::max(bi, bj)})) pairs_.push_back({i, j, false});
       }
+    if (!recorded) return;
+    // The checked pairs as the run recorded them (shape by shape: a pair of
+    // links disabled by name may still have shape pairs that were checked),
+    // each naming shapes and obstacles of this scene, and leaving out no
+    // pair the scene does not disable.
+    std::set<std::tuple<int, int, bool>> must, seen;
+    for (const CollisionPair& p : pairs_) must.insert({p.a, p.b, p.obstacle});
+    const int n_links = static_cast<int>(links_.size()), n_obs = static_cast<int>(obstacles_.size());
+    for (size_t k = 0; k < recorded->size(); ++k) {
+      const CollisionPair& p = (*recorded)[k];
+      auto bad = [&](const std::string& why) {
+        throw std::invalid_argument(fmt::format("pairs[{}]: [{}, {}, \"{}\"]: {}", k, p.a, p.b,
+                                                p.obstacle ? "obstacle" : "link", why));
+      };
+      if (p.a < 0 || p.a >= n_links) bad(fmt::format("link shape {} is not one of the scene's {}", p.a, n_links));
+      if (p.obstacle && (p.b < 0 || p.b >= n_obs))
+        bad(fmt::format("obstacle {} is not one of the scene's {} obstacles", p.b, n_obs));
+      if (!p.obstacle && !(p.a < p.b && p.b < n_links))
+        bad(fmt::format("expected two link shapes of the scene's {}, the first of lower index", n_links));
+      if (!p.obstacle && links_[static_cast<size_t>(p.a)].body == links_[static_cast<size_t>(p.b)].body)
+        bad("two shapes of one link");
+      if (!seen.insert({p.a, p.b, p.obstacle}).second) bad("listed twice");
+    }
+    for (const auto& [a, b, obstacle] : must)
+      if (!seen.count({a, b, obstacle}))
+        throw std::invalid_argument(fmt::format(
+            "pairs: leaves out link shape {} with {} {}, which the scene does not disable: not a record of a run", a,
+            obstacle ? "obstacle" : "link shape", b));
+    pairs_ = *recorded;
     return;
   }
   // Self pairs, less those that collide at the neutral configuration.

@@ -32,6 +32,7 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -111,12 +112,17 @@ class CollisionWorld {
   // Throws std::invalid_argument naming the shape or pair for a link shape on
   // a body the model does not have, a shape with a non-positive or
   // non-finite size, or a disabled pair naming an unknown link or obstacle.
+  // With PairRule::kAsRecorded and `recorded`, the checked pairs are those
+  // (the results file's, shape by shape), after checking that each names
+  // shapes and obstacles of the world and that none the scene does not
+  // disable is missing (std::invalid_argument naming pairs[k] otherwise).
   // With PairRule::kDerive, also throws naming the pairs when a link more
   // than one joint from a static body collides with an obstacle in every
   // sampled configuration (an obstacle that encloses or pins the robot).
   CollisionWorld(std::shared_ptr<const Model> model, std::vector<LinkShape> links, std::vector<Shape> obstacles,
                  const std::vector<std::pair<std::string, std::string>>& disabled, std::string scene_name,
-                 AvoidanceParameters avoid = {}, PairRule rule = PairRule::kDerive);
+                 AvoidanceParameters avoid = {}, PairRule rule = PairRule::kDerive,
+                 const std::optional<std::vector<CollisionPair>>& recorded = std::nullopt);
   ~CollisionWorld();
   CollisionWorld(const CollisionWorld&) = delete;
   CollisionWorld& operator=(const CollisionWorld&) = delete;
