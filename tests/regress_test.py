@@ -598,7 +598,7 @@ class GateTest(unittest.TestCase):
         for line_no, edit, expect in [
             (5, lambda l: l.replace(",converged,1,", ",converged,yes,"), "column 'converged'"),
             (7, lambda l: l.rsplit(",", 3)[0], "fields, but the header has"),
-            (9, lambda l: l.replace(",converged,", ",exploded,"), "unknown status 'exploded'"),
+            (9, lambda l: l.replace(",converged,", ",exploded,"), "expected a status (converged, "),
             (11, lambda l: l.replace(",quick,", ",quick,", 1).replace(",1,0,", ",1,x,", 1), "column"),
         ]:
             bad = list(lines)

@@ -187,7 +187,7 @@ def rerun_command(run, specs, problems):
 
 
 @dataclass
-class Series:
+class CurveSeries:
     """One spec's band of one error kind on one family."""
     family: str
     spec: str
@@ -214,7 +214,7 @@ class ConvergenceData:
     x: str
     tolerances: dict           # kind -> tolerance [m or rad]
     families: dict             # family -> {"kinds", "problems" (of the family), "specs"}
-    series: list = field(default_factory=list)    # [Series]
+    series: list = field(default_factory=list)    # [CurveSeries]
     notes: list = field(default_factory=list)     # [Note]: too few traced problems, specs without traces
     time_column: str = "time_us"
 
@@ -273,7 +273,7 @@ def convergence_data(run, selection, x="iteration", min_traced=MIN_TRACED):
                 col = 1 if kind == "position" else 2
                 b = curves.band(seqs, col, xcol, grid)
                 within = np.flatnonzero(b.q50 <= tol[kind])
-                data.series.append(Series(fam, spec, kind, x, b.grid, b.q25, b.q50, b.q75, len(seqs), probs,
+                data.series.append(CurveSeries(fam, spec, kind, x, b.grid, b.q25, b.q50, b.q75, len(seqs), probs,
                                           succeeded, float(b.grid[within[0]]) if len(within) else math.nan,
                                           sparse=max(len(a) for a in seqs) <= 2))
             if len(seqs) < min_traced:
