@@ -24,34 +24,36 @@ trap 'git -C "$repo" worktree remove --force "$work/src" >/dev/null 2>&1 || true
 git -C "$repo" worktree add --detach "$work/src" "$sha" >/dev/null 2>&1
 
 load() { cut -d' ' -f1 /proc/loadavg; }
-now() { date +%s.%N; }
-# CPU seconds of finished children (user + system), from bash's `times`.
-cpu() { times | tail -1 | awk '{ split($1, u, /[ms]/); split($2, s, /[ms]/); print u[1] * 60 + u[2] + s[1] * 60 + s[2] }'; }
+# timed FILE CMD...: runs CMD (output discarded), appends "wall user+system" seconds to FILE
+# (bash's `time`, which counts the CPU time of every process the command waited for).
+timed() {
+  local file=$1 TIMEFORMAT='%R %U %S'
+  shift
+  { time "$@" >/dev/null; } 2>"$file.err" || { tail -n 20 "$file.err" >&2; return 1; }
+  tail -n 1 "$file.err" | awk '{ print $1, $2 + $3 }' >>"$file"
+}
 
 load_start=$(load)
 export CCACHE_DISABLE=1
 cd "$work/src"
-t0=$(now); c0=$(cpu)
-cmake --preset release -G "Unix Makefiles" -DIKBENCH_CCACHE=OFF -DIKBENCH_BUILD_TESTS=OFF >/dev/null
-t1=$(now); c1=$(cpu)
+times_file="$work/times"
+timed "$times_file" cmake --preset release -G "Unix Makefiles" -DIKBENCH_CCACHE=OFF -DIKBENCH_BUILD_TESTS=OFF
 # The main command's targets (main_job: the CLI, the Google Benchmark binaries it runs and the
 # playground's WebAssembly module where emscripten is installed), as scripts/run.sh builds them.
 wasm=0
 grep -q '^playground_wasm:' build/release/Makefile 2>/dev/null && wasm=1
 if grep -q '^main_job:' build/release/Makefile; then
-  cmake --build build/release -j "$jobs" --target main_job >/dev/null
+  timed "$times_file" cmake --build build/release -j "$jobs" --target main_job
 else  # a commit from before the main_job target: the same targets by name
-  cmake --build build/release -j "$jobs" --target ikbench bench_kinematics bench_solvers \
-    $([ "$wasm" = 1 ] && echo playground_wasm) >/dev/null
+  timed "$times_file" cmake --build build/release -j "$jobs" --target ikbench bench_kinematics bench_solvers \
+    $([ "$wasm" = 1 ] && echo playground_wasm)
 fi
-t2=$(now); c2=$(cpu)
 load_end=$(load)
 
 BIN="$work/src/build/release" OUT="$out/build.json" SHA="$sha" JOBS="$jobs" WASM="$wasm" \
-T="$t0 $t1 $t2" C="$c0 $c1 $c2" LOAD="$load_start $load_end" /usr/bin/python3 - <<'EOF'
+TIMES="$times_file" LOAD="$load_start $load_end" /usr/bin/python3 - <<'EOF'
 import json, os, socket, time
-t = [float(x) for x in os.environ["T"].split()]
-c = [float(x) for x in os.environ["C"].split()]
+steps = [[float(x) for x in line.split()] for line in open(os.environ["TIMES"])]
 load_start, load_end = (float(x) for x in os.environ["LOAD"].split())
 b = os.environ["BIN"]
 sizes = {}
@@ -60,13 +62,13 @@ for rel in ("benchmarks/ikbench", "benchmarks/bench_kinematics", "benchmarks/ben
     p = os.path.join(b, rel)
     if os.path.isfile(p):
         sizes[os.path.basename(rel).replace(".", "_") + "_bytes"] = os.path.getsize(p)
-def entry(name, i, j, **counters):
+def entry(name, step, **counters):
+    wall, cpu = steps[step]
     return dict({"name": name, "run_name": name, "run_type": "iteration", "repetitions": 1, "repetition_index": 0,
-                 "threads": 1, "iterations": 1, "real_time": t[j] - t[i], "cpu_time": c[j] - c[i],
-                 "time_unit": "s"}, **counters)
+                 "threads": 1, "iterations": 1, "real_time": wall, "cpu_time": cpu, "time_unit": "s"}, **counters)
 # One series per kind of build: with the playground's module or without it (no emscripten).
 build = "build/main_job" + ("" if os.environ["WASM"] == "1" else "/no_wasm")
-benchmarks = [entry("build/configure", 0, 1), entry(build, 1, 2, **sizes)]
+benchmarks = [entry("build/configure", 0), entry(build, 1, **sizes)]
 doc = {"context": {"date": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "host_name": socket.gethostname(),
                    "executable": "scripts/build_time.sh", "num_cpus": os.cpu_count(), "jobs": int(os.environ["JOBS"]),
                    "git_revision": os.environ["SHA"], "ccache": False,
