@@ -57,6 +57,7 @@ using test::decompressRun;
 using test::readCsv;
 using test::readFile;
 using test::remanifest;
+using test::runCli;
 
 // A tiny suite: 5-DOF random chains, position goals (independent problems)
 // and pose goals solved in sequence from the previous answer.
@@ -767,18 +768,6 @@ TEST(Harness, VerifyRecomputesEverySuccessAndFindsAFalseOne) {
   EXPECT_EQ(rep.disagreements, 1);
   EXPECT_EQ(rep.false_successes, 1);
   EXPECT_NE(log.str().find("converged=1 disagrees"), std::string::npos) << log.str();
-}
-
-// Runs the built `ikbench` binary; returns its exit status and output.
-int runCli(const std::string& args, std::string* output) {
-  const std::string cmd = std::string("'") + IKBENCH_CLI + "' " + args + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return -1;
-  char buf[512];
-  output->clear();
-  while (fgets(buf, sizeof buf, p)) *output += buf;
-  const int status = pclose(p);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
 TEST(HarnessCli, BadCommandsExitNonZeroWithAClearMessage) {

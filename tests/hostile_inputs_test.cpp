@@ -36,25 +36,13 @@ namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
+using test::runCli;
 
 std::string tempDir(const std::string& name) {
   const fs::path p = fs::path(::testing::TempDir()) / ("ikbench_hostile_" + name);
   fs::remove_all(p);
   fs::create_directories(p);
   return p.string();
-}
-
-// Runs the built `ikbench` binary under a time limit (a hang is a failure,
-// not a stuck test); returns its exit status and output.
-int runCli(const std::string& args, std::string* output) {
-  const std::string cmd = std::string("timeout 60 '") + IKBENCH_CLI + "' " + args + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return -1;
-  char buf[512];
-  output->clear();
-  while (fgets(buf, sizeof buf, p)) *output += buf;
-  const int status = pclose(p);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
 std::string ur5() { return dataDirectory() + "/robots/ur5.urdf"; }

@@ -4,7 +4,9 @@
 #pragma once
 
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -85,5 +87,21 @@ inline void decompressRun(const std::string& dir) {
   }
   remanifest(dir);
 }
+
+#ifdef IKBENCH_CLI
+// Runs the built `ikbench` binary with `args` (shell words) under a hang
+// guard of 10 minutes; returns its exit status and its output (stdout and
+// stderr) in `output`.
+inline int runCli(const std::string& args, std::string* output) {
+  const std::string cmd = std::string("timeout 600 '") + IKBENCH_CLI + "' " + args + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return -1;
+  char buf[512];
+  output->clear();
+  while (fgets(buf, sizeof buf, p)) *output += buf;
+  const int status = pclose(p);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+#endif
 
 }  // namespace ikbench::test
