@@ -91,8 +91,9 @@ Suite tinySuite() {
 }
 
 std::string tempDir(const std::string& name) {
-  const fs::path p = fs::path(::testing::TempDir()) / ("ikbench_harness_test_" + name);
-  fs::remove_all(p);
+  // A path of this process's own, not yet there (the run makes the directory).
+  const fs::path p = test::processTempDir("harness_" + name);
+  fs::remove(p);
   return p.string();
 }
 

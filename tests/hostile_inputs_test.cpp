@@ -30,6 +30,7 @@
 #include "ikbench/scenarios/suite.h"
 #include "ikbench/scenarios/urdf.h"
 #include "run_files_util.h"
+#include "test_util.h"
 
 namespace ikbench {
 namespace {
@@ -39,10 +40,7 @@ using nlohmann::json;
 using test::runCli;
 
 std::string tempDir(const std::string& name) {
-  const fs::path p = fs::path(::testing::TempDir()) / ("ikbench_hostile_" + name);
-  fs::remove_all(p);
-  fs::create_directories(p);
-  return p.string();
+  return test::processTempDir("hostile_" + name).string();
 }
 
 std::string ur5() { return dataDirectory() + "/robots/ur5.urdf"; }

@@ -18,17 +18,14 @@
 #include "ikbench/scenarios/input_limits.h"
 #include "ikbench/scenarios/suite.h"
 #include "ikbench/scenarios/urdf.h"
+#include "test_util.h"
 
 namespace ikbench {
 namespace {
 namespace fs = std::filesystem;
 
 std::string writeTemp(const std::string& name, const std::string& text) {
-  const fs::path dir = fs::temp_directory_path() / "ikbench_input_limits_test";
-  fs::create_directories(dir);
-  const fs::path p = dir / name;
-  std::ofstream(p, std::ios::binary) << text;
-  return p.string();
+  return test::writeTempFile("input_limits", name, text);
 }
 
 template <typename F>
@@ -97,7 +94,7 @@ TEST(SuiteInput, AFamilyOfTooManyJointsIsRefusedBeforeItIsBuilt) {
 }
 
 TEST(SuiteInput, DirectoryAndMissingFilesAreClearErrors) {
-  const fs::path dir = fs::temp_directory_path() / "ikbench_input_limits_test" / "a_dir.json";
+  const fs::path dir = test::processTempDir("input_limits_dir") / "a_dir.json";
   fs::create_directories(dir);
   expectFragments(errorOf([&] { loadSuite(dir.string()); }), {"not a regular file"});
   expectFragments(errorOf([&] { loadSuite("/nonexistent/suite.json"); }), {"/nonexistent/suite.json", "no such file"});

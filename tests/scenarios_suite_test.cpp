@@ -9,17 +9,14 @@
 #include <set>
 
 #include "ikbench/scenarios/suite.h"
+#include "test_util.h"
 
 namespace ikbench {
 namespace {
 namespace fs = std::filesystem;
 
 std::string writeTemp(const std::string& name, const std::string& text) {
-  const fs::path dir = fs::temp_directory_path() / "ikbench_scenarios_suite_test";
-  fs::create_directories(dir);
-  const fs::path p = dir / name;
-  std::ofstream(p, std::ios::binary) << text;
-  return p.string();
+  return test::writeTempFile("scenarios_suite", name, text);
 }
 
 // Expects loadSuite(path) to throw a SuiteError whose message contains every

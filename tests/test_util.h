@@ -1,10 +1,14 @@
 // Shared helpers for the unit tests.
 #pragma once
 
+#include <unistd.h>
+
 #include <Eigen/Core>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <gtest/gtest.h>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -20,6 +24,37 @@
 #include "ikbench/solvers/solver.h"
 
 namespace ikbench::test {
+
+// A directory of this test process's own under the system's temporary
+// directory: `name` inside ikbench_tests_<pid>, made empty. Tests that run at
+// the same time (ctest -j, or two builds' test suites beside each other)
+// never share a file; the process's directory is removed when it exits.
+inline std::filesystem::path processTempDir(const std::string& name) {
+  struct Root {
+    std::filesystem::path path =
+        std::filesystem::temp_directory_path() / ("ikbench_tests_" + std::to_string(::getpid()));
+    ~Root() {
+      std::error_code ec;
+      std::filesystem::remove_all(path, ec);
+    }
+  };
+  static Root root;
+  const std::filesystem::path dir = root.path / name;
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+// Writes `text` to a file `name` in this process's temporary directory `dir`
+// (processTempDir, not emptied again); returns its path.
+inline std::string writeTempFile(const std::string& dir, const std::string& name, const std::string& text) {
+  static std::map<std::string, std::filesystem::path> made;
+  auto it = made.find(dir);
+  if (it == made.end()) it = made.emplace(dir, processTempDir(dir)).first;
+  const std::filesystem::path p = it->second / name;
+  std::ofstream(p, std::ios::binary) << text;
+  return p.string();
+}
 
 // The external corpus of public robot URDFs and mocap BVH files (robots/,
 // skeletons/): $IKBENCH_CORPUS_DIR if set, else ../shared/data beside the
