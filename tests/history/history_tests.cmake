@@ -15,13 +15,14 @@ if(TARGET ikbench)
   list(APPEND _history_env "IKBENCH_CLI=$<TARGET_FILE:ikbench>")
 endif()
 add_test(NAME history COMMAND ${IKBENCH_PYTHON} -m pytest -q -p no:cacheprovider ${CMAKE_CURRENT_LIST_DIR})
-ikbench_test_timeout(_timeout 300)
-set_tests_properties(history PROPERTIES LABELS "integration;needs_release" TIMEOUT ${_timeout}
+# Hang guards, several times what the tests take on a loaded 2-core machine.
+ikbench_test_timeout(_timeout 900)
+set_tests_properties(history PROPERTIES LABELS "integration;slow;needs_release" TIMEOUT ${_timeout}
   ENVIRONMENT "${_history_env}")
 add_test(NAME history_postgresql COMMAND ${IKBENCH_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/pg_cluster.py
          ${CMAKE_CURRENT_LIST_DIR})
-ikbench_test_timeout(_timeout 300)
-set_tests_properties(history_postgresql PROPERTIES LABELS "integration;needs_release" TIMEOUT ${_timeout}
+ikbench_test_timeout(_timeout 900)
+set_tests_properties(history_postgresql PROPERTIES LABELS "integration;slow;needs_release" TIMEOUT ${_timeout}
   SKIP_RETURN_CODE 77 ENVIRONMENT "${_history_env}")
 add_test(NAME history_browser COMMAND ${IKBENCH_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/browser_test.py
          ${CMAKE_CURRENT_BINARY_DIR}/history/browser)
@@ -31,5 +32,6 @@ set_tests_properties(history_browser PROPERTIES LABELS "browser;needs_release" T
 # The tables of measured figures in README.md and docs/*.md are those results/history/history.json.gz gives.
 add_test(NAME history_docs_current COMMAND ${IKBENCH_PYTHON} -m ikbench.history.doctables
          ${PROJECT_SOURCE_DIR}/results/history/history.json.gz --check --repo ${PROJECT_SOURCE_DIR})
-set_tests_properties(history_docs_current PROPERTIES LABELS "integration;needs_release" TIMEOUT 60
+ikbench_test_timeout(_timeout 300)
+set_tests_properties(history_docs_current PROPERTIES LABELS "integration;slow;needs_release" TIMEOUT ${_timeout}
   ENVIRONMENT "${_history_env}")
