@@ -13,7 +13,7 @@
 #   IKBENCH_THROUGHPUT=0  skip `ikbench throughput`
 #   IKBENCH_HISTORY=DB    history store the run is added to (default results/history.sqlite; 0: none)
 #   IKBENCH_PLAYGROUND=0  skip the playground page
-#   --quick (first argument): the quick suite and its report only, for a first look in seconds
+#   --quick (first argument): the CLI alone, the quick suite and its report, for a first look
 #   extra arguments are passed to `ikbench run` (e.g. --solvers dls,sdls)
 # It installs (scripts/setup.sh main) and builds only what the main job uses: the CLI, the
 # Google Benchmark binaries it runs and the playground's module; not the tests.
@@ -29,15 +29,18 @@ jobs="${IKBENCH_JOBS:-$(nproc)}"
 cmake --preset release -G "Unix Makefiles" >/dev/null
 # Only what the main job runs (the target main_job: the CLI, the Google Benchmark
 # binaries below and the playground's WebAssembly module where emscripten is
-# installed); the test tree is the test command's (scripts/test.sh).
-build_start=$(date +%s)
-cmake --build build/release -j "$jobs" --target main_job
-echo "built the main job's targets in $(( $(date +%s) - build_start )) s"
+# installed; --quick: the CLI alone); the test tree is the test command's
+# (scripts/test.sh).
+target=main_job
 if [ "$quick" = 1 ]; then
   # A first look in seconds: the quick suite, its report, nothing else.
+  target=ikbench
   : "${IKBENCH_SUITE:=quick}" "${IKBENCH_THROUGHPUT:=0}" "${IKBENCH_GBENCH:=0}" "${IKBENCH_HISTORY:=0}"
   : "${IKBENCH_PLAYGROUND:=0}"
 fi
+build_start=$(date +%s)
+cmake --build build/release -j "$jobs" --target "$target"
+echo "built $target in $(( $(date +%s) - build_start )) s"
 
 bin=./build/release/benchmarks
 suite="${IKBENCH_SUITE:-default}"
