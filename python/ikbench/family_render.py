@@ -125,14 +125,21 @@ def draw_convergence(data, title):
     return fig
 
 
-def draw_time(boxes, title, notes=()):
-    """A matplotlib figure of time_data: a panel per family, a horizontal box per spec."""
+def _row_panels(groups):
+    """A figure with a panel per family of `groups` ({family: [one row per spec]}), stacked, each as
+    tall as the longest family needs: (figure, [(axes, family)])."""
     _, plt = _mpl()
-    fams = list(boxes)
-    tallest = max(len(b) for b in boxes.values())
+    fams = list(groups)
+    tallest = max(len(g) for g in groups.values())
     fig, axes = plt.subplots(len(fams), 1, figsize=(9, (0.45 * tallest + 1.6) * len(fams)), squeeze=False,
                              layout="constrained")
-    for ax, fam in zip(axes[:, 0], fams):
+    return fig, list(zip(axes[:, 0], fams))
+
+
+def draw_time(boxes, title, notes=()):
+    """A matplotlib figure of time_data: a panel per family, a horizontal box per spec."""
+    fig, panels = _row_panels(boxes)
+    for ax, fam in panels:
         bs = boxes[fam]
         stats = [{"med": b.median, "q1": b.q1, "q3": b.q3, "whislo": b.whisker_low, "whishi": b.whisker_high,
                   "fliers": [], "label": b.label} for b in bs]
@@ -158,12 +165,8 @@ def draw_time(boxes, title, notes=()):
 
 def draw_success(bars, title, notes=()):
     """A matplotlib figure of success_data: a panel per family, a horizontal bar per spec."""
-    _, plt = _mpl()
-    fams = list(bars)
-    tallest = max(len(b) for b in bars.values())
-    fig, axes = plt.subplots(len(fams), 1, figsize=(9, (0.45 * tallest + 1.6) * len(fams)), squeeze=False,
-                             layout="constrained")
-    for ax, fam in zip(axes[:, 0], fams):
+    fig, panels = _row_panels(bars)
+    for ax, fam in panels:
         bs = bars[fam]
         y = np.arange(len(bs))
         for k, b in enumerate(bs):
