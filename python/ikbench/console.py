@@ -93,28 +93,34 @@ def unwrap(text):
     return "\n".join(out)
 
 
-def wrap_text(text, width, indent=""):
-    """A paragraph wrapped at spaces to `width` columns (continuation lines start with `indent`);
-    a word longer than a line is broken by break_long, so no line is longer than `width`."""
-    words = text.split(" ")
+def _flow(items, width, sep, first="", rest=""):
+    """`items` laid greedily on lines of at most `width` columns, joined by `sep`; the first line
+    starts with `first`, the others with `rest`; an item longer than a line is broken by
+    break_long. The lines, none empty."""
     lines, line = [], ""
-    for w in words:
-        cand = w if not line else line + " " + w
+    for it in items:
+        cand = (first if not lines else rest) + it if not line else line + sep + it
         if visible_len(cand) <= width:
             line = cand
             continue
         if line:
             lines.append(line)
-        start = indent if lines else ""
-        if visible_len(start + w) <= width:
-            line = start + w
+        start = rest if lines else first
+        if visible_len(start + it) <= width:
+            line = start + it
         else:
-            parts = break_long(start + w, width, indent=indent + "    ")
+            parts = break_long(start + it, width, indent=rest + "    ")
             lines += parts[:-1]
             line = parts[-1]
-    if line or not lines:
+    if line:
         lines.append(line)
     return lines
+
+
+def wrap_text(text, width, indent=""):
+    """A paragraph wrapped at spaces to `width` columns (continuation lines start with `indent`);
+    a word longer than a line is broken by break_long, so no line is longer than `width`."""
+    return _flow(text.split(" "), width, " ", rest=indent) or [""]
 
 
 def _simple(header, rows, align, sep_before=()):
@@ -189,23 +195,8 @@ def _records(header, rows, keys, width):
     out = []
     for r in rows:
         out += _names_line(r[:keys], width) if keys else []
-        line = ""
-        for h, v in zip(header[keys:], r[keys:]):
-            pair = f"{h}: {v}" if v != "" else f"{h}: -"
-            cand = INDENT + pair if not line else line + PAIR_SEPARATOR + pair
-            if visible_len(cand) <= width:
-                line = cand
-                continue
-            if line:
-                out.append(line)
-            if visible_len(INDENT + pair) <= width:
-                line = INDENT + pair
-            else:
-                parts = break_long(INDENT + pair, width, indent=INDENT + "    ")
-                out += parts[:-1]
-                line = parts[-1]
-        if line:
-            out.append(line)
+        pairs = [f"{h}: {v}" if v != "" else f"{h}: -" for h, v in zip(header[keys:], r[keys:])]
+        out += _flow(pairs, width, PAIR_SEPARATOR, first=INDENT, rest=INDENT)
     return "\n".join(out)
 
 
