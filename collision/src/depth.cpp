@@ -99,21 +99,11 @@ double cylinderSignedDistance(const Core& cyl, const Eigen::Vector3d& x) {
 }
 
 // Distance from a segment to a cylinder: the signed distance is convex along
-// the segment, so a golden-section search finds its minimum (as the inner
-// loop's segment-box distance does).
+// the segment, so convexArgminOnUnit finds its minimum (as the inner loop's
+// segment-box distance does).
 double segmentCylinderDistance(const Capsule& s, const Core& cyl) {
   auto f = [&](double t) { return cylinderSignedDistance(cyl, s.a + t * (s.b - s.a)); };
-  double lo = 0.0, hi = 1.0;
-  constexpr double kG = 0.6180339887498949;
-  double x1 = hi - kG * (hi - lo), x2 = lo + kG * (hi - lo), f1 = f(x1), f2 = f(x2);
-  for (int it = 0; it < 60; ++it) {
-    if (f1 <= f2) {
-      hi = x2, x2 = x1, f2 = f1, x1 = hi - kG * (hi - lo), f1 = f(x1);
-    } else {
-      lo = x1, x1 = x2, f1 = f2, x2 = lo + kG * (hi - lo), f2 = f(x2);
-    }
-  }
-  return std::min({f(0.0), f(1.0), f(0.5 * (lo + hi))});
+  return f(convexArgminOnUnit(f, 60));
 }
 
 }  // namespace

@@ -188,31 +188,8 @@ ClosestPoints closestPoints(const Capsule& a, const Box& b) {
   const Eigen::Vector3d pb = b.pose.R.transpose() * (a.b - b.pose.p);
   const Eigen::Vector3d d = pb - pa;
   auto f = [&](double t) { return boxSignedDistance(pa + t * d, b.half, nullptr, nullptr); };
-  double lo = 0.0, hi = 1.0;
-  if (d.squaredNorm() > 0.0) {
-    constexpr double kG = 0.6180339887498949;
-    double x1 = hi - kG * (hi - lo), x2 = lo + kG * (hi - lo);
-    double f1 = f(x1), f2 = f(x2);
-    for (int it = 0; it < 45; ++it) {
-      if (f1 <= f2) {
-        hi = x2;
-        x2 = x1;
-        f2 = f1;
-        x1 = hi - kG * (hi - lo);
-        f1 = f(x1);
-      } else {
-        lo = x1;
-        x1 = x2;
-        f1 = f2;
-        x2 = lo + kG * (hi - lo);
-        f2 = f(x2);
-      }
-    }
-  }
-  double t = 0.5 * (lo + hi);
-  // The ends of the segment are candidates too (the search stays inside).
-  if (f(0.0) <= f(t)) t = 0.0;
-  if (f(1.0) < f(t)) t = 1.0;
+  // (The ends of the segment are candidates too: the search stays inside.)
+  const double t = convexArgminOnUnit(f, d.squaredNorm() > 0.0 ? 45 : 0);
   const Eigen::Vector3d x = pa + t * d;
   Eigen::Vector3d c, n;
   const double sd = boxSignedDistance(x, b.half, &c, &n);

@@ -106,6 +106,39 @@ ClosestPoints closestPoints(const Capsule& a, const ApproxShape& b);
 // Signed distance of a point (world) to a box: negative inside.
 double boxSignedDistance(const Box& b, const Eigen::Vector3d& x);
 
+// The minimiser over [0, 1] of a convex function f: a golden-section search
+// (Kiefer 1953) narrowing the interval `iterations` times (to 0.618^iterations
+// of its length; none for a constant f), then the two ends, which the search
+// never evaluates.
+template <class F>
+double convexArgminOnUnit(F&& f, int iterations) {
+  double lo = 0.0, hi = 1.0;
+  if (iterations > 0) {
+    constexpr double kG = 0.6180339887498949;
+    double x1 = hi - kG * (hi - lo), x2 = lo + kG * (hi - lo);
+    double f1 = f(x1), f2 = f(x2);
+    for (int it = 0; it < iterations; ++it) {
+      if (f1 <= f2) {
+        hi = x2;
+        x2 = x1;
+        f2 = f1;
+        x1 = hi - kG * (hi - lo);
+        f1 = f(x1);
+      } else {
+        lo = x1;
+        x1 = x2;
+        f1 = f2;
+        x2 = lo + kG * (hi - lo);
+        f2 = f(x2);
+      }
+    }
+  }
+  double t = 0.5 * (lo + hi);
+  if (f(0.0) <= f(t)) t = 0.0;
+  if (f(1.0) < f(t)) t = 1.0;
+  return t;
+}
+
 // Closest points of two segments: parameters s, t in [0, 1] (Ericson,
 // "Real-Time Collision Detection", 2005, sec. 5.1.9).
 void segmentSegment(const Eigen::Vector3d& p1, const Eigen::Vector3d& q1, const Eigen::Vector3d& p2,
