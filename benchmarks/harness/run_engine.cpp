@@ -28,6 +28,7 @@
 #include "harness/machine_load.h"
 #include "harness/results_format.h"
 #include "harness/run_directory.h"
+#include "ikbench/core/threads.h"
 #include "ikbench/kinematics/config.h"
 #include "ikbench/kinematics/rng.h"
 #include "ikbench/solvers/registry.h"
@@ -172,7 +173,12 @@ json specJson(const SolverSpec& spec) {
   json params = json::object();
   for (const auto& [k, v] : spec.parameters) params[k] = typed(k, v);
   for (const auto& [k, v] : commonSpecBinding().textValues(spec.common)) params[k] = typed(k, v);
-  json j = {{"spec", spec.text}, {"name", spec.name}, {"description", description}, {"parameters", params}};
+  json given = json::array();
+  for (const auto& [k, v] : spec.given) given.push_back(k);
+  for (const auto& [k, v] : spec.given_common) given.push_back(k);
+  std::sort(given.begin(), given.end());
+  json j = {{"spec", spec.text}, {"name", spec.name}, {"description", description}, {"parameters", params},
+            {"given", given}};
   if (!spec.preset.empty()) j["preset"] = spec.preset;
   return j;
 }
@@ -490,100 +496,33 @@ void Engine::loadResumed() {
 template <typename Work, typename Tick>
 void Engine::runPool(const std::vector<Unit>& units, Work work, Tick tick) {
   std::atomic<size_t> next{0};
-  std::atomic<int> finished{0};
-  std::mutex m;
-  std::condition_variable cv;
-  std::exception_ptr failure;
-  // Workers wait until the pool is settled: when a thread could not start,
-  // the address space or the process limit is exhausted, and half of the
-  // threads that did start are retired before any work, so that the others
-  // have memory to solve in.
-  bool go = false;
-  int allowed = std::numeric_limits<int>::max();
-  auto worker = [&](int index) {
-    {
-      std::unique_lock lock(m);
-      cv.wait(lock, [&] { return go || index >= allowed; });
-      if (index >= allowed) {
-        ++finished;
-        cv.notify_all();
-        return;
-      }
+  auto worker = [&](int) {
+    std::vector<std::unique_ptr<Solver>> mine(list_.specs.size());
+    for (size_t i; (i = next.fetch_add(1)) < units.size() && !stopping();) {
+      const Unit& u = units[i];
+      if (!mine[u.solver]) mine[u.solver] = Registry::global().create(list_.specs[u.solver]);
+      work(u, *mine[u.solver]);
     }
-    try {
-      std::vector<std::unique_ptr<Solver>> mine(list_.specs.size());
-      for (size_t i; (i = next.fetch_add(1)) < units.size() && !stopping();) {
-        const Unit& u = units[i];
-        if (!mine[u.solver]) mine[u.solver] = Registry::global().create(list_.specs[u.solver]);
-        work(u, *mine[u.solver]);
-      }
-    } catch (...) {
-      std::lock_guard lock(m);
-      if (!failure) failure = std::current_exception();
-      next = units.size();  // stop the others early
-    }
-    {
-      std::lock_guard lock(m);
-      ++finished;
-    }
-    cv.notify_all();
   };
   // A thread that cannot start (a memory or process limit) leaves the run to
-  // the ones that did; none at all is an error.
-  // No more threads than units of work.
+  // the ones that did (half of them: the others' stacks are freed for the
+  // solves); none at all is an error. tick() (progress, the partial file)
+  // runs on the calling thread meanwhile and may fail, e.g. on a full disk:
+  // the workers then stop at their next unit and are joined before the error
+  // goes up. No more threads than units of work.
+  ThreadsOptions pool;
+  pool.who = "run";
+  pool.allow_fewer = true;
+  pool.note = [&](const std::string& why) { log() << why << "\n"; };
+  pool.poll = tick;
+  pool.on_failure = [&] { next = units.size(); };
   const int wanted = static_cast<int>(std::min<size_t>(static_cast<size_t>(out_.threads), std::max<size_t>(units.size(), 1)));
-  std::vector<std::thread> pool;
-  pool.reserve(static_cast<size_t>(wanted));
-  for (int i = 0; i < wanted; ++i) {
-    try {
-      pool.emplace_back(worker, i);
-    } catch (const std::system_error& e) {
-      const int keep = std::max(1, static_cast<int>(pool.size()) / 2);
-      log() << fmt::format("note: only {} of {} worker threads could start ({}); running on {}\n", pool.size(),
-                           wanted, e.what(), pool.empty() ? 0 : keep);
-      {
-        std::lock_guard lock(m);
-        allowed = keep;
-      }
-      cv.notify_all();
-      break;
-    }
+  try {
+    const int ran = runOnThreads(wanted, worker, pool);
+    if (ran < wanted) out_.threads = ran;
+  } catch (const ThreadStartError& e) {
+    throw HarnessError(fmt::format("cannot start any worker thread ({})", e.code().message()));
   }
-  const int started = static_cast<int>(pool.size());
-  // The retired threads end at once; joining them releases their stacks
-  // before the others start to allocate.
-  for (int i = allowed; i < started; ++i) pool[static_cast<size_t>(i)].join();
-  {
-    std::lock_guard lock(m);
-    go = true;
-  }
-  cv.notify_all();
-  if (pool.empty()) throw HarnessError("cannot start any worker thread");
-  if (started < wanted) out_.threads = std::min(started, allowed);
-  // tick() (progress, the partial file) may fail, e.g. on a full disk: the
-  // workers are then stopped and joined before the error goes up.
-  auto safeTick = [&] {
-    try {
-      tick();
-    } catch (...) {
-      std::lock_guard lock(m);
-      if (!failure) failure = std::current_exception();
-      next = units.size();
-    }
-  };
-  {
-    std::unique_lock lock(m);
-    while (finished < started) {
-      cv.wait_for(lock, std::chrono::milliseconds(200));
-      lock.unlock();
-      safeTick();
-      lock.lock();
-    }
-  }
-  for (auto& t : pool)
-    if (t.joinable()) t.join();
-  safeTick();
-  if (failure) std::rethrow_exception(failure);
 }
 
 void Engine::formatRow(int f, int p, int s, const Summary& sm, const Eigen::VectorXd& q, const Eigen::VectorXd& start,

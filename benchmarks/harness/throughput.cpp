@@ -28,6 +28,7 @@
 #include "harness/build_info.h"
 #include "harness/machine_load.h"
 #include "harness/run_config.h"
+#include "ikbench/core/threads.h"
 #include "ikbench/scenarios/generators.h"
 #include "ikbench/solvers/batch.h"
 #include "ikbench/solvers/registry.h"
@@ -120,7 +121,7 @@ ThroughputResult measureThroughput(const ThroughputConfig& config) {
   std::optional<SolverSpec> generic;
   if (config.batch)
     for (const auto& [key, value] : spec.parameters)
-      if (key == "kernel" && value == "auto") generic = Registry::global().parse(spec.text + ":kernel=generic");
+      if (key == "kernel" && value == "auto") generic = Registry::global().with(spec, {{"kernel", "generic"}});
   auto measure = [&](int threads, long solves, const SolverSpec& which) {
     std::atomic<long> next{0}, converged{0};
     constexpr long kChunk = 64;
@@ -152,18 +153,16 @@ ThroughputResult measureThroughput(const ThroughputConfig& config) {
     BackgroundLoadSampler sampler(load);
     const double cpu0 = processCpuSeconds();
     t0 = std::chrono::steady_clock::now();
-    std::vector<std::thread> pool;
+    // A point on fewer threads than asked is not measured: a thread that
+    // cannot start is an error.
+    ThreadsOptions pool;
+    pool.who = "throughput";
+    pool.on_failure = [&] { next = solves; };
     try {
-      for (int t = 0; t < threads; ++t) pool.emplace_back(worker);
-    } catch (const std::system_error& e) {
-      // The threads that started stop at their next chunk and are joined
-      // before the error goes up: a point on fewer threads is not measured.
-      next = solves;
-      for (auto& t : pool) t.join();
-      throw HarnessError(fmt::format("throughput: only {} of {} threads could start ({}); measure fewer --threads",
-                                     pool.size(), threads, e.what()));
+      runOnThreads(threads, [&](int) { worker(); }, pool);
+    } catch (const ThreadStartError& e) {
+      throw HarnessError(fmt::format("{} ({}); measure fewer --threads", e.what(), e.code().message()));
     }
-    for (auto& t : pool) t.join();
     ThroughputPoint pt;
     pt.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     pt.cpu_s = processCpuSeconds() - cpu0;

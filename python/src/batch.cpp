@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "ikbench/core/threads.h"
 #include "ikbench/solvers/batch.h"
 #include "ikbench/solvers/registry.h"
 
@@ -154,65 +155,26 @@ long solveBatch(const BatchInput& in, const BatchOutput& out, const std::functio
   const long chunk = std::clamp<long>(n / (16L * threads), 1, 64);
   std::atomic<long> next{0}, solved{0};
   std::atomic<bool> stop{false};
-  std::mutex error_mutex;
-  std::exception_ptr error;
-
-  using Clock = std::chrono::steady_clock;
-  constexpr auto kPollPeriod = std::chrono::milliseconds(100);
-  auto run = [&](Worker& w, bool caller) {
-    try {
-      auto last_poll = Clock::now();
-      for (long b; !stop.load(std::memory_order_relaxed) && (b = next.fetch_add(chunk)) < n;) {
-        const long e = std::min(n, b + chunk);
-        for (long i = b; i < e && !stop.load(std::memory_order_relaxed); ++i) {
-          solveRange(w, in, out, i, i + 1);
-          solved.fetch_add(1, std::memory_order_relaxed);
-          if (caller && keep_going && Clock::now() - last_poll > kPollPeriod) {
-            last_poll = Clock::now();
-            if (!keep_going()) stop = true;
-          }
-        }
+  auto run = [&](int t) {
+    Worker& w = workers[static_cast<size_t>(t)];
+    for (long b; !stop.load(std::memory_order_relaxed) && (b = next.fetch_add(chunk)) < n;) {
+      const long e = std::min(n, b + chunk);
+      for (long i = b; i < e && !stop.load(std::memory_order_relaxed); ++i) {
+        solveRange(w, in, out, i, i + 1);
+        solved.fetch_add(1, std::memory_order_relaxed);
       }
-    } catch (...) {
-      std::lock_guard<std::mutex> lock(error_mutex);
-      if (!error) error = std::current_exception();
-      stop = true;
     }
   };
-  std::mutex done_mutex;
-  std::condition_variable done_cv;
-  int running = threads - 1;
-  std::vector<std::thread> pool;
-  pool.reserve(threads - 1);
-  try {
-    for (int t = 1; t < threads; ++t)
-      pool.emplace_back([&, t] {
-        run(workers[t], false);
-        {
-          std::lock_guard<std::mutex> lock(done_mutex);
-          --running;
-        }
-        done_cv.notify_one();
-      });
-  } catch (...) {  // no thread could be started: stop the ones that were
-    stop = true;
-    for (std::thread& t : pool) t.join();
-    throw;
-  }
-  run(workers[0], true);
-  // The caller is out of rows; it keeps polling while the others finish theirs.
-  {
-    std::unique_lock<std::mutex> lock(done_mutex);
-    while (!done_cv.wait_for(lock, kPollPeriod, [&] { return running == 0; })) {
-      if (keep_going && !stop.load()) {
-        lock.unlock();
-        if (!keep_going()) stop = true;
-        lock.lock();
-      }
-    }
-  }
-  for (std::thread& t : pool) t.join();
-  if (error) std::rethrow_exception(error);
+  // The calling thread polls keep_going() while the workers solve.
+  ThreadsOptions pool;
+  pool.who = "solve_batch";
+  pool.poll_period = std::chrono::milliseconds(100);
+  if (keep_going)
+    pool.poll = [&] {
+      if (!stop.load() && !keep_going()) stop = true;
+    };
+  pool.on_failure = [&] { stop = true; };
+  runOnThreads(threads, run, pool);
   return solved.load();
 }
 

@@ -29,6 +29,7 @@
 
 #include "attempt_policy.h"
 #include "ikbench/core/numeric.h"
+#include "ikbench/core/threads.h"
 #include "batch_layout.h"
 #include "ikbench/kinematics/rng.h"
 #include "ikbench/solvers/batch.h"
@@ -261,56 +262,19 @@ void writeRow(const BatchArrays& out, size_t i, const Eigen::VectorXd& start, co
 // ---- threads ----
 
 // Runs f(0), ..., f(n - 1), each on its own thread when n > 1, and
-// meanwhile() on the calling thread (first, when n == 1). An exception from
-// meanwhile() is rethrown once the threads are joined.
+// meanwhile() on the calling thread (core's runOnThreads: every thread joined
+// before an exception is rethrown; a thread that cannot start is a
+// ThreadStartError naming the counts).
 template <class F, class G>
 void onThreads(int n, const F& f, const G& meanwhile) {
-  if (n == 1) {
-    meanwhile();
-    f(0);
-    return;
-  }
-  // Every thread that started is joined before anything is thrown: a thread
-  // that cannot start (a process or memory limit) is a std::system_error
-  // naming the count, and an exception inside f or meanwhile is rethrown on
-  // the calling thread (the first one), never std::terminate.
-  std::mutex m;
-  std::exception_ptr error;
-  auto keep = [&](std::exception_ptr e) {
-    std::lock_guard lock(m);
-    if (!error) error = e;
-  };
-  auto guarded = [&](int t) {
-    try {
-      f(t);
-    } catch (...) {
-      keep(std::current_exception());
-    }
-  };
-  std::vector<std::thread> pool;
-  pool.reserve(static_cast<size_t>(n));
-  std::optional<std::system_error> start_error;
-  try {
-    for (int t = 0; t < n; ++t) pool.emplace_back(guarded, t);
-  } catch (const std::system_error& e) {
-    start_error.emplace(e.code(), fmt::format("solveBatch: only {} of {} threads could start (threads = {})",
-                                              pool.size(), n, n));
-  }
-  if (!start_error) {
-    try {
-      meanwhile();
-    } catch (...) {
-      keep(std::current_exception());
-    }
-  }
-  for (auto& th : pool) th.join();
-  if (start_error) throw *start_error;
-  if (error) std::rethrow_exception(error);
+  ThreadsOptions options;
+  options.who = "solveBatch";
+  options.meanwhile = meanwhile;
+  runOnThreads(n, f, options);
 }
 template <class F>
 void onThreads(int n, const F& f) {
   onThreads(n, f, [] {});
 }
-
 
 }  // namespace ikbench::batch_detail
