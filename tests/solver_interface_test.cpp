@@ -133,6 +133,44 @@ TEST(SolverSpecs, PresetsExpandAndTakeOverrides) {
   EXPECT_THROW(Registry::global().addPreset({"bad-preset", "dls:lambda=-3", "out of range"}), SpecError);
 }
 
+// A spec knows which keys it gives, own and common, apart from the defaults
+// and the run's settings; a derived spec is resolved from those values and
+// reads back as the same spec from its text.
+TEST(SolverSpecs, KnowTheKeysGivenAndDeriveWithoutReparsing) {
+  const SolverSpec s = Registry::global().parse("dls:max_iters=40:lambda=0.05:restarts=3");
+  EXPECT_TRUE(s.gives("lambda"));
+  EXPECT_TRUE(s.gives("restarts"));
+  EXPECT_TRUE(s.gives("max_iterations"));  // written under its former name
+  EXPECT_FALSE(s.gives("max_step"));       // a default, though `parameters` lists it
+  EXPECT_FALSE(s.gives("library"));
+  EXPECT_EQ(s.given.count("restarts"), 0u);
+  EXPECT_EQ(s.given_common.at("restarts"), "3");
+  EXPECT_EQ(s.written, (std::vector<std::string>{"max_iterations", "lambda", "restarts"}));
+
+  const SolverSpec d = Registry::global().with(s, {{"library", "64"}, {"lambda", "0.1"}});
+  EXPECT_EQ(d.text, "dls:max_iterations=40:lambda=0.1:restarts=3:library=64");
+  EXPECT_EQ(d.common.library, 64);
+  EXPECT_EQ(d.common.restarts, 3);
+  EXPECT_EQ(*d.common.max_iterations, 40);
+  const SolverSpec again = Registry::global().parse(d.text);
+  EXPECT_EQ(again.parameters, d.parameters);
+  EXPECT_EQ(again.given, d.given);
+  EXPECT_EQ(again.given_common, d.given_common);
+  EXPECT_EQ(s.text, "dls:max_iters=40:lambda=0.05:restarts=3");  // the original is untouched
+
+  // A preset's keys are given but not written: the derived text keeps the preset's name.
+  const SolverSpec a = Registry::global().parse("auto:restarts=5");
+  EXPECT_TRUE(a.gives("closed_form"));
+  EXPECT_EQ(a.written, (std::vector<std::string>{"restarts"}));
+  const SolverSpec g = Registry::global().with(a, {{"kernel", "generic"}});
+  EXPECT_EQ(g.text, "auto:restarts=5:kernel=generic");
+  EXPECT_EQ(g.preset, "auto");
+  EXPECT_EQ(Registry::global().parse(g.text).parameters, g.parameters);
+  // Deriving checks like parsing does.
+  EXPECT_THROW(Registry::global().with(s, {{"lambda", "-1"}}), SpecError);
+  EXPECT_THROW(Registry::global().with(s, {{"no_such_key", "1"}}), SpecError);
+}
+
 TEST(SolverSpecs, GridsExpandListsAndRanges) {
   SpecGrid g = expandSpecGrid("dls:lambda={0.01,0.02}:max_step={0.5,1}");
   EXPECT_EQ(g.specs, (std::vector<std::string>{"dls:lambda=0.01:max_step=0.5", "dls:lambda=0.01:max_step=1",

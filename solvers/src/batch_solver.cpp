@@ -295,11 +295,8 @@ SolverSpec batchSpec(const SolverSpec& spec, long problems_per_model) {
   if (problems_per_model < kBatchLibraryMinProblems) return spec;
   if (spec.common.restarts <= 0 || spec.common.library > 0 || !planSpec(spec).why.empty()) return spec;
   // Only a spec silent about the library: library=0 or start=given opt out.
-  std::string name;
-  std::map<std::string, std::string> keys;
-  parseSpecText(spec.text, &name, &keys);
-  if (keys.count("library") != 0 || keys.count("start") != 0) return spec;
-  return Registry::global().parse(fmt::format("{}:library={}:start=library", spec.text, kBatchLibraryEntries));
+  if (spec.gives("library") || spec.gives("start")) return spec;
+  return Registry::global().with(spec, {{"library", std::to_string(kBatchLibraryEntries)}, {"start", "library"}});
 }
 
 std::vector<BatchResult> solveBatch(const std::shared_ptr<const Model>& model, const Goal& goal,

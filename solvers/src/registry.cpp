@@ -118,14 +118,18 @@ void canonicalKeys(std::map<std::string, std::string>* keys, const std::string& 
 SolverSpec Registry::parse(std::string_view text) const {
   SolverSpec spec;
   std::map<std::string, std::string> given;
-  parseSpecText(text, &spec.name, &given);
+  std::vector<std::string> order;
+  parseSpecText(text, &spec.name, &given, &order);
   canonicalKeys(&given, std::string(text), &spec.deprecated);
+  for (std::string& key : order)
+    for (const auto& [old_name, name] : kDeprecatedSpecKeys)
+      if (key == old_name) key = name;
+  spec.written = std::move(order);
   spec.text = std::string(text);
   spec.text.erase(0, spec.text.find_first_not_of(" \t"));
   spec.text.erase(spec.text.find_last_not_of(" \t") + 1);
   if (spec.text.find_first_of("{}") != std::string::npos)
     throw SpecError(fmt::format("solver spec '{}' is a grid: expand it first (ikbench run expands grids)", spec.text));
-  SolverInfo info;
   {
     std::lock_guard lock(mutex_);
     if (const PresetInfo* preset = findPresetLocked(spec.name)) {
@@ -137,17 +141,47 @@ SolverSpec Registry::parse(std::string_view text) const {
       given = std::move(base);
       spec.preset = preset->name;
     }
-    const SolverInfo* found = findLocked(spec.name);
+  }
+  resolve(&spec, given);
+  return spec;
+}
+
+SolverSpec Registry::with(const SolverSpec& spec, const std::map<std::string, std::string>& keys) const {
+  SolverSpec out;
+  out.name = spec.name;
+  out.preset = spec.preset;
+  out.written = spec.written;
+  out.deprecated = spec.deprecated;
+  std::map<std::string, std::string> given = spec.given;
+  given.insert(spec.given_common.begin(), spec.given_common.end());
+  std::map<std::string, std::string> added = keys;
+  canonicalKeys(&added, spec.text, nullptr);
+  for (const auto& [k, v] : added) {
+    given[k] = v;
+    if (std::find(out.written.begin(), out.written.end(), k) == out.written.end()) out.written.push_back(k);
+  }
+  out.text = spec.preset.empty() ? spec.name : spec.preset;
+  for (const std::string& k : out.written) out.text += fmt::format(":{}={}", k, given.at(k));
+  resolve(&out, given);
+  return out;
+}
+
+void Registry::resolve(SolverSpec* spec, const std::map<std::string, std::string>& given) const {
+  SolverInfo info;
+  {
+    std::lock_guard lock(mutex_);
+    const SolverInfo* found = findLocked(spec->name);
     if (!found) {
       std::string known;
       for (const auto& i : infos_) known += (known.empty() ? "" : ", ") + i.name;
       for (const auto& p : presets_) known += (known.empty() ? "" : ", ") + p.name;
-      throw SpecError(fmt::format("unknown solver '{}' in spec '{}' (known: {})", spec.name, spec.text, known));
+      throw SpecError(fmt::format("unknown solver '{}' in spec '{}' (known: {})", spec->name, spec->text, known));
     }
     info = *found;
   }
-  std::map<std::string, std::string> common;
-  for (auto& [k, v] : given) {
+  spec->given.clear();
+  spec->given_common.clear();
+  for (const auto& [k, v] : given) {
     const std::string& key = k;  // a structured binding cannot be captured by a lambda before C++20 in clang 14
     const bool own =
         std::any_of(info.params.begin(), info.params.end(), [&key](const ParamInfo& p) { return p.name == key; });
@@ -156,18 +190,17 @@ SolverSpec Registry::parse(std::string_view text) const {
       for (const ParamInfo& p : info.params) keys += (keys.empty() ? "" : ", ") + p.name;
       for (const ParamInfo& p : commonParams()) keys += (keys.empty() ? "" : ", ") + p.name;
       throw SpecError(
-          fmt::format("solver '{}' in spec '{}' has no parameter '{}' (known: {})", spec.name, spec.text, k, keys));
+          fmt::format("solver '{}' in spec '{}' has no parameter '{}' (known: {})", spec->name, spec->text, k, keys));
     }
-    (own ? spec.given : common)[k] = v;
+    (own ? spec->given : spec->given_common)[k] = v;
   }
   try {
-    spec.common = commonSpecBinding().parse(spec.name, common);
-    if (std::string why; !spec.common.isValid(&why)) throw SpecError(why);
-    spec.parameters = info.resolve(spec.given);
+    spec->common = commonSpecBinding().parse(spec->name, spec->given_common);
+    if (std::string why; !spec->common.isValid(&why)) throw SpecError(why);
+    spec->parameters = info.resolve(spec->given);
   } catch (const SpecError& e) {
-    throw SpecError(fmt::format("spec '{}': {}", spec.text, e.what()));
+    throw SpecError(fmt::format("spec '{}': {}", spec->text, e.what()));
   }
-  return spec;
 }
 
 std::unique_ptr<Solver> Registry::create(const SolverSpec& spec) const {

@@ -174,10 +174,12 @@ SolverOptions withSpecOptions(const CommonSpecOptions& common, SolverOptions bas
 
 // ---- spec text ----------------------------------------------------------------
 
-void parseSpecText(std::string_view spec, std::string* name, std::map<std::string, std::string>* params) {
+void parseSpecText(std::string_view spec, std::string* name, std::map<std::string, std::string>* params,
+                   std::vector<std::string>* order) {
   spec = trim(spec);
   if (spec.empty()) throw SpecError("empty solver spec (expected name[:key=value]...)");
   params->clear();
+  if (order) order->clear();
   const std::vector<std::string_view> items = splitTopLevel(spec, ':', spec);
   *name = std::string(trim(items.front()));
   if (name->empty()) throw SpecError(fmt::format("solver spec '{}' has no name before ':'", spec));
@@ -192,6 +194,7 @@ void parseSpecText(std::string_view spec, std::string* name, std::map<std::strin
     const std::string value(trim(item.substr(eq + 1)));
     if (!params->emplace(key, value).second)
       throw SpecError(fmt::format("solver spec '{}': parameter '{}' given twice", spec, key));
+    if (order) order->push_back(key);
   }
 }
 

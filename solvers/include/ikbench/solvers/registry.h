@@ -87,6 +87,11 @@ class Registry {
   // is known and every value in range. Throws SpecError naming what is wrong
   // (an unknown solver: the known names; an unknown key: the known keys).
   SolverSpec parse(std::string_view spec) const;
+  // `spec` with `keys` given in addition (replacing a key it gives): resolved
+  // from the spec's values, not from its text. The text shows the added keys
+  // after the spec's own ("dls:restarts=4" with library=64 reads
+  // "dls:restarts=4:library=64"), so results and logs name what ran.
+  SolverSpec with(const SolverSpec& spec, const std::map<std::string, std::string>& keys) const;
   std::unique_ptr<Solver> create(const SolverSpec& spec) const;
   std::unique_ptr<Solver> create(std::string_view spec) const { return create(parse(spec)); }
 
@@ -99,6 +104,9 @@ class Registry {
   static std::vector<ParamInfo> commonParams();
 
  private:
+  // Checks `given` (own and common keys, canonical names) against the
+  // backend spec->name and fills spec's given maps, common and parameters.
+  void resolve(SolverSpec* spec, const std::map<std::string, std::string>& given) const;
   const SolverInfo* findLocked(std::string_view name) const;
   const PresetInfo* findPresetLocked(std::string_view name) const;
   mutable std::mutex mutex_;

@@ -117,7 +117,18 @@ struct SolverSpec {
   std::vector<std::pair<std::string, std::string>> parameters;
   // The backend's own keys given in the spec (or by the preset), as written.
   std::map<std::string, std::string> given;
+  // The common keys given in the spec (or by the preset), under their
+  // canonical names, as written: what the spec sets itself, as against the
+  // defaults and the run's settings that `common` holds beside them.
+  std::map<std::string, std::string> given_common;
+  // The keys the text itself writes, canonical names in the order written
+  // (a preset's own keys are not among them): Registry::with writes a
+  // derived spec's text from them.
+  std::vector<std::string> written;
   CommonSpecOptions common;
+
+  // Whether the spec (or its preset) gives `key`, an own or a common key.
+  bool gives(const std::string& key) const { return given.count(key) != 0 || given_common.count(key) != 0; }
   // Deprecated key names the text used, each with its name now
   // ("budget_us is now time_budget_us"); the harness prints them.
   std::vector<std::string> deprecated;
@@ -133,8 +144,10 @@ inline constexpr std::pair<const char*, const char*> kDeprecatedSpecKeys[] = {
     {"stall_improvement", "stall_relative_improvement"}};
 
 // Splits "name:k=v:k2=v2" into name and key/value pairs (SpecError if
-// malformed: empty, no name, an item without '=', a key given twice).
-void parseSpecText(std::string_view spec, std::string* name, std::map<std::string, std::string>* params);
+// malformed: empty, no name, an item without '=', a key given twice); *order,
+// if given, receives the keys in the order written.
+void parseSpecText(std::string_view spec, std::string* name, std::map<std::string, std::string>* params,
+                   std::vector<std::string>* order = nullptr);
 // Splits a comma-separated list of specs, trimming blanks; commas inside
 // braces (grid values) do not split. SpecError for an empty item or list.
 std::vector<std::string> splitSpecList(std::string_view list);
