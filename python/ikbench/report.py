@@ -1401,7 +1401,7 @@ def _page_parts(data):
         "@@PLOTLY@@": lambda: _packed([plotly.offline.get_plotlyjs()]),
         "@@DATA@@": lambda: _packed(_json_pieces(data)),
         "@@TEMPLATE@@": lambda: [to_json(_plotly_template())],
-        "/*@@JS@@*/": lambda: [_asset("report.js")],
+        "/*@@JS@@*/": lambda: [_asset("kinematics.js"), "\n", _asset("report.js")],
     }
     # one pass over the template, so that no inserted text is searched for markers again
     pattern = re.compile("|".join(re.escape(k) for k in parts))

@@ -151,3 +151,73 @@ def test_attempt_starts_and_thinning():
     assert report.attempt_starts([]).tolist() == []
     idx = report.thin_indices(1000, 10, 10, keep=[500, 501, 777])
     assert {0, 9, 500, 501, 777, 999} <= set(idx.tolist()) and len(idx) <= 10 + 11 + 4
+
+
+NODE_FK = """
+const K = require(process.argv[1]);
+const cases = JSON.parse(require("fs").readFileSync(0, "utf8"));
+const out = cases.map(function (c) {
+  const s = K.goalState(c.goals, K.fk(c.model, c.q));
+  return [s.pe, s.oe];
+});
+process.stdout.write(JSON.stringify(out));
+"""
+
+
+def close(a, b):
+    """Two error figures of one configuration by two implementations: equal to rounding."""
+    if a is None or b is None:
+        return a is None and b is None
+    return abs(a - b) <= 1e-9 * max(1.0, abs(a), abs(b))
+
+
+def test_page_kinematics_match_the_harness_and_numpy(real):
+    """The page's forward kinematics (report_assets/kinematics.js, run in node) gives, for every
+    configuration the viewer draws, the goal errors of the numpy cross-check (ikbench.verify), and
+    for each returned answer the errors the C++ harness wrote into solves.csv."""
+    import json
+    import shutil
+
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is not installed: the page's kinematics are not run outside the browser")
+    run, data = real
+    s = run.solves.set_index(["family", "problem", "solver"])
+    models, cases, expect, harness_rows = {}, [], [], []
+    for fam, p, spec, v in trace_solves(data):
+        model = models.setdefault(p["model"], verify.Model(run.models[p["model"]]))
+        configurations = [sol["q"] for sol in v["solutions"]]
+        if v["trace"] is not None:
+            configurations += [q for q in v["trace"]["q"] if q is not None]
+        for k, q in enumerate(configurations):
+            cases.append({"model": data["viewer"]["models"][p["model"]], "goals": p["goals"], "q": q})
+            expect.append(errors(model, p["goals"], q))
+            row = s.loc[(fam, p["problem"], spec)]
+            harness_rows.append(row if k == 0 and v["q"] is not None else None)
+    assert len(cases) > 100, len(cases)
+    script = REPO / "python" / "ikbench" / "report_assets" / "kinematics.js"
+    page_json = json.dumps(cases, default=lambda o: o.tolist())  # the page data holds numpy arrays
+    p = subprocess.run([node, "-e", NODE_FK, str(script)], input=page_json, capture_output=True,
+                       text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    got = json.loads(p.stdout)
+    assert len(got) == len(cases)
+    compared = {"numpy": 0, "harness": 0}
+    far = 0
+    for (pe, oe), (npe, noe), row, c in zip(got, expect, harness_rows, cases):
+        assert close(pe, npe) and close(oe, noe), f"page {pe}, {oe} against numpy {npe}, {noe} at q {c['q']}"
+        compared["numpy"] += 1
+        far += (pe or 0) > 1e-3
+        if row is not None:
+            for mine, column in ((pe, "position_error"), (oe, "orientation_error")):
+                theirs = row[column]
+                if mine is None:  # no goal of the kind: solves.csv writes 0
+                    assert theirs == 0 or np.isnan(theirs), (column, theirs)
+                else:
+                    # solves.csv keeps 6 significant digits of an error; two double-precision
+                    # FKs of one arm round apart by about 1e-15 m
+                    assert abs(mine - theirs) <= 1e-5 * abs(theirs) + 1e-12, (column, mine, theirs)
+            compared["harness"] += 1
+    assert compared["harness"] > 10, compared
+    # configurations far from their targets, where a wrong joint transform could not hide
+    assert far > 10, far
