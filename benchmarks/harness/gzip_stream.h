@@ -17,16 +17,18 @@
 #include <string>
 #include <string_view>
 
+#include "ikbench/format/schema.h"
+
 namespace ikbench::harness {
 
 // The suffix of a compressed file of a run, and the two bytes every gzip
 // member starts with.
-inline constexpr std::string_view kGzipSuffix = ".gz";
+inline constexpr std::string_view kGzipSuffix = results_schema::kGzipSuffix;
 // Largest expansion a reader accepts: real files of a run expand 3 to 15
 // times, gzip at most about 1032 times (a stream of zeros).
-inline constexpr std::size_t kMaxGzipRatio = 256;
+inline constexpr std::size_t kMaxGzipRatio = results_schema::kMaxGzipRatio;
 // A small file may expand to this much whatever its ratio.
-inline constexpr std::size_t kGzipFloorBytes = std::size_t{64} << 20;
+inline constexpr std::size_t kGzipFloorBytes = results_schema::kGzipFloorBytes;
 
 bool hasGzipSuffix(std::string_view name);
 // The expansion limit of a compressed file of `compressed_bytes` bytes.

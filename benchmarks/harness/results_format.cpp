@@ -21,29 +21,26 @@
 namespace ikbench::harness {
 using nlohmann::json;
 
-const std::vector<std::string> kSolveColumns = {
-    "suite",    "family",         "problem",           "dof",     "effectors", "goal",
-    "solver",   "status",         "converged",         "iterations", "restarts", "position_error",
-    "orientation_error", "time_us", "fk_evals",        "jacobian_evals", "within_limits"};
-const std::vector<std::string> kSolveExtraColumns = {"time_per_iteration_us", "seed", "problem_name", "message",
-                                                     "q", "seed_distance", "solutions"};
-const std::vector<std::string> kTraceColumns = {"family",    "problem",        "solver",          "iteration",
-                                                "position_error", "orientation_error", "step_norm", "damping",
-                                                "elapsed_us", "time_us",        "q"};
-const std::vector<std::string> kSolutionColumns = {"family", "problem", "solver", "solution", "q"};
-const std::vector<std::string> kTimeColumns = {"time_us", "time_per_iteration_us"};
+namespace {
+template <std::size_t N>
+std::vector<std::string> names(const std::array<std::string_view, N>& a) {
+  return {a.begin(), a.end()};
+}
+}  // namespace
 
-const std::vector<std::string> kQualityColumns = {"outcome",        "manipulability", "limit_margin",
-                                                  "joint_jump",     "branch_switch",  "joint_velocity",
-                                                  "joint_acceleration", "joint_jerk"};
-const std::vector<std::string> kCollisionColumns = {"collision_free", "min_clearance", "collision_pair"};
+const std::vector<std::string> kSolveColumns = names(results_schema::kSolvesLeadingColumns);
+const std::vector<std::string> kSolveExtraColumns = names(results_schema::kSolvesExtraColumns);
+const std::vector<std::string> kTraceColumns = names(results_schema::kTraceColumns);
+const std::vector<std::string> kSolutionColumns = names(results_schema::kSolutionColumns);
+const std::vector<std::string> kTimeColumns = names(results_schema::kTimeColumns);
+const std::vector<std::string> kQualityColumns = names(results_schema::kQualityColumns);
+const std::vector<std::string> kCollisionColumns = names(results_schema::kCollisionColumns);
 const std::vector<std::string> kOptionalSolveColumns = [] {
   std::vector<std::string> c = kQualityColumns;
   c.insert(c.end(), kCollisionColumns.begin(), kCollisionColumns.end());
   return c;
 }();
-const std::vector<std::string> kOutcomeNames = {"converged", "wrong", "not-found", "refused", "timed-out",
-                                                "not-attempted"};
+const std::vector<std::string> kOutcomeNames = names(results_schema::kOutcomes);
 
 std::vector<std::string> solveHeader() {
   std::vector<std::string> h = kSolveColumns;
@@ -544,8 +541,7 @@ Problem problemFromJson(const json& j, const std::map<std::string, std::shared_p
 
 // ---- manifest and reading ---------------------------------------------------------
 
-const std::vector<std::string> kManifestFiles = {"models.json", "problems.jsonl", "solves.csv", "solutions.csv",
-                                                 "traces.csv"};
+const std::vector<std::string> kManifestFiles = names(results_schema::kManifestFiles);
 
 std::string compressedName(const std::string& name) { return name + std::string(kGzipSuffix); }
 

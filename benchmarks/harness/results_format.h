@@ -18,6 +18,7 @@
 
 #include "ikbench/collision/world.h"
 #include "ikbench/core/safe_read.h"
+#include "ikbench/format/schema.h"
 
 #include "ikbench/kinematics/goal.h"
 #include "ikbench/kinematics/model.h"
@@ -25,8 +26,9 @@
 
 namespace ikbench::harness {
 
-inline constexpr int kFormatVersion = 2;
-inline constexpr const char* kFormatName = "ikbench-run/2";
+// The format's facts come from python/ikbench/data/results_format.json through
+// the generated ikbench/format/schema.h (cmake/results_schema.cmake).
+inline constexpr int kFormatVersion = results_schema::kFormatVersion;
 
 // A results file that cannot be read: what() names the file, the line and
 // the field or column, and what was expected.
@@ -122,14 +124,14 @@ std::string manifestFileOf(const std::string& key);
 // compressed, NAME.gz (readers take NAME as well: older runs, gunzipped files).
 std::string compressedName(const std::string& name);
 // Largest run.json and models.json read (bytes).
-inline constexpr std::size_t kMaxRunJsonBytes = std::size_t{64} << 20;
-inline constexpr std::size_t kMaxModelsJsonBytes = std::size_t{1} << 30;
+inline constexpr std::size_t kMaxRunJsonBytes = results_schema::kMaxRunJsonBytes;
+inline constexpr std::size_t kMaxModelsJsonBytes = results_schema::kMaxModelsJsonBytes;
 // Longest line of a CSV or JSON Lines file of a run: a q of 100 000 free
 // joints (700 000 numbers of at most 24 characters) fits.
-inline constexpr std::size_t kMaxLineBytes = std::size_t{64} << 20;
+inline constexpr std::size_t kMaxLineBytes = results_schema::kMaxLineBytes;
 // Deepest nesting of arrays and objects in run.json, models.json and a line
 // of problems.jsonl (the harness writes at most 4).
-inline constexpr int kMaxResultsJsonNesting = 64;
+inline constexpr int kMaxResultsJsonNesting = results_schema::kMaxJsonNesting;
 
 // Opens a file of a results directory for reading. Only a regular file is
 // opened (a symbolic link is followed to one); a FIFO, device, socket or

@@ -73,7 +73,7 @@ void checkRunJson(const json& run, const std::string& where, bool require_comple
     const json& name = field(families[i], "name", where, path);
     if (!name.is_string()) bad(where, path + ".name", "expected a string");
     if (!names.insert(name.get<std::string>()).second) bad(where, path + ".name", "a second family of this name");
-    integer(field(families[i], "problems", where, path), where, path + ".problems", 0, 1'000'000'000);
+    integer(field(families[i], "problems", where, path), where, path + ".problems", 0, results_schema::kMaxFamilyProblems);
   }
   const json& solvers = field(run, "solvers", where, "");
   if (!solvers.is_array()) bad(where, "solvers", "expected an array");
@@ -91,7 +91,7 @@ void checkRunJson(const json& run, const std::string& where, bool require_comple
       bad(where, std::string("suite.options.") + tol, fmt::format("{} is not a finite positive number", t.dump()));
   }
   if (const auto it = run.find("shard"); it != run.end() && !it->is_null()) {
-    const long n = integer(field(*it, "count", where, "shard"), where, "shard.count", 1, 100000);
+    const long n = integer(field(*it, "count", where, "shard"), where, "shard.count", 1, results_schema::kMaxShardCount);
     integer(field(*it, "index", where, "shard"), where, "shard.index", 1, n);
   }
   if (const auto it = run.find("trace"); it != run.end() && !it->is_object()) bad(where, "trace", "expected an object");

@@ -325,7 +325,7 @@ void Engine::plan() {
 
 json Engine::runJson(bool complete) const {
   json j;
-  j["format"] = kFormatName;
+  j["format"] = fmt::format("{}/{}", results_schema::kFormat, results_schema::kFormatVersion);
   j["format_version"] = kFormatVersion;
   j["complete"] = complete;
   j["interrupted"] = out_.interrupted;

@@ -1,8 +1,10 @@
-"""python/ikbench/data/results_format.json, the facts of the results format the Python reader
-takes (ikbench.results_schema), against the C++ constants that hold the same facts
-(benchmarks/harness/results_format.{h,cpp}, results_reader.cpp, gzip_stream.h and the enum tables
-of the kinematics, solvers and collision libraries), read from their source: a fact changed on
-one side only fails here, so that both readers keep accepting and refusing the same files."""
+"""python/ikbench/data/results_format.json, the facts of the results format: the Python reader
+takes them from it (ikbench.results_schema), and the C++ build generates ikbench/format/schema.h
+from it (cmake/results_schema.cmake), which benchmarks/harness/results_format.{h,cpp},
+results_reader.cpp and gzip_stream.h take their columns, names and limits from. The facts the
+libraries below the harness state (enum tables, tolerances) and the C++ readers' column kinds are
+read from their source and compared: a fact changed on one side only fails here, so that both
+readers keep accepting and refusing the same files."""
 import re
 
 import pytest
@@ -16,13 +18,6 @@ HARNESS = REPO / "benchmarks" / "harness"
 
 def _source(path):
     return (REPO / path).read_text(encoding="utf-8")
-
-
-def _string_list(text, name):
-    """The strings of `NAME = {"a", "b", ...}` (a std::vector<std::string> of the source)."""
-    m = re.search(rf"\b{name}\s*=\s*\{{(.*?)\}};", text, re.S)
-    assert m, f"{name} not found"
-    return re.findall(r'"([^"]*)"', m.group(1))
 
 
 def _enum_names(text, table):
@@ -41,37 +36,80 @@ def _constant(text, name):
     return eval(expr, {})  # a literal expression of the source, not input
 
 
-def test_columns_outcomes_and_files_are_the_cpp_lists():
+def _generated_header():
+    """The C++ header the build generates from the schema (cmake/results_schema.cmake), or None
+    before a build."""
+    for build in ("release", "debug"):
+        path = REPO / "build" / build / "generated" / "ikbench" / "format" / "schema.h"
+        if path.is_file():
+            return path.read_text(encoding="utf-8")
+    return None
+
+
+def test_cpp_takes_columns_outcomes_files_and_limits_from_the_schema():
+    """results_format.cpp, results_format.h and gzip_stream.h state none of these facts themselves:
+    each is the generated header's constant, made from this very file."""
     cpp = _source("benchmarks/harness/results_format.cpp")
-    cols = SCHEMA["columns"]
-    assert _string_list(cpp, "kSolveColumns") == cols["solves_leading"]
-    assert _string_list(cpp, "kSolveExtraColumns") == cols["solves_extra"]
-    assert _string_list(cpp, "kQualityColumns") == cols["quality"]
-    assert _string_list(cpp, "kCollisionColumns") == cols["collision"]
-    assert _string_list(cpp, "kTraceColumns") == cols["traces"]
-    assert _string_list(cpp, "kSolutionColumns") == cols["solutions"]
-    assert _string_list(cpp, "kTimeColumns") == cols["time"]
-    assert _string_list(cpp, "kOutcomeNames") == SCHEMA["outcomes"]
-    assert _string_list(cpp, "kManifestFiles") == SCHEMA["manifest_files"]
-    assert results.SOLVE_COLUMNS == cols["solves_leading"] + cols["solves_extra"]
-
-
-def test_format_version_and_limits_are_the_cpp_constants():
+    for name, generated in (("kSolveColumns", "kSolvesLeadingColumns"), ("kSolveExtraColumns", "kSolvesExtraColumns"),
+                            ("kQualityColumns", "kQualityColumns"), ("kCollisionColumns", "kCollisionColumns"),
+                            ("kTraceColumns", "kTraceColumns"), ("kSolutionColumns", "kSolutionColumns"),
+                            ("kTimeColumns", "kTimeColumns"), ("kOutcomeNames", "kOutcomes"),
+                            ("kManifestFiles", "kManifestFiles")):
+        assert re.search(rf"\b{name} = names\(results_schema::{generated}\);", cpp), name
     h = _source("benchmarks/harness/results_format.h")
     gz = _source("benchmarks/harness/gzip_stream.h")
-    limits = SCHEMA["limits"]
-    assert _constant(h, "kFormatVersion") == SCHEMA["format_version"]
-    assert re.search(r'kFormatName\s*=\s*"([^"]*)"', h).group(1) == f"{SCHEMA['format']}/{SCHEMA['format_version']}"
-    assert _constant(h, "kMaxRunJsonBytes") == limits["max_run_json_bytes"]
-    assert _constant(h, "kMaxModelsJsonBytes") == limits["max_models_json_bytes"]
-    assert _constant(h, "kMaxLineBytes") == limits["max_line_bytes"]
-    assert _constant(h, "kMaxResultsJsonNesting") == limits["max_json_nesting"]
-    assert _constant(gz, "kMaxGzipRatio") == limits["max_gzip_ratio"]
-    assert _constant(gz, "kGzipFloorBytes") == limits["gzip_floor_bytes"]
+    for text, name, generated in ((h, "kFormatVersion", "kFormatVersion"), (h, "kMaxRunJsonBytes", "kMaxRunJsonBytes"),
+                                  (h, "kMaxModelsJsonBytes", "kMaxModelsJsonBytes"), (h, "kMaxLineBytes", "kMaxLineBytes"),
+                                  (h, "kMaxResultsJsonNesting", "kMaxJsonNesting"), (gz, "kGzipSuffix", "kGzipSuffix"),
+                                  (gz, "kMaxGzipRatio", "kMaxGzipRatio"), (gz, "kGzipFloorBytes", "kGzipFloorBytes")):
+        assert re.search(rf"\b{name} = results_schema::{generated};", text), name
     reader = _source("benchmarks/harness/results_reader.cpp")
-    assert re.search(r'"problems", where, path\), where, path \+ "\.problems", 0, ([0-9\']+)\)', reader) \
-        .group(1).replace("'", "") == str(limits["max_family_problems"])
-    assert re.search(r'"shard\.count", 1, (\d+)\)', reader).group(1) == str(limits["max_shard_count"])
+    assert "results_schema::kMaxFamilyProblems" in reader and "results_schema::kMaxShardCount" in reader
+    assert results.SOLVE_COLUMNS == SCHEMA["columns"]["solves_leading"] + SCHEMA["columns"]["solves_extra"]
+
+
+def test_the_generated_header_states_the_schema():
+    """The header a build made holds this file's lists and limits (it is regenerated when the file
+    changes: the configuration depends on it)."""
+    text = _generated_header()
+    if text is None:
+        pytest.skip("no build has generated ikbench/format/schema.h yet (build/release or build/debug)")
+
+    def names(name):
+        m = re.search(rf"std::array<std::string_view, (\d+)> {name} = \{{(.*?)\}};", text)
+        assert m, name
+        got = re.findall(r'"([^"]*)"', m.group(2))
+        assert len(got) == int(m.group(1))
+        return got
+
+    def number(name):
+        return float(re.search(rf"\b{name} = ([^;]+);", text).group(1))
+
+    cols = SCHEMA["columns"]
+    assert names("kSolvesLeadingColumns") == cols["solves_leading"]
+    assert names("kSolvesExtraColumns") == cols["solves_extra"]
+    assert names("kQualityColumns") == cols["quality"]
+    assert names("kCollisionColumns") == cols["collision"]
+    assert names("kTraceColumns") == cols["traces"]
+    assert names("kSolutionColumns") == cols["solutions"]
+    assert names("kTimeColumns") == cols["time"]
+    assert names("kOutcomes") == SCHEMA["outcomes"]
+    assert names("kManifestFiles") == SCHEMA["manifest_files"]
+    assert names("kStatuses") == SCHEMA["statuses"]
+    assert number("kFormatVersion") == SCHEMA["format_version"]
+    assert re.search(r'kFormat = "([^"]*)"', text).group(1) == SCHEMA["format"]
+    limits = SCHEMA["limits"]
+    for name, key in (("kMaxRunJsonBytes", "max_run_json_bytes"), ("kMaxModelsJsonBytes", "max_models_json_bytes"),
+                      ("kMaxLineBytes", "max_line_bytes"), ("kMaxJsonNesting", "max_json_nesting"),
+                      ("kMaxGzipRatio", "max_gzip_ratio"), ("kGzipFloorBytes", "gzip_floor_bytes"),
+                      ("kMaxFamilyProblems", "max_family_problems"), ("kMaxShardCount", "max_shard_count")):
+        assert number(name) == limits[key], name
+
+
+def test_other_limits_are_the_cpp_constants():
+    """The facts of the schema that libraries below the harness state (they are built before the
+    header is generated for the harness): checked against their source."""
+    limits = SCHEMA["limits"]
     assert _constant(_source("core/include/ikbench/core/numeric.h"), "kLimitSlack") == \
         SCHEMA["tolerances"]["limit_slack"]
     world = _source("collision/include/ikbench/collision/world.h")
