@@ -2,6 +2,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 
 #include "ikbench/kinematics/config.h"
 #include "ikbench/kinematics/forward_kinematics.h"
@@ -152,6 +155,43 @@ TEST(SolverSpecs, GridsExpandListsAndRanges) {
   // Commas inside braces do not split a list of specs.
   EXPECT_EQ(splitSpecList("dls:lambda={0.1,0.2},ccd"), (std::vector<std::string>{"dls:lambda={0.1,0.2}", "ccd"}));
   EXPECT_THROW(Registry::global().parse("dls:lambda={0.1,0.2}"), SpecError);  // expand first
+}
+
+TEST(SolverSpecs, QuotedValuesAreTextWithSeparatorsInside) {
+  std::string name;
+  std::map<std::string, std::string> params;
+  parseSpecText("ext:cmd='python3 my solver.py --a=1:b, {c}':timeout_ms=5", &name, &params);
+  EXPECT_EQ(name, "ext");
+  EXPECT_EQ(params.at("cmd"), "python3 my solver.py --a=1:b, {c}");
+  EXPECT_EQ(params.at("timeout_ms"), "5");
+  parseSpecText("ext:cmd=\"node s.js 'x'\"", &name, &params);
+  EXPECT_EQ(params.at("cmd"), "node s.js 'x'");
+  // Quotes keep commas and braces inside one spec of a list, and out of grids.
+  EXPECT_EQ(splitSpecList("ext:cmd='a,b',dls"), (std::vector<std::string>{"ext:cmd='a,b'", "dls"}));
+  EXPECT_EQ(expandSpecGrid("ext:cmd='echo {1,2}'").specs, std::vector<std::string>{"ext:cmd='echo {1,2}'"});
+  // A quoted value of a built-in key is its text.
+  EXPECT_EQ(Registry::global().parse("dls:lambda='0.1'").given.at("lambda"), "0.1");
+  for (const char* bad : {"ext:cmd='unterminated", "ext:cmd=\"a'", "ext:cmd=a'b'", "ext:cmd='a''b'",
+                          "ext:'cmd'=x", "ext:cmd='a'b"})
+    EXPECT_THROW(parseSpecText(bad, &name, &params), SpecError) << bad;
+  EXPECT_THROW(splitSpecList("ext:cmd='a,b"), SpecError);
+}
+
+// The seed corpus of fuzz/fuzz_solver_spec.cpp: every entry is a valid list of specs of the
+// built-in backends, so the fuzzer starts from inputs that reach Registry::parse and create.
+TEST(SolverSpecs, FuzzCorpusEntriesAreValidSpecLists) {
+  const std::filesystem::path dir = std::filesystem::path(IKBENCH_SOURCE_DIR) / "fuzz/corpus/solver_spec";
+  ASSERT_TRUE(std::filesystem::is_directory(dir)) << dir;
+  int files = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    std::ifstream in(entry.path());
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    ++files;
+    for (const std::string& item : splitSpecList(text))
+      for (const std::string& spec : expandSpecGrid(item).specs)
+        EXPECT_NO_THROW(Registry::global().create(Registry::global().parse(spec))) << entry.path() << ": " << spec;
+  }
+  EXPECT_GE(files, 5);
 }
 
 TEST(SolverInterface, TracesAreBoundedAndEndAtTheLastIteration) {
