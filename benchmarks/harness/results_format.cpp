@@ -31,15 +31,17 @@ const std::vector<std::string> kTraceColumns = {"family",    "problem",        "
                                                 "position_error", "orientation_error", "step_norm", "damping",
                                                 "elapsed_us", "time_us",        "q"};
 const std::vector<std::string> kSolutionColumns = {"family", "problem", "solver", "solution", "q"};
-const std::vector<std::string> kTimeColumns = {"time_us", "time_per_iteration_us"};
+const std::vector<std::string> kTimeColumns = {"time_us", "time_per_iteration_us", "solver_time_us"};
 
 const std::vector<std::string> kQualityColumns = {"outcome",        "manipulability", "limit_margin",
                                                   "joint_jump",     "branch_switch",  "joint_velocity",
                                                   "joint_acceleration", "joint_jerk"};
 const std::vector<std::string> kCollisionColumns = {"collision_free", "min_clearance", "collision_pair"};
+const std::vector<std::string> kExternalColumns = {"solver_time_us"};
 const std::vector<std::string> kOptionalSolveColumns = [] {
   std::vector<std::string> c = kQualityColumns;
   c.insert(c.end(), kCollisionColumns.begin(), kCollisionColumns.end());
+  c.insert(c.end(), kExternalColumns.begin(), kExternalColumns.end());
   return c;
 }();
 const std::vector<std::string> kOutcomeNames = {"converged", "wrong", "not-found", "refused", "timed-out",

@@ -164,7 +164,8 @@ json specJson(const SolverSpec& spec) {
         case ParamType::kReal: return parseRealText(text, &d) ? json(d) : json(text);
         case ParamType::kInteger: return parseIntegerText(text, &i) ? json(i) : json(text);
         case ParamType::kBool: return parseBoolText(text, &b) ? json(b) : json(text);
-        case ParamType::kChoice: return text;
+        case ParamType::kChoice:
+        case ParamType::kText: return text;
       }
     }
     return text;
@@ -219,7 +220,13 @@ class Engine {
     std::vector<std::string> h = solveHeader();
     if (quality()) h.insert(h.end(), kQualityColumns.begin(), kQualityColumns.end());
     if (collision_) h.insert(h.end(), kCollisionColumns.begin(), kCollisionColumns.end());
+    if (external()) h.insert(h.end(), kExternalColumns.begin(), kExternalColumns.end());
     return h;
+  }
+  // A solver of the run is an external process (ext): solves.csv gets the
+  // time it reports (kExternalColumns).
+  bool external() const {
+    return std::any_of(list_.specs.begin(), list_.specs.end(), [](const SolverSpec& s) { return s.name == "ext"; });
   }
   // A progress display of one pass: a bar on a terminal, lines otherwise.
   Progress progress(const char* label, long total) const;
@@ -621,6 +628,11 @@ void Engine::formatRow(int f, int p, int s, const Summary& sm, const Eigen::Vect
                                                    csvField(sm.collision_pair));
     out.row += '\n';
   }
+  if (external()) {
+    out.row.pop_back();  // the '\n'
+    out.row += sm.reported_time_us < 0 ? std::string(",") : fmt::format(",{:.3f}", sm.reported_time_us);
+    out.row += '\n';
+  }
   out.solutions.clear();
   for (size_t k = 0; k < sm.solutions.size(); ++k)
     out.solutions += fmt::format("{},{},{},{},{}\n", csvField(fam.name), p, csvField(spec), k,
@@ -944,7 +956,9 @@ SolverList resolveSolvers(const Suite& suite, const RunConfig& config) {
     if (texts.empty()) {
       // Every backend, and the recommended preset beside them as their peer.
       texts.push_back("auto");
-      for (const SolverInfo& info : Registry::global().list()) texts.push_back(info.name);
+      // (An external solver, ext, runs only with the command its spec gives.)
+      for (const SolverInfo& info : Registry::global().list())
+        if (info.name != "ext") texts.push_back(info.name);
     }
   }
   if (texts.empty()) throw HarnessError("no solvers to run (none given, none in the suite, none registered)");

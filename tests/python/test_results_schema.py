@@ -48,6 +48,7 @@ def test_columns_outcomes_and_files_are_the_cpp_lists():
     assert _string_list(cpp, "kSolveExtraColumns") == cols["solves_extra"]
     assert _string_list(cpp, "kQualityColumns") == cols["quality"]
     assert _string_list(cpp, "kCollisionColumns") == cols["collision"]
+    assert _string_list(cpp, "kExternalColumns") == cols["external"]
     assert _string_list(cpp, "kTraceColumns") == cols["traces"]
     assert _string_list(cpp, "kSolutionColumns") == cols["solutions"]
     assert _string_list(cpp, "kTimeColumns") == cols["time"]
