@@ -71,9 +71,8 @@ function rotationAngle(r) {
 class Model {
   // A model of models.json's format: joints in topological order (parent < index), each moving its
   // body: world_T_body[i] = world_T_body[parent] * parent_T_joint[i] * motion_i(q).
-  constructor(json, urdf) {
+  constructor(json) {
     this.json = json;
-    this.urdf = urdf || null;
     this.name = json.name || '';
     this.nq = json.nq;
     this.nv = json.nv;
@@ -149,7 +148,7 @@ async function serve(solve, name) {
     if (msg.type === 'hello') {
       await send({ type: 'hello', protocol: PROTOCOL, version: VERSION, name: name || solve.name || 'node-solver' });
     } else if (msg.type === 'model') {
-      models.set(msg.model_id, new Model(msg.model, msg.urdf));
+      models.set(msg.model_id, new Model(msg.model));
     } else if (msg.type === 'solve') {
       const answers = [];
       for (const problem of msg.problems) {

@@ -92,16 +92,19 @@ function solve(model, problem) {
   // Goals: a Link at the goal point in the goal's body, and a Goal frame closed onto it.
   const goalLinks = [], goals = [];
   for (const g of problem.goals) {
+    // (A Link's children are Joints: a Joint without degrees of freedom holds the point.)
+    const holder = new Joint();
+    holder.setPosition(...g.point);
     const at = new Link();
-    at.setPosition(...g.point);
-    links[g.body_index].addChild(at);
+    holder.addChild(at);
+    links[g.body_index].addChild(holder);
     const goal = new Goal();
     goal.setPosition(...g.target_position);
     goal.setQuaternion(...g.target_quat_xyzw);
     if (g.kind === 'position') goal.setGoalDoF(DOF.X, DOF.Y, DOF.Z);
     else if (g.kind === 'orientation') goal.setGoalDoF(DOF.EX, DOF.EY, DOF.EZ);
     goal.makeClosure(at);
-    goalLinks.push(at);
+    goalLinks.push([holder, at]);
     goals.push(goal);
   }
   const solver = new Solver([rootLink, ...goals]);
@@ -115,7 +118,7 @@ function solve(model, problem) {
   let status = 'max-iterations', it = 0;
   const q = problem.q0.slice();
   const read = () => model.joints.forEach((j, i) => {
-    if (j.type === 'revolute' || j.type === 'prismatic') q[j.idx_q] = joints[i].dofValues[0];
+    if (j.type === 'revolute' || j.type === 'prismatic') q[j.idx_q] = joints[i].dofValues[joints[i].dof[0]];  // indexed by DOF (EZ: 5, Z: 2)
   });
   for (; it < problem.max_iterations; ++it) {
     const results = solver.solve();
@@ -137,8 +140,8 @@ function solve(model, problem) {
   }
   read();
   for (let k = 0; k < goals.length; ++k) {
-    goals[k].removeChild(goalLinks[k]);  // the closure
-    links[problem.goals[k].body_index].removeChild(goalLinks[k]);
+    goals[k].removeChild(goalLinks[k][1]);  // the closure
+    links[problem.goals[k].body_index].removeChild(goalLinks[k][0]);
   }
   return { q, status, iterations: it };
 }

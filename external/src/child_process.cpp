@@ -195,7 +195,14 @@ void ChildProcess::stop(std::chrono::milliseconds grace) {
 
 std::string ChildProcess::exitText() {
   if (!reap(false)) return "still running";
-  if (WIFEXITED(wait_status_)) return fmt::format("exited with status {}", WEXITSTATUS(wait_status_));
+  if (WIFEXITED(wait_status_)) {
+    const int status = WEXITSTATUS(wait_status_);
+    // /bin/sh reports a command killed by signal n as its own exit status 128 + n.
+    if (status > 128 && status < 128 + NSIG)
+      return fmt::format("exited with status {} (the shell's report of signal {}, {})", status, status - 128,
+                         ::strsignal(status - 128));
+    return fmt::format("exited with status {}", status);
+  }
   if (WIFSIGNALED(wait_status_))
     return fmt::format("killed by signal {} ({})", WTERMSIG(wait_status_), ::strsignal(WTERMSIG(wait_status_)));
   return "ended";

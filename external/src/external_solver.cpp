@@ -135,7 +135,7 @@ bool ExternalClient::startProcess(std::string* why) {
     case ChildProcess::Io::kTimeout:
       *why = fmt::format("no hello within startup_timeout_ms = {}", options_.startup_timeout_ms);
       break;
-    case ChildProcess::Io::kClosed: *why = fmt::format("the process {} before its hello", endText()); break;
+    case ChildProcess::Io::kClosed: *why = "the process ended before its hello: " + endText(); break;
     case ChildProcess::Io::kTooLong: *why = "its hello is longer than max_line_bytes"; break;
     case ChildProcess::Io::kError: *why = child_->errorText(); break;
   }
@@ -251,7 +251,7 @@ std::vector<ExternalAnswer> ExternalClient::solve(const std::vector<const Proble
   if (io != ChildProcess::Io::kOk) {
     const std::string text = io == ChildProcess::Io::kTimeout ? "it does not read its input (timeout_ms)"
                              : io == ChildProcess::Io::kError ? child_->errorText()
-                                                              : "the process " + endText();
+                                                              : "the process ended: " + endText();
     const bool timed_out = io == ChildProcess::Io::kTimeout;
     kill(milliseconds(0));
     return failAll("external solver: " + text, timed_out);
@@ -268,7 +268,7 @@ std::vector<ExternalAnswer> ExternalClient::solve(const std::vector<const Proble
         fault = fmt::format("no answer within timeout_ms = {} per problem; the process was killed", options_.timeout_ms);
         timed_out = true;
         break;
-      case ChildProcess::Io::kClosed: fault = "the process " + endText() + " before answering"; break;
+      case ChildProcess::Io::kClosed: fault = "the process ended before answering: " + endText(); break;
       case ChildProcess::Io::kTooLong:
         fault = fmt::format("a line longer than max_line_bytes = {} (output flood); the process was killed",
                             options_.max_line_bytes);

@@ -16,10 +16,10 @@ benchmarks beside the built-in backends, every answer checked by the harness's f
         solve.serve()
 
 This module is a leaf: it imports the standard library and numpy only, so it can also be copied
-beside a solver. ``Model`` is a small numpy forward kinematics of the model JSON the harness sends
+beside a solver. ``KinematicModel`` is a small numpy forward kinematics of the model JSON the harness sends
 (models.json's format, docs/results-format.md), enough for a Jacobian-transpose or
 damped-least-squares solver; a solver with its own kinematics reads ``model.json`` (the JSON as
-sent), or ``model.urdf`` when the harness sent the URDF text.
+sent).
 """
 
 import json
@@ -74,13 +74,12 @@ def rotation_vector(r):
 
 # ---- the model ---------------------------------------------------------------------------------
 
-class Model:
+class KinematicModel:
     """A model of models.json's format: joints in topological order (parent < index), each moving
     its body: world_T_body[i] = world_T_body[parent] * parent_T_joint[i] * motion_i(q)."""
 
-    def __init__(self, model_json, urdf=None):
+    def __init__(self, model_json):
         self.json = model_json
-        self.urdf = urdf
         self.name = model_json.get("name", "")
         self.nq = int(model_json["nq"])
         self.nv = int(model_json["nv"])
@@ -275,7 +274,7 @@ def serve(solve, name=None, stdin=None, stdout=None):
                                  f"this adapter {VERSION}\n")
             send({"type": "hello", "protocol": PROTOCOL, "version": VERSION, "name": name or solve.__name__})
         elif kind == "model":
-            models[msg["model_id"]] = Model(msg["model"], msg.get("urdf"))
+            models[msg["model_id"]] = KinematicModel(msg["model"])
         elif kind == "solve":
             answers = []
             for p in msg["problems"]:

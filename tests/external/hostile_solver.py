@@ -1,6 +1,6 @@
 """A protocol process that misbehaves on purpose, for tests/external_test.cpp (standard library
 only). `hostile_solver.py MODE [N]`: answers the first N problems with their start configuration
-(status max-iterations), then misbehaves as MODE says on every later one:
+(status max-iterations), misbehaves as MODE says on the next one, and answers the rest:
 
   crash     aborts (SIGABRT)              hang       sleeps without answering
   garbage   writes a line that is not JSON nan_null   q with a null entry
@@ -46,7 +46,7 @@ for line in sys.stdin:
     for p in msg["problems"]:
         q = list(p["q0"])
         answer = {"id": p["id"], "q": q, "status": "max-iterations", "iterations": 0, "time_us": 1.5}
-        if solved >= good:
+        if solved == good:
             if mode == "crash":
                 os.abort()
             if mode == "hang":

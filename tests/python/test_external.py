@@ -73,7 +73,7 @@ def test_module_is_a_leaf_importing_standard_library_and_numpy_only():
 
 
 def test_forward_kinematics_and_errors_match_the_closed_form():
-    m = external.Model(planar_model())
+    m = external.KinematicModel(planar_model())
     q = np.array([0.3, -0.7, 1.1])
     rot, pos = m.fk(q)
     np.testing.assert_allclose(pos[3], planar_tip(q), atol=1e-12)
@@ -85,7 +85,7 @@ def test_forward_kinematics_and_errors_match_the_closed_form():
 
 
 def test_jacobian_matches_central_differences_and_a_wrong_one_is_caught():
-    m = external.Model(planar_model())
+    m = external.KinematicModel(planar_model())
     half = math.sin(0.4 / 2)
     p = external.Problem(problem_json(0, [0, 0, 0], [0.6, 0.5, 0], kind="pose", quat=(0, 0, half, math.cos(0.2))))
     q = np.array([0.2, 0.5, -0.4])
@@ -140,7 +140,7 @@ def _load_example(name):
 
 def test_dls_example_reaches_seeded_reachable_targets():
     dls = _load_example("dls_solver")
-    m = external.Model(planar_model())
+    m = external.KinematicModel(planar_model())
     rng = np.random.default_rng(5)
     converged = 0
     for i in range(10):
@@ -186,7 +186,7 @@ def test_node_adapter_null_solver_and_kinematics():
     r = subprocess.run(["node", "-e", script], capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr
     pos, errors = json.loads(r.stdout)
-    m = external.Model(planar_model())
+    m = external.KinematicModel(planar_model())
     np.testing.assert_allclose(pos, planar_tip(q), atol=1e-12)
     goals = [external.Goal(g) for g in problem_json(0, q, [0.2, 0.1, 0], kind="pose", quat=(0, 0, 0.1, 1))["goals"]]
     np.testing.assert_allclose(errors, m.goal_errors(q, goals), atol=1e-9)
