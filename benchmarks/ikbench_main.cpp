@@ -85,7 +85,7 @@ void listSolvers(const std::string& format) {
     return;
   }
   auto line = [](const ParamInfo& p) {
-    fmt::print("    {}={} ({} in {}{}): {}\n", p.name, p.default_value.empty() ? "(run's)" : p.default_value,
+    fmt::print("    {}={} ({} in {}{}): {}\n", p.name, p.default_value.empty() ? (p.type == ParamType::kText ? "(none)" : "(run's)") : p.default_value,
                kParamTypeNames.name(p.type), p.rangeText(), p.unit.empty() ? "" : ", " + p.unit, p.help);
   };
   for (const SolverInfo& info : Registry::global().list()) {
