@@ -49,6 +49,10 @@ std::unique_ptr<ChildProcess> ChildProcess::start(const std::string& command, st
   // dup2 clears close-on-exec on the child's 0 and 1; every other pipe end closes at exec.
   posix_spawn_file_actions_adddup2(&actions, to_child[0], STDIN_FILENO);
   posix_spawn_file_actions_adddup2(&actions, from_child[1], STDOUT_FILENO);
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 34))
+  // Nothing else of the harness's (its results files, descriptors opened without close-on-exec).
+  posix_spawn_file_actions_addclosefrom_np(&actions, STDERR_FILENO + 1);
+#endif
   // Its own process group, so that stop() reaches what the shell starts too;
   // default SIGPIPE and an empty signal mask whatever the harness thread has.
   sigset_t none, defaults;
