@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <thread>
 
 #include "ikbench/external/external_solver.h"
@@ -200,7 +201,7 @@ TEST(ExternalSolver, NoProcessOutlivesTheClient) {
     pid = client.pid();
     ASSERT_GT(pid, 0);
     const std::vector<Problem> ps = problems(1);
-    const auto answers = client.solve({&ps[0]}, {ps[0].q0}, SolverOptions{});
+    const auto answers = client.solve({&ps[0]}, {ps[0].q0}, {SolverOptions{}});
     EXPECT_FALSE(answers[0].ok);
     EXPECT_TRUE(answers[0].timed_out);
     EXPECT_EQ(client.pid(), -1);  // killed after the timeout
@@ -225,7 +226,7 @@ TEST(ExternalSolver, BatchesOfSeveralModelsAreAnsweredInOrder) {
   std::vector<const Problem*> batch = {&a[0], &a[1], &b[0], &b[1], &a[2]};
   std::vector<Eigen::VectorXd> starts;
   for (const Problem* p : batch) starts.push_back(p->q0);
-  const auto answers = client.solve(batch, starts, SolverOptions{});
+  const auto answers = client.solve(batch, starts, {SolverOptions{}});
   ASSERT_EQ(answers.size(), batch.size());
   for (size_t i = 0; i < batch.size(); ++i) {
     EXPECT_TRUE(answers[i].ok) << answers[i].message;
@@ -293,7 +294,7 @@ TEST(ExternalSolver, CliRunRecordsTheSolversOwnTimeAndVerifies) {
                                                nlohmann::json{{"null", hostile("crash", 1000)}}.dump());
   std::string output;
   const std::string args = fmt::format(
-      "run --chain 4 --samples 4 --threads 2 --progress none --solvers-file '{}' "
+      "run --chain 4 --samples 4 --threads 2 --no-trace --progress none --solvers-file '{}' "
       "--solvers \"dls,ext:name=null,ext:cmd='{}':timeout_ms=300\" --out '{}'",
       file, hostile("hang", 1), out);
   ASSERT_EQ(test::runCli(args, &output), 0) << output;
@@ -307,6 +308,7 @@ TEST(ExternalSolver, CliRunRecordsTheSolversOwnTimeAndVerifies) {
   };
   const size_t c_solver = col("solver"), c_status = col("status"), c_own = col("solver_time_us");
   int dls_rows = 0, null_rows = 0, hang_failures = 0;
+  const size_t c_message = col("message");
   for (size_t r = 1; r < rows.size(); ++r) {
     const auto& row = rows[r];
     if (row[c_solver] == "dls") {
@@ -323,6 +325,24 @@ TEST(ExternalSolver, CliRunRecordsTheSolversOwnTimeAndVerifies) {
   EXPECT_EQ(null_rows, dls_rows);
   EXPECT_GE(hang_failures, 1);  // each of the two worker processes hangs after its first answer
   ASSERT_EQ(test::runCli(fmt::format("verify '{}'", out), &output), 0) << output;
+  // batch=3 on one robot (one model): units of 3 problems, each answered in one message and
+  // verified on its own (the random chains above have a model per problem: a message each).
+  const std::string batched = (dir / "batched").string();
+  ASSERT_EQ(test::runCli(fmt::format("run --urdf '{}/scenarios/data/robots/ur5.urdf' --samples 7 --threads 2 "
+                                     "--no-trace --progress none --solvers-file '{}' --solvers ext:name=null:batch=3 "
+                                     "--out '{}'",
+                                     kSource, file, batched),
+                         &output),
+            0)
+      << output;
+  const auto brows = test::readCsv(batched + "/solves.csv");
+  std::map<std::string, int> batches;
+  for (size_t r = 1; r < brows.size(); ++r) {
+    EXPECT_EQ(brows[r][c_status], "max-iterations");
+    ++batches[brows[r][c_message]];
+  }
+  EXPECT_EQ(batches, (std::map<std::string, int>{{"batch of 3", 6}, {"batch of 1", 1}}));
+  ASSERT_EQ(test::runCli(fmt::format("verify '{}'", batched), &output), 0) << output;
   // A command that cannot start: the run stops with an error naming the spec.
   EXPECT_EQ(test::runCli(fmt::format("run --chain 3 --samples 2 --progress none --solvers \"ext:cmd='/nonexistent/x'\" "
                                      "--out '{}/bad'",

@@ -3,13 +3,16 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "harness/batching_solver.h"
 #include "harness/results_format.h"
+#include "ikbench/kinematics/config.h"
 
 namespace ikbench::external {
 using nlohmann::json;
@@ -32,6 +35,9 @@ const OptionsBinding<ExternalOptions>& externalBinding() {
               "further problem of the solver fails at once");
     b.integer("max_line_bytes", &ExternalOptions::max_line_bytes, Range::closed(1024, 1 << 30), "bytes",
               "longest line the process may write; a longer one is an output flood (the process is restarted)");
+    b.integer("batch", &ExternalOptions::batch, Range::closed(1, 100'000), "",
+              "problems per message in ikbench run (not in chained families): the answers of a batch come in one "
+              "exchange, whose wall time its problems share equally in time_us");
     return b;
   }();
   return binding;
@@ -182,7 +188,7 @@ bool ExternalClient::ensureProcess(const Model*, std::string* why) {
 
 std::vector<ExternalAnswer> ExternalClient::solve(const std::vector<const Problem*>& problems,
                                                   const std::vector<Eigen::VectorXd>& starts,
-                                                  const SolverOptions& options) {
+                                                  const std::vector<SolverOptions>& all_options) {
   std::vector<ExternalAnswer> answers(problems.size());
   auto failAll = [&](const std::string& why, bool timed_out) {
     for (ExternalAnswer& a : answers) {
@@ -203,6 +209,7 @@ std::vector<ExternalAnswer> ExternalClient::solve(const std::vector<const Proble
   const long first_id = next_id_;
   for (size_t i = 0; i < problems.size(); ++i) {
     const Problem& p = *problems[i];
+    const SolverOptions& options = all_options.size() == problems.size() ? all_options[i] : all_options.front();
     if (sent_model_ != p.model) {
       model_id_ = fmt::format("m{}", model_counter_++);
       if (!batch.empty()) {
@@ -351,16 +358,37 @@ void setSolversFile(const std::string& path) {
 
 namespace {
 
-class ExternalSolver final : public Solver {
+class ExternalSolver final : public Solver, public harness::BatchingSolver {
  public:
-  explicit ExternalSolver(std::unique_ptr<ExternalClient> client) : client_(std::move(client)) {}
+  ExternalSolver(std::unique_ptr<ExternalClient> client, int batch) : client_(std::move(client)), batch_(batch) {}
   // The process decides its own restarts.
   bool restartable() const override { return false; }
 
+  int batchSize() const override { return batch_; }
+  void prefetch(const std::vector<const Problem*>& problems, const std::vector<Eigen::VectorXd>& starts,
+                const std::vector<SolverOptions>& options) override {
+    // The starts as Solver::solve gives them to solveImpl: clamped into the limits.
+    std::vector<Eigen::VectorXd> clamped = starts;
+    for (size_t i = 0; i < problems.size(); ++i) clampToLimits(*problems[i]->model, clamped[i]);
+    std::vector<SolverOptions> effective;
+    for (const SolverOptions& o : options) effective.push_back(effectiveOptions(o));
+    std::vector<ExternalAnswer> answers = client_->solve(problems, clamped, effective);
+    kept_.clear();
+    for (size_t i = 0; i < problems.size(); ++i) kept_.push_back({problems[i], clamped[i], std::move(answers[i])});
+  }
+
  protected:
   void solveImpl(const Problem& problem, Eigen::VectorXd& q, SolveContext& ctx) override {
-    starts_.assign(1, q);
-    const ExternalAnswer a = client_->solve({&problem}, starts_, ctx.options()).front();
+    ExternalAnswer a;
+    const auto kept = std::find_if(kept_.begin(), kept_.end(),
+                                   [&](const Kept& k) { return k.problem == &problem && k.start == q; });
+    if (kept != kept_.end()) {
+      a = std::move(kept->answer);
+      kept_.erase(kept);
+    } else {
+      starts_.assign(1, q);
+      a = client_->solve({&problem}, starts_, {ctx.options()}).front();
+    }
     if (!a.ok) {
       ctx.stop(a.timed_out ? Status::kTimeLimit : Status::kNumericalFailure, a.message);
       return;
@@ -372,8 +400,15 @@ class ExternalSolver final : public Solver {
   }
 
  private:
+  struct Kept {
+    const Problem* problem;
+    Eigen::VectorXd start;
+    ExternalAnswer answer;
+  };
   std::unique_ptr<ExternalClient> client_;
+  int batch_ = 1;
   std::vector<Eigen::VectorXd> starts_;
+  std::vector<Kept> kept_;  // prefetched answers, taken by the solves of their problems
 };
 
 }  // namespace
@@ -404,7 +439,7 @@ void registerExternalSolver(Registry& registry) {
         }
         auto client = std::make_unique<ExternalClient>(spec.text, command, o);
         client->startOrThrow();
-        return std::make_unique<ExternalSolver>(std::move(client));
+        return std::make_unique<ExternalSolver>(std::move(client), o.batch);
       }));
 }
 

@@ -45,6 +45,9 @@ struct ExternalOptions {
   int respawns = 5;
   // Longest line the process may write [bytes]; a longer one is a flood.
   int max_line_bytes = 16 << 20;
+  // Problems per `solve` message in `ikbench run` (harness/batching_solver.h);
+  // 1: one round trip per problem.
+  int batch = 1;
 };
 const OptionsBinding<ExternalOptions>& externalBinding();
 
@@ -69,10 +72,12 @@ class ExternalClient {
   // Starts the process and exchanges hellos; throws SpecError naming the spec
   // and what went wrong when it does not start or answers no valid hello.
   void startOrThrow();
-  // Answers for the problems, in order, each starting from starts[i]; never
-  // throws: a problem the process does not answer validly gets ok = false.
+  // Answers for the problems, in order, each starting from starts[i] under
+  // options[i] (or options[0] for all when there is one); never throws: a
+  // problem the process does not answer validly gets ok = false.
   std::vector<ExternalAnswer> solve(const std::vector<const Problem*>& problems,
-                                    const std::vector<Eigen::VectorXd>& starts, const SolverOptions& options);
+                                    const std::vector<Eigen::VectorXd>& starts,
+                                    const std::vector<SolverOptions>& options);
 
   int processStarts() const { return starts_; }
   // The running process's id (tests), or -1.
