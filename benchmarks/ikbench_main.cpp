@@ -451,6 +451,15 @@ int realMain(int argc, char** argv) {
       throw HarnessError(fmt::format("--solvers-file: {}", e.what()));
     }
   }
+  // A model built from a URDF reaches an external solver with the file's text (its model message's `urdf`).
+  for (const Family& f : suite.families) {
+    if (f.source.empty() || (f.type != "urdf" && fs::path(f.source).extension() != ".urdf")) continue;
+    try {
+      for (const Problem& p : f.problems) external::setModelSource(p.model.get(), f.source);
+    } catch (const SpecError& e) {
+      throw HarnessError(fmt::format("family '{}': {}", f.name, e.what()));
+    }
+  }
 #else
   if (!solvers_file.empty()) throw HarnessError("--solvers-file: this build has no external solvers (ext)");
 #endif

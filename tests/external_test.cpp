@@ -354,6 +354,79 @@ TEST(ExternalSolver, CliRunRecordsTheSolversOwnTimeAndVerifies) {
   EXPECT_NE(output.find("exited with status 127"), std::string::npos) << output;
 }
 
+// A model loaded from a URDF reaches the process with the file's text and path (the model
+// message's `urdf` and the model's `source`); a generated chain with neither.
+TEST(ExternalSolver, AModelFromAUrdfArrivesWithTheFilesText) {
+  SKIP_WITHOUT_PYTHON();
+  const auto dir = test::processTempDir("external_urdf");
+  const std::string urdf = kSource + "/scenarios/data/robots/ur5.urdf";
+  const std::string spec = fmt::format("ext:cmd='{}'", hostile("describe_model"));
+  std::string output;
+  const auto messages = [&](const std::string& out) {
+    const auto rows = test::readCsv(out + "/solves.csv");
+    const size_t c_message = std::find(rows.at(0).begin(), rows.at(0).end(), "message") - rows.at(0).begin();
+    std::map<std::string, int> out_messages;
+    for (size_t r = 1; r < rows.size(); ++r) ++out_messages[rows[r].at(c_message)];
+    return out_messages;
+  };
+  ASSERT_EQ(test::runCli(fmt::format("run --urdf '{}' --samples 3 --threads 1 --no-trace --progress none "
+                                     "--solvers \"{}\" --out '{}/ur5'",
+                                     urdf, spec, dir.string()),
+                         &output),
+            0)
+      << output;
+  const auto size = std::filesystem::file_size(urdf);
+  EXPECT_EQ(messages(dir.string() + "/ur5"),
+            (std::map<std::string, int>{{fmt::format("urdf {} bytes from ur5.urdf", size), 3}}));
+  ASSERT_EQ(test::runCli(fmt::format("run --chain 3 --samples 1 --threads 1 --no-trace --progress none "
+                                     "--solvers \"{}\" --out '{}/chain'",
+                                     spec, dir.string()),
+                         &output),
+            0)
+      << output;
+  EXPECT_EQ(messages(dir.string() + "/chain"), (std::map<std::string, int>{{"no urdf", 3}}));
+}
+
+// SciPy's least_squares (python3-scipy, examples/external/scipy_solver.py) on the shipped UR5: every
+// answer verified by the harness's forward kinematics, in the run and again by `ikbench verify`.
+TEST(ExternalSolver, TheScipyExampleSolvesAShippedArm) {
+  if (!havePython() || std::system("/usr/bin/python3 -c 'import scipy.optimize' >/dev/null 2>&1") != 0)
+    GTEST_SKIP() << "/usr/bin/python3 with scipy is needed by examples/external/scipy_solver.py (python3-scipy)";
+  const auto dir = test::processTempDir("external_scipy");
+  const std::string out = (dir / "run").string();
+  const std::string spec = fmt::format("ext:cmd='{} {}/examples/external/scipy_solver.py'", kPython, kSource);
+  std::string output;
+  ASSERT_EQ(test::runCli(fmt::format("run --protocol seeds --urdf '{}/scenarios/data/robots/ur5.urdf' --samples 2 "
+                                     "--max-iterations 100 --threads 1 --no-trace --progress none "
+                                     "--solvers \"{}\" --out '{}'",
+                                     kSource, spec, out),
+                         &output),
+            0)
+      << output;
+  const auto rows = test::readCsv(out + "/solves.csv");
+  const auto& h = rows.at(0);
+  const size_t c_solver = std::find(h.begin(), h.end(), "solver") - h.begin();
+  const size_t c_conv = std::find(h.begin(), h.end(), "converged") - h.begin();
+  const size_t c_status = std::find(h.begin(), h.end(), "status") - h.begin();
+  const size_t c_own = std::find(h.begin(), h.end(), "solver_time_us") - h.begin();
+  ASSERT_LT(c_own, h.size());
+  int ext_rows = 0, converged = 0, near_converged = 0;
+  const size_t c_family = std::find(h.begin(), h.end(), "family") - h.begin();
+  for (size_t r = 1; r < rows.size(); ++r) {
+    if (rows[r][c_solver] != spec) continue;
+    ++ext_rows;
+    EXPECT_NE(rows[r][c_status], "false-convergence");
+    EXPECT_NE(rows[r][c_status], "numerical-failure");
+    EXPECT_NE(rows[r][c_own], "");
+    converged += rows[r][c_conv] == "1";
+    if (c_family < h.size() && rows[r][c_family].find("near") != std::string::npos) near_converged += rows[r][c_conv] == "1";
+  }
+  EXPECT_EQ(ext_rows, 2 + 2 * 10 + 2 + 2);  // nominal, random (10 starts each), near:0.1, near:0.5
+  EXPECT_GE(near_converged, 3) << "of 4 starts near a solution";
+  EXPECT_GE(converged, 8) << "of " << ext_rows;
+  ASSERT_EQ(test::runCli(fmt::format("verify '{}'", out), &output), 0) << output;
+}
+
 // closed-chain-ik from npm (scripts/setup.sh installs it into third_party/node) through the Node
 // adapter, beside `auto` in one run on the shipped UR5 (the seeds protocol), every answer verified
 // by the harness.

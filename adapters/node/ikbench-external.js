@@ -71,9 +71,13 @@ function rotationAngle(r) {
 class Model {
   // A model of models.json's format: joints in topological order (parent < index), each moving its
   // body: world_T_body[i] = world_T_body[parent] * parent_T_joint[i] * motion_i(q).
-  constructor(json) {
+  constructor(json, urdf = null) {
     this.json = json;
     this.name = json.name || '';
+    // The URDF file's text and path when the model was loaded from one (the model message's
+    // `urdf`, the model's `source`), else null.
+    this.urdf = typeof urdf === 'string' ? urdf : null;
+    this.source = typeof json.source === 'string' ? json.source : null;
     this.nq = json.nq;
     this.nv = json.nv;
     this.joints = json.joints;
@@ -148,7 +152,7 @@ async function serve(solve, name) {
     if (msg.type === 'hello') {
       await send({ type: 'hello', protocol: PROTOCOL, version: VERSION, name: name || solve.name || 'node-solver' });
     } else if (msg.type === 'model') {
-      models.set(msg.model_id, new Model(msg.model));
+      models.set(msg.model_id, new Model(msg.model, msg.urdf));
     } else if (msg.type === 'solve') {
       const answers = [];
       for (const problem of msg.problems) {

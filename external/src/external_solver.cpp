@@ -216,11 +216,13 @@ std::vector<ExternalAnswer> ExternalClient::solve(const std::vector<const Proble
         message += json{{"type", "solve"}, {"problems", batch}}.dump() + "\n";
         batch = json::array();
       }
-      message += json{{"type", "model"},
-                      {"model_id", model_id_},
-                      {"model", harness::modelToJson(*p.model, model_id_, "", p.collision.get())}}
-                     .dump() +
-                 "\n";
+      const auto source = modelSource(p.model.get());
+      json model_message = {
+          {"type", "model"},
+          {"model_id", model_id_},
+          {"model", harness::modelToJson(*p.model, model_id_, source ? source->first : "", p.collision.get())}};
+      if (source) model_message["urdf"] = source->second;
+      message += model_message.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
       sent_model_ = p.model;
     }
     json j = harness::problemToJson("", 0, model_id_, p, false);
@@ -352,6 +354,42 @@ void setSolversFile(const std::string& path) {
   std::lock_guard lock(g_files_mutex);
   g_named = std::move(named);
   g_file = path;
+}
+
+// ---- model sources ---------------------------------------------------------------
+
+namespace {
+std::mutex g_sources_mutex;
+std::map<const Model*, std::shared_ptr<const std::pair<std::string, std::string>>> g_sources;
+}  // namespace
+
+void setModelSource(const Model* model, const std::string& urdf_path) {
+  std::shared_ptr<const std::pair<std::string, std::string>> entry;
+  {
+    std::lock_guard lock(g_sources_mutex);
+    for (const auto& [m, e] : g_sources)
+      if (e->first == urdf_path) entry = e;  // one copy of a file's text for all its models
+  }
+  if (!entry) {
+    std::ifstream in(urdf_path, std::ios::binary);
+    if (!in) throw SpecError(fmt::format("URDF file '{}' (the model's source): cannot be read", urdf_path));
+    std::stringstream text;
+    text << in.rdbuf();
+    entry = std::make_shared<const std::pair<std::string, std::string>>(urdf_path, text.str());
+  }
+  std::lock_guard lock(g_sources_mutex);
+  g_sources[model] = std::move(entry);
+}
+
+std::shared_ptr<const std::pair<std::string, std::string>> modelSource(const Model* model) {
+  std::lock_guard lock(g_sources_mutex);
+  const auto it = g_sources.find(model);
+  return it == g_sources.end() ? nullptr : it->second;
+}
+
+void clearModelSources() {
+  std::lock_guard lock(g_sources_mutex);
+  g_sources.clear();
 }
 
 // ---- the backend -------------------------------------------------------------------

@@ -19,7 +19,8 @@ This module is a leaf: it imports the standard library and numpy only, so it can
 beside a solver. ``KinematicModel`` is a small numpy forward kinematics of the model JSON the harness sends
 (models.json's format, docs/results-format.md), enough for a Jacobian-transpose or
 damped-least-squares solver; a solver with its own kinematics reads ``model.json`` (the JSON as
-sent).
+sent) or, for a model loaded from a URDF file, ``model.urdf`` (the file's text; ``model.source`` its
+path).
 """
 
 import json
@@ -78,9 +79,14 @@ class KinematicModel:
     """A model of models.json's format: joints in topological order (parent < index), each moving
     its body: world_T_body[i] = world_T_body[parent] * parent_T_joint[i] * motion_i(q)."""
 
-    def __init__(self, model_json):
+    def __init__(self, model_json, urdf=None):
         self.json = model_json
         self.name = model_json.get("name", "")
+        # The URDF file's text and path when the model was loaded from one (the model message's
+        # `urdf`, the model's `source`), for a solver that builds its own kinematics from URDF; else
+        # None. The joints above are the chain the harness solves, which may be part of the file's tree.
+        self.urdf = urdf if isinstance(urdf, str) else None
+        self.source = model_json.get("source") if isinstance(model_json.get("source"), str) else None
         self.nq = int(model_json["nq"])
         self.nv = int(model_json["nv"])
         self.joints = model_json["joints"]
@@ -274,7 +280,7 @@ def serve(solve, name=None, stdin=None, stdout=None):
                                  f"this adapter {VERSION}\n")
             send({"type": "hello", "protocol": PROTOCOL, "version": VERSION, "name": name or solve.__name__})
         elif kind == "model":
-            models[msg["model_id"]] = KinematicModel(msg["model"])
+            models[msg["model_id"]] = KinematicModel(msg["model"], msg.get("urdf"))
         elif kind == "solve":
             answers = []
             for p in msg["problems"]:

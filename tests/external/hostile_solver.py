@@ -9,6 +9,8 @@ only). `hostile_solver.py MODE [N]`: answers the first N problems with their sta
   status    an unknown status              child      starts a sleeping child process, then hangs
 Modes about the start: exit_at_start (exits 3 before its hello), no_hello (a line that is not a
 hello), old_version (hello of version 0), silent (never says hello).
+Mode describe_model answers every problem, its message saying what the model message held:
+"urdf N bytes from FILE" (the `urdf` text's length and the `source`'s file name) or "no urdf".
 """
 import json
 import os
@@ -28,6 +30,7 @@ def send(text):
 if mode == "exit_at_start":
     sys.exit(3)
 solved = 0
+models = {}
 for line in sys.stdin:
     msg = json.loads(line)
     if msg["type"] == "hello":
@@ -40,6 +43,8 @@ for line in sys.stdin:
         else:
             send(json.dumps({"type": "hello", "protocol": "ikbench-external", "version": 1, "name": mode}))
         continue
+    if msg["type"] == "model":
+        models[msg["model_id"]] = msg
     if msg["type"] != "solve":
         continue
     answers = []
@@ -47,6 +52,10 @@ for line in sys.stdin:
         q = list(p["q0"])
         answer = {"id": p["id"], "q": q, "status": "max-iterations", "iterations": 0, "time_us": 1.5,
                   "message": f"batch of {len(msg['problems'])}"}
+        if mode == "describe_model":
+            m = models[p["model_id"]]
+            answer["message"] = (f"urdf {len(m['urdf'].encode())} bytes from {os.path.basename(m['model']['source'])}"
+                                 if "urdf" in m else "no urdf")
         if solved == good:
             if mode == "crash":
                 os.abort()

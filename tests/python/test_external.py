@@ -190,3 +190,71 @@ def test_node_adapter_null_solver_and_kinematics():
     np.testing.assert_allclose(pos, planar_tip(q), atol=1e-12)
     goals = [external.Goal(g) for g in problem_json(0, q, [0.2, 0.1, 0], kind="pose", quat=(0, 0, 0.1, 1))["goals"]]
     np.testing.assert_allclose(errors, m.goal_errors(q, goals), atol=1e-9)
+
+
+def test_the_model_message_urdf_reaches_the_solver_as_model_urdf():
+    seen = []
+
+    @external.solver
+    def solve(model, problem):
+        seen.append((model.urdf, model.source))
+        return problem.q0
+
+    urdf = '<robot name="planar"><link name="b0"/></robot>'
+    with_source = dict(planar_model(), source="robots/planar.urdf")
+    lines = [{"type": "hello", "protocol": "ikbench-external", "version": 1},
+             {"type": "model", "model_id": "m0", "model": with_source, "urdf": urdf},
+             {"type": "solve", "problems": [problem_json(0, [0, 0, 0], [0.5, 0, 0])]},
+             {"type": "model", "model_id": "m1", "model": planar_model()},
+             {"type": "solve", "problems": [dict(problem_json(1, [0, 0, 0], [0.5, 0, 0]), model_id="m1")]}]
+    solve.serve(io.StringIO("".join(json.dumps(m) + "\n" for m in lines)), io.StringIO())
+    assert seen == [(urdf, "robots/planar.urdf"), (None, None)]
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed: the Node adapter is not tested")
+def test_node_adapter_keeps_the_urdf_text():
+    script = (f"const ext = require({json.dumps(str(NODE_ADAPTER))});"
+              f"const a = new ext.Model({json.dumps(dict(planar_model(), source='r.urdf'))}, '<robot/>');"
+              f"const b = new ext.Model({json.dumps(planar_model())});"
+              "console.log(JSON.stringify([a.urdf, a.source, b.urdf, b.source]));")
+    r = subprocess.run(["node", "-e", script], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout) == ["<robot/>", "r.urdf", None, None]
+
+
+def _have_scipy():
+    try:
+        import scipy.optimize  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+@pytest.mark.skipif(not _have_scipy(), reason="scipy is not installed (python3-scipy): the SciPy example is not tested")
+def test_scipy_example_reaches_seeded_targets_within_the_limits():
+    sp = _load_example("scipy_solver")
+    m = external.KinematicModel(planar_model())
+    rng = np.random.default_rng(5)
+    converged = 0
+    for i in range(10):
+        target = planar_tip(rng.uniform(-2, 2, 3))
+        p = external.Problem(problem_json(i, rng.uniform(-2, 2, 3), target))
+        a = sp.solve(m, p)
+        assert np.all(np.abs(a.q) <= 2.5)  # the limits are least_squares' bounds
+        assert 1 <= a.iterations <= p.max_iterations
+        if a.status == "converged":
+            converged += 1
+            assert np.linalg.norm(planar_tip(a.q) - target) <= 1e-5
+        else:
+            assert a.status in ("stalled", "max-iterations")
+            assert np.linalg.norm(planar_tip(a.q) - target) > 1e-5
+    # One bounded attempt from a random start: a few end in a local minimum against a limit.
+    assert converged >= 6
+    # A pose goal (position and orientation) on the planar chain, from a start away from it.
+    q_goal = np.array([0.4, -0.3, 0.8])
+    half = sum(q_goal) / 2
+    p = external.Problem(problem_json(10, [0.0, 0.0, 0.0], planar_tip(q_goal), kind="pose",
+                                      quat=(0, 0, math.sin(half), math.cos(half))))
+    a = sp.solve(m, p)
+    assert a.status == "converged"
+    assert p.within_tolerance(m, a.q)

@@ -106,6 +106,16 @@ std::map<std::string, std::string> readSolversFile(const std::string& path);
 // The solvers file whose names `ext:name=NAME` resolves (process-wide).
 void setSolversFile(const std::string& path);
 
+// The URDF file a model was built from (process-wide, keyed by the model's
+// address): the model message then carries the file's path (`source`, as in
+// models.json) and its text (`urdf`), for a solver that parses URDF itself.
+// Reads the file now; throws SpecError naming it when it cannot be read.
+// Models without a source get neither field.
+void setModelSource(const Model* model, const std::string& urdf_path);
+// The file and text set for `model`, or null.
+std::shared_ptr<const std::pair<std::string, std::string>> modelSource(const Model* model);
+void clearModelSources();
+
 // Registers the `ext` backend (once; later calls do nothing).
 void registerExternalSolver(Registry& registry);
 
