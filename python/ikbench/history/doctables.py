@@ -289,7 +289,7 @@ CLOSED_FORM_SPECS = ["analytic-6r", "auto", "auto:closed_form=off"]
 EXTERNAL_NULL = {"Python": "ext:cmd='/usr/bin/python3 examples/external/null_solver.py'",
                  "Node": "ext:cmd='node examples/external/null_solver.mjs'"}
 EXTERNAL_SPECS = [s + b for s in EXTERNAL_NULL.values() for b in ("", ":batch=50")]
-EXTERNAL_FAMILY = "ur5"
+EXTERNAL_FAMILY = "ur5-pose"
 CLUTTER_SPECS = ["auto", "auto:collision=avoid", "auto:collision=off", f"{KDL_RESEED}:collision=reject", KDL_RESEED]
 
 
