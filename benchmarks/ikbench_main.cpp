@@ -51,6 +51,9 @@
 #include "ikbench/scenarios/suite.h"
 #include "ikbench/solvers/batch.h"
 #include "ikbench/solvers/registry.h"
+#ifdef IKBENCH_HAVE_EXTERNAL
+#include "ikbench/external/external_solver.h"
+#endif
 
 namespace {
 
@@ -73,7 +76,8 @@ const char* kSpecSyntax =
     "spec syntax: name[:key=value]...  e.g. dls:lambda=0.1:restarts=5; lists separated by commas.\n"
     "grids (sweeps): a value in braces expands into one spec per value: dls:lambda={0.01,0.02,0.05}:max_step={0.5,1}\n"
     "  (6 specs); ranges {a..b:lin:n} (n values evenly spaced) and {a..b:log:n} (geometric, a, b > 0).\n"
-    "presets: a preset's name is a spec (auto), and its keys can be overridden (auto:time_budget_us=1000).";
+    "presets: a preset's name is a spec (auto), and its keys can be overridden (auto:time_budget_us=1000).\n"
+    "quoted values: a value in '...' or \"...\" is text, separators included: ext:cmd='python3 my_solver.py'.";
 
 void listSolvers(const std::string& format) {
   if (format == "json") {
@@ -81,7 +85,7 @@ void listSolvers(const std::string& format) {
     return;
   }
   auto line = [](const ParamInfo& p) {
-    fmt::print("    {}={} ({} in {}{}): {}\n", p.name, p.default_value.empty() ? "(run's)" : p.default_value,
+    fmt::print("    {}={} ({} in {}{}): {}\n", p.name, p.default_value.empty() ? (p.type == ParamType::kText ? "(none)" : "(run's)") : p.default_value,
                kParamTypeNames.name(p.type), p.rangeText(), p.unit.empty() ? "" : ", " + p.unit, p.help);
   };
   for (const SolverInfo& info : Registry::global().list()) {
@@ -164,6 +168,9 @@ int parseTraceProblems(const std::string& text) {
 }
 
 int realMain(int argc, char** argv) {
+#ifdef IKBENCH_HAVE_EXTERNAL
+  external::registerExternalSolver(Registry::global());
+#endif
   CLI::App app{"ikbench: benchmark inverse-kinematics solvers"};
   app.require_subcommand(1);
   app.footer("ikbench SUBCOMMAND --help lists a subcommand's options, defaults and exit statuses.\n"
@@ -210,6 +217,11 @@ int realMain(int argc, char** argv) {
   run->add_option("--solvers", solvers,
                   "comma-separated solver specs or grids (default: the suite's list, auto for --urdf, else all); "
                   "see ikbench list solvers");
+  std::string solvers_file;
+  run->add_option("--solvers-file", solvers_file,
+                  "a JSON object {\"NAME\": \"command line\", ...} of external solvers, run as ext:name=NAME "
+                  "(docs/external-solvers.md)")
+      ->check(kNonEmpty);
   run->add_option("--threads", threads, "worker threads (default 0: all cores)")
       ->check(CLI::Range(0, RunConfig::kMaxThreads));
   auto* o_seed = run->add_option("--seed", seed_text, "master seed, 0 to 2^64-1 (replaces the suite's)");
@@ -431,6 +443,26 @@ int realMain(int argc, char** argv) {
   if (std::string why; !suite.options.isValid(&why)) throw HarnessError(fmt::format("ikbench run: {}", why));
 
   RunConfig rc;
+#ifdef IKBENCH_HAVE_EXTERNAL
+  if (!solvers_file.empty()) {
+    try {
+      external::setSolversFile(solvers_file);
+    } catch (const SpecError& e) {
+      throw HarnessError(fmt::format("--solvers-file: {}", e.what()));
+    }
+  }
+  // A model built from a URDF reaches an external solver with the file's text (its model message's `urdf`).
+  for (const Family& f : suite.families) {
+    if (f.source.empty() || (f.type != "urdf" && fs::path(f.source).extension() != ".urdf")) continue;
+    try {
+      for (const Problem& p : f.problems) external::setModelSource(p.model.get(), f.source);
+    } catch (const SpecError& e) {
+      throw HarnessError(fmt::format("family '{}': {}", f.name, e.what()));
+    }
+  }
+#else
+  if (!solvers_file.empty()) throw HarnessError("--solvers-file: this build has no external solvers (ext)");
+#endif
   if (run->count("--solvers")) {
     try {
       rc.solvers = splitSpecList(solvers);

@@ -17,9 +17,12 @@
 #                         held-out KR 210 (corpus), one thread; bench_analytic's cases beside the UR5's
 #   OUT/clutter           the clutter suite (every shipped arm in the workcell scene, one thread) with
 #                         bench_collision's queries; OUT/clutter-near its targets near obstacles
+#   OUT/external-overhead the external-solver protocol's cost: the Python and Node null solvers, one
+#                         problem per message and batch=50, on the UR5, one thread (node on PATH)
 # Every file records the machine's load while it ran; on a shared machine the absolute times are
 # the machine's of that moment, the ratios within one file are what carries.
-# Then:  ikbench history add OUT/jacobian-family OUT/trac-* OUT/arms/* OUT/closed-form-* OUT/clutter* --db DB
+# Then:  ikbench history add OUT/jacobian-family OUT/trac-* OUT/arms/* OUT/closed-form-* OUT/clutter* \
+#          OUT/external-overhead --db DB
 set -euo pipefail
 [ $# -ge 1 ] || { echo "usage: scripts/docs_measure.sh OUT [BIN]" >&2; exit 2; }
 out=$1
@@ -85,3 +88,12 @@ if [ -f "$kr210" ]; then
     --progress none --no-summary --force --out "$out/closed-form-kr210" --solvers "$cf"
 fi
 gb bench_analytic '^(SolveRobot|PureSolve|Overhead)/' closed-form-ur5
+
+# The external-solver protocol's cost per problem (docs/external-solvers.md): the null solvers answer
+# every problem with its start, so their wall time per problem is the protocol's alone. One robot (one
+# model) so that batches fill; the four specs interleaved problem by problem.
+ext_py="ext:cmd='/usr/bin/python3 examples/external/null_solver.py'"
+ext_js="ext:cmd='node examples/external/null_solver.mjs'"
+"$bin/ikbench" run --urdf scenarios/data/robots/ur5.urdf --samples 2000 --threads 1 --no-trace --seed 1 \
+  --progress none --no-summary --force --out "$out/external-overhead" \
+  --solvers "$ext_py,$ext_py:batch=50,$ext_js,$ext_js:batch=50"

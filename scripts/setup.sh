@@ -8,6 +8,9 @@
 #                             browser tests), Slurm and munge (tests/slurm/), PostgreSQL with
 #                             psycopg2 (the history store's PostgreSQL tests)
 #   ./scripts/setup.sh        the same as `test`: everything
+# Both purposes also install closed-chain-ik from the npm registry into third_party/node
+# (gitignored): the third-party external solver examples/external/closed_chain_ik_solver.mjs runs
+# (docs/external-solvers.md). Without npm or the registry that step is skipped with a message.
 # apt-get as root, sudo otherwise, and a clear message if neither works.
 set -euo pipefail
 
@@ -43,7 +46,31 @@ for p in "${PACKAGES[@]}"; do
   fi
 done
 
+# closed-chain-ik (Apache-2.0) at a fixed version, with its own dependencies only (gl-matrix,
+# linear-solve, svd-js, three-mesh-bvh; its peers three and urdf-loader are for its three.js
+# helpers, which the example does not load).
+CLOSED_CHAIN_IK=closed-chain-ik@0.0.3
+install_npm() {
+  local root dir
+  root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+  dir="$root/third_party/node"
+  if [ -f "$dir/node_modules/closed-chain-ik/package.json" ] &&
+     grep -q '"version": "0.0.3"' "$dir/node_modules/closed-chain-ik/package.json"; then
+    return 0
+  fi
+  if ! command -v npm >/dev/null 2>&1; then
+    echo "ikbench setup: npm is not installed: skipping $CLOSED_CHAIN_IK (the closed-chain-ik example)" >&2
+    return 0
+  fi
+  mkdir -p "$dir"
+  echo "ikbench setup ($purpose): installing $CLOSED_CHAIN_IK into third_party/node"
+  if ! npm install --prefix "$dir" --no-audit --no-fund --legacy-peer-deps --loglevel=error "$CLOSED_CHAIN_IK"; then
+    echo "ikbench setup: npm could not install $CLOSED_CHAIN_IK; the closed-chain-ik example and its test skip" >&2
+  fi
+}
+
 if [ ${#missing[@]} -eq 0 ]; then
+  install_npm
   exit 0
 fi
 
@@ -62,3 +89,4 @@ fi
 export DEBIAN_FRONTEND=noninteractive
 "${SUDO[@]}" apt-get update -qq
 "${SUDO[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+install_npm

@@ -2,6 +2,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 
 #include "ikbench/kinematics/config.h"
 #include "ikbench/kinematics/forward_kinematics.h"
@@ -190,6 +193,56 @@ TEST(SolverSpecs, GridsExpandListsAndRanges) {
   // Commas inside braces do not split a list of specs.
   EXPECT_EQ(splitSpecList("dls:lambda={0.1,0.2},ccd"), (std::vector<std::string>{"dls:lambda={0.1,0.2}", "ccd"}));
   EXPECT_THROW(Registry::global().parse("dls:lambda={0.1,0.2}"), SpecError);  // expand first
+}
+
+TEST(SolverSpecs, QuotedValuesAreTextWithSeparatorsInside) {
+  std::string name;
+  std::map<std::string, std::string> params;
+  parseSpecText("ext:cmd='python3 my solver.py --a=1:b, {c}':timeout_ms=5", &name, &params);
+  EXPECT_EQ(name, "ext");
+  EXPECT_EQ(params.at("cmd"), "python3 my solver.py --a=1:b, {c}");
+  EXPECT_EQ(params.at("timeout_ms"), "5");
+  parseSpecText("ext:cmd=\"node s.js 'x'\"", &name, &params);
+  EXPECT_EQ(params.at("cmd"), "node s.js 'x'");
+  // Quotes keep commas and braces inside one spec of a list, and out of grids.
+  EXPECT_EQ(splitSpecList("ext:cmd='a,b',dls"), (std::vector<std::string>{"ext:cmd='a,b'", "dls"}));
+  EXPECT_EQ(expandSpecGrid("ext:cmd='echo {1,2}'").specs, std::vector<std::string>{"ext:cmd='echo {1,2}'"});
+  // A quoted value of a built-in key is its text.
+  EXPECT_EQ(Registry::global().parse("dls:lambda='0.1'").given.at("lambda"), "0.1");
+  for (const char* bad : {"ext:cmd='unterminated", "ext:cmd=\"a'", "ext:cmd=a'b'", "ext:cmd='a''b'",
+                          "ext:'cmd'=x", "ext:cmd='a'b"})
+    EXPECT_THROW(parseSpecText(bad, &name, &params), SpecError) << bad;
+  EXPECT_THROW(splitSpecList("ext:cmd='a,b"), SpecError);
+}
+
+// The seed corpus of fuzz/fuzz_solver_spec.cpp holds to the fuzz target's contract: each entry
+// gives specs or a SpecError naming what is wrong, nothing else; the entry of quoted values
+// parses and creates throughout, so the fuzzer starts from quotes that reach the registry.
+TEST(SolverSpecs, FuzzCorpusEntriesGiveSpecsOrSpecErrors) {
+  const std::filesystem::path dir = std::filesystem::path(IKBENCH_SOURCE_DIR) / "fuzz/corpus/solver_spec";
+  ASSERT_TRUE(std::filesystem::is_directory(dir)) << dir;
+  int files = 0, created = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    std::ifstream in(entry.path());
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    ++files;
+    const bool quoted = entry.path().filename() == "quoted";
+    try {
+      for (const std::string& item : splitSpecList(text))
+        for (const std::string& spec : expandSpecGrid(item).specs) {
+          try {
+            EXPECT_NE(Registry::global().create(Registry::global().parse(spec)), nullptr);
+            ++created;
+          } catch (const SpecError& e) {
+            EXPECT_FALSE(quoted) << spec << ": " << e.what();
+          }
+        }
+    } catch (const SpecError& e) {
+      EXPECT_FALSE(quoted) << e.what();
+    }
+  }
+  EXPECT_GE(files, 5);
+  EXPECT_GE(created, 3);
 }
 
 TEST(SolverInterface, TracesAreBoundedAndEndAtTheLastIteration) {

@@ -133,7 +133,9 @@ std::string playgroundPage(const PlaygroundOptions& options) {
                          readText(assets / "playground.js", "the page's script", "");
 
   json native_solvers = json::array();
-  for (const SolverInfo& info : Registry::global().list()) native_solvers.push_back(info.name);
+  // The built-in backends: an external process (ext) has no place in the page.
+  for (const SolverInfo& info : Registry::global().list())
+    if (info.name != "ext") native_solvers.push_back(info.name);
   const json data = {{"format", "ikbench-playground/1"},
                      {"revision", gitRevision()},
                      {"models", pageModels()},

@@ -35,9 +35,11 @@ const std::vector<std::string> kSolutionColumns = names(results_schema::kSolutio
 const std::vector<std::string> kTimeColumns = names(results_schema::kTimeColumns);
 const std::vector<std::string> kQualityColumns = names(results_schema::kQualityColumns);
 const std::vector<std::string> kCollisionColumns = names(results_schema::kCollisionColumns);
+const std::vector<std::string> kExternalColumns = names(results_schema::kExternalColumns);
 const std::vector<std::string> kOptionalSolveColumns = [] {
   std::vector<std::string> c = kQualityColumns;
   c.insert(c.end(), kCollisionColumns.begin(), kCollisionColumns.end());
+  c.insert(c.end(), kExternalColumns.begin(), kExternalColumns.end());
   return c;
 }();
 const std::vector<std::string> kOutcomeNames = names(results_schema::kOutcomes);

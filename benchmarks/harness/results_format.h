@@ -55,6 +55,10 @@ extern const std::vector<std::string> kOutcomeNames;
 // quality columns: the exact check of the returned q (collision_free 0/1,
 // min_clearance [m], the pair); empty in the rows of families without a scene.
 extern const std::vector<std::string> kCollisionColumns;
+// After those, in a run with an external solver (ext): the time the solver
+// process reported for the solve [us], empty where it reported none (and in
+// the rows of other solvers).
+extern const std::vector<std::string> kExternalColumns;
 extern const std::vector<std::string> kTraceColumns;
 extern const std::vector<std::string> kSolutionColumns;
 // Columns whose values depend on the machine's speed.

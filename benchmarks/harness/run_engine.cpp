@@ -24,6 +24,7 @@
 #include <thread>
 
 #include "harness/answer_quality.h"
+#include "harness/batching_solver.h"
 #include "harness/build_info.h"
 #include "harness/machine_load.h"
 #include "harness/results_format.h"
@@ -165,7 +166,8 @@ json specJson(const SolverSpec& spec) {
         case ParamType::kReal: return parseRealText(text, &d) ? json(d) : json(text);
         case ParamType::kInteger: return parseIntegerText(text, &i) ? json(i) : json(text);
         case ParamType::kBool: return parseBoolText(text, &b) ? json(b) : json(text);
-        case ParamType::kChoice: return text;
+        case ParamType::kChoice:
+        case ParamType::kText: return text;
       }
     }
     return text;
@@ -225,7 +227,24 @@ class Engine {
     std::vector<std::string> h = solveHeader();
     if (quality()) h.insert(h.end(), kQualityColumns.begin(), kQualityColumns.end());
     if (collision_) h.insert(h.end(), kCollisionColumns.begin(), kCollisionColumns.end());
+    if (external()) h.insert(h.end(), kExternalColumns.begin(), kExternalColumns.end());
     return h;
+  }
+  // Problems per exchange of spec s: an external solver's `batch` key
+  // (batching_solver.h), 1 for every other spec.
+  int batchOf(int s) const {
+    const SolverSpec& spec = list_.specs[static_cast<size_t>(s)];
+    if (spec.name != "ext") return 1;
+    for (const auto& [key, value] : spec.parameters) {
+      long long b = 1;
+      if (key == "batch" && parseIntegerText(value, &b) && b > 1) return static_cast<int>(b);
+    }
+    return 1;
+  }
+  // A solver of the run is an external process (ext): solves.csv gets the
+  // time it reports (kExternalColumns).
+  bool external() const {
+    return std::any_of(list_.specs.begin(), list_.specs.end(), [](const SolverSpec& s) { return s.name == "ext"; });
   }
   // A progress display of one pass: a bar on a terminal, lines otherwise.
   Progress progress(const char* label, long total) const;
@@ -318,7 +337,11 @@ void Engine::plan() {
       for (int s = 0; s < S_; ++s) take({f, s, 0, n, true});
     } else {
       for (int p = 0; p < n; ++p)
-        for (int s = 0; s < S_; ++s) take({f, s, p, p + 1, false});
+        for (int s = 0; s < S_; ++s)
+          if (batchOf(s) == 1) take({f, s, p, p + 1, false});
+      // A solver that answers batches (ext:batch=N): a unit of N problems, one exchange.
+      for (int s = 0; s < S_; ++s)
+        for (int p = 0, b = batchOf(s); b > 1 && p < n; p += b) take({f, s, p, std::min(n, p + b), false});
     }
   }
 }
@@ -560,6 +583,11 @@ void Engine::formatRow(int f, int p, int s, const Summary& sm, const Eigen::Vect
                                                    csvField(sm.collision_pair));
     out.row += '\n';
   }
+  if (external()) {
+    out.row.pop_back();  // the '\n'
+    out.row += sm.reported_time_us < 0 ? std::string(",") : fmt::format(",{:.3f}", sm.reported_time_us);
+    out.row += '\n';
+  }
   out.solutions.clear();
   for (size_t k = 0; k < sm.solutions.size(); ++k)
     out.solutions += fmt::format("{},{},{},{},{}\n", csvField(fam.name), p, csvField(spec), k,
@@ -617,6 +645,12 @@ void Engine::timedPass() {
       [&](const Unit& u, Solver& solver) {
         const Family& fam = suite_.families[u.family];
         Eigen::VectorXd q, start;
+        // A backend that answers batches (batching_solver.h), outside a chained
+        // unit: the problems up to batch_end were answered in one exchange, whose
+        // wall time each of them shares equally.
+        auto* batching = u.chained ? nullptr : dynamic_cast<BatchingSolver*>(&solver);
+        int batch_end = u.begin;
+        double batch_share_us = 0.0;
         for (int p = u.begin; p < u.end; ++p) {
           Slot& sl = slots_[slot(u.family, p, u.solver)];
           const Problem& problem = fam.problems[p];
@@ -626,10 +660,26 @@ void Engine::timedPass() {
           }
           if (stopping()) return;
           const SolverOptions opts = solveOptions(u.family, p, u.solver, false);
+          if (batching && batching->batchSize() > 1 && p >= batch_end) {
+            std::vector<const Problem*> problems;
+            std::vector<Eigen::VectorXd> starts;
+            std::vector<SolverOptions> options;
+            for (int k = p; k < u.end && static_cast<int>(problems.size()) < batching->batchSize(); ++k) {
+              if (slots_[slot(u.family, k, u.solver)].done) continue;
+              problems.push_back(&fam.problems[k]);
+              starts.push_back(fam.problems[k].q0);
+              options.push_back(solveOptions(u.family, k, u.solver, false));
+              batch_end = k + 1;
+            }
+            const auto b0 = Clock::now();
+            batching->prefetch(problems, starts, options);
+            batch_share_us = secondsSince(b0) * 1e6 / static_cast<double>(problems.size());
+          }
           // Tracking: start from the previous answer (same model, so same nq).
           if (!(u.chained && p > u.begin && q.size() == problem.q0.size())) q = problem.q0;
           start = q;
-          const Summary s = solveOne(solver, problem, q, opts);
+          Summary s = solveOne(solver, problem, q, opts);
+          if (batching && batching->batchSize() > 1) s.time_us += batch_share_us;
           formatRow(u.family, p, u.solver, s, q, start, sl);
           sl.done = true;
           {
@@ -883,7 +933,9 @@ SolverList resolveSolvers(const Suite& suite, const RunConfig& config) {
     if (texts.empty()) {
       // Every backend, and the recommended preset beside them as their peer.
       texts.push_back("auto");
-      for (const SolverInfo& info : Registry::global().list()) texts.push_back(info.name);
+      // (An external solver, ext, runs only with the command its spec gives.)
+      for (const SolverInfo& info : Registry::global().list())
+        if (info.name != "ext") texts.push_back(info.name);
     }
   }
   if (texts.empty()) throw HarnessError("no solvers to run (none given, none in the suite, none registered)");

@@ -74,7 +74,10 @@ SUMMARY_COLUMNS = [
 # `ikbench run --quality` (docs/protocols.md, benchmarks/harness/answer_quality.h), and the
 # collision columns of a run with a scene.
 QUALITY_COLUMNS = list(_COLUMNS["quality"])
-OPTIONAL_SOLVE_COLUMNS = QUALITY_COLUMNS + COLLISION_COLUMNS
+# Appended by a run with an external solver (docs/external-solvers.md): the time the solver
+# process reported for the solve [us], empty where it reported none.
+EXTERNAL_COLUMNS = list(_COLUMNS["external"])
+OPTIONAL_SOLVE_COLUMNS = QUALITY_COLUMNS + COLLISION_COLUMNS + EXTERNAL_COLUMNS
 OUTCOMES = tuple(SCHEMA["outcomes"])
 
 SOLVE_COLUMNS_BY_VERSION = {1: SOLVE_COLUMNS_V1, 2: SOLVE_COLUMNS}

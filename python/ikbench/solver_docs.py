@@ -18,8 +18,13 @@ def _cell(text):
     return str(text).replace("|", "\\|")  # a '|' in a help text would end the table cell
 
 
+def _unset(p):
+    """An empty default: a text key (ext's cmd) has none; a number takes the run's setting."""
+    return "(none)" if p["type"] == "text" else "(run's)"
+
+
 def _table(params):
-    rows = [[f"`{p['name']}`", p["type"], f"`{p['default'] or '(run' + chr(39) + 's)'}`", p["range"], p["unit"],
+    rows = [[f"`{p['name']}`", p["type"], f"`{p['default'] or _unset(p)}`", p["range"], p["unit"],
              _cell(p["help"])] for p in params]
     return tabulate(rows, headers=HEAD, tablefmt="github", disable_numparse=True)
 

@@ -20,14 +20,21 @@ std::string_view trim(std::string_view s) {
   return s;
 }
 
-// Splits at `sep` outside braces. Throws SpecError for unbalanced braces.
+// Splits at `sep` outside braces and quotes. Throws SpecError for unbalanced
+// braces or an unterminated quote.
 std::vector<std::string_view> splitTopLevel(std::string_view text, char sep, std::string_view whole) {
   std::vector<std::string_view> out;
   int depth = 0;
   size_t start = 0;
   for (size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
-    if (c == '{') {
+    if (c == '\'' || c == '"') {
+      // A quoted value is taken whole: separators, braces and '=' inside it are text.
+      const size_t close = text.find(c, i + 1);
+      if (close == std::string_view::npos)
+        throw SpecError(fmt::format("solver spec '{}': {} without its closing {}", whole, c, c));
+      i = close;
+    } else if (c == '{') {
       if (++depth > 1) throw SpecError(fmt::format("solver spec '{}': nested braces", whole));
     } else if (c == '}') {
       if (--depth < 0) throw SpecError(fmt::format("solver spec '{}': '}}' without '{{'", whole));
@@ -44,6 +51,18 @@ std::vector<std::string_view> splitTopLevel(std::string_view text, char sep, std
 std::string fmtRange(double x) {
   if (std::isinf(x)) return x > 0 ? "inf" : "-inf";
   return realText(x);
+}
+
+// A value in single or double quotes is the text between them (no escapes:
+// a value holding one kind of quote is written in the other); a value without
+// quotes is itself. Quotes elsewhere in a value are an error.
+std::string unquoteSpecValue(std::string_view value, std::string_view whole) {
+  if (value.size() >= 2 && (value.front() == '\'' || value.front() == '"') && value.back() == value.front() &&
+      value.find(value.front(), 1) == value.size() - 1)
+    return std::string(value.substr(1, value.size() - 2));
+  if (value.find_first_of("'\"") != std::string_view::npos)
+    throw SpecError(fmt::format("solver spec '{}': value '{}' is not one quoted text ('...' or \"...\")", whole, value));
+  return std::string(value);
 }
 
 }  // namespace
@@ -72,6 +91,7 @@ std::string ParamInfo::rangeText() const {
       for (const auto& c : choices) out += (out.empty() ? "" : ", ") + c;
       return "{" + out + "}";
     }
+    case ParamType::kText: return "text";
   }
   return "?";
 }
@@ -191,7 +211,9 @@ void parseSpecText(std::string_view spec, std::string* name, std::map<std::strin
     if (eq == std::string_view::npos || eq == 0)
       throw SpecError(fmt::format("solver spec '{}': parameter '{}' is not of the form key=value", spec, item));
     const std::string key(trim(item.substr(0, eq)));
-    const std::string value(trim(item.substr(eq + 1)));
+    if (key.find_first_of("'\"") != std::string::npos)
+      throw SpecError(fmt::format("solver spec '{}': key '{}' may not be quoted", spec, key));
+    const std::string value = unquoteSpecValue(trim(item.substr(eq + 1)), spec);
     if (!params->emplace(key, value).second)
       throw SpecError(fmt::format("solver spec '{}': parameter '{}' given twice", spec, key));
     if (order) order->push_back(key);
@@ -259,7 +281,8 @@ std::vector<std::string> gridValues(std::string_view body, std::string_view key,
 SpecGrid expandSpecGrid(std::string_view spec) {
   SpecGrid grid;
   grid.text = std::string(trim(spec));
-  if (grid.text.find_first_of("{}") == std::string::npos) {
+  if (grid.text.find_first_of("{}") == std::string::npos || grid.text.find_first_of("'\"") != std::string::npos) {
+    // No braces, or a quoted value (whose braces are text): one spec, checked by parseSpecText.
     grid.specs.push_back(grid.text);
     return grid;
   }

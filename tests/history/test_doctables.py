@@ -96,3 +96,35 @@ def test_every_document_is_checked(tmp_path, capsys):
     assert doctables.main([str(export), "--check", "--repo", str(repo)]) == 1
     err = capsys.readouterr().err
     assert "a.md" in err and "README.md" not in err
+
+
+def test_external_overhead_table_reads_the_null_solvers_run(tmp_path):
+    """The protocol's overhead table (docs/external-solvers.md): the run of exactly the four null-solver
+    specs (scripts/docs_measure.sh, OUT/external-overhead), one row per language and message size; a
+    run with other specs is not read, and without the run the table says how to make it."""
+    import synth
+    from ikbench.history.exchange import import_json
+    from ikbench.history.store import open_store
+
+    table = doctables.TABLES["external-overhead"]
+    assert len(doctables.EXTERNAL_SPECS) == 4 and all(s.startswith("ext:cmd='") for s in doctables.EXTERNAL_SPECS)
+    times = {s: 30.0 + 10 * k for k, s in enumerate(doctables.EXTERNAL_SPECS)}  # us per solve (no iterations)
+    runs = []
+    for i, solvers in ((1, {s: (1.0, t, (0, 0)) for s, t in times.items()}),
+                       (2, dict({s: (1.0, 1.0, (0, 0)) for s in times}, auto=(1.0, 1.0, (1, 3))))):
+        runs.append(synth.make_run(tmp_path / f"r{i}", seed=i, problems=30, solvers=solvers,
+                                   families=(doctables.EXTERNAL_FAMILY,), run_json_extra={
+                                       "git_revision": sha(i), "start_time": f"2026-01-01T00:0{i}:00Z",
+                                       "load": {"start": 0.5, "end": 0.6, "cores": 2, "noisy": False}}))
+    with open_store(":memory:") as store:
+        assert "No stored run holds these figures yet" in table.render(store)
+        assert "OUT/external-overhead" in table.render(store)
+        import_json(store, json.loads(_store_of(tmp_path, runs).read_text()))
+        text = table.render(store)
+    rows = [ln for ln in text.splitlines() if ln.startswith("| ") and not ln.startswith("| null solver")]
+    assert [r.split(" | ")[0] for r in rows] == ["| Python, 1 problem per message", "| Python, batch=50",
+                                                 "| Node, 1 problem per message", "| Node, batch=50"], rows
+    # The run of the four specs alone (commit 1, where a solve takes 30-60 us), not the later one with auto.
+    medians = [float(r.split(" | ")[1].split(" ")[0]) for r in rows]
+    assert medians == sorted(medians) and 20 <= medians[0] and medians[-1] <= 90, medians
+    assert "Measured at commit `" + sha(1)[:10] + "`" in text

@@ -52,6 +52,7 @@ def test_cpp_takes_columns_outcomes_files_and_limits_from_the_schema():
     cpp = _source("benchmarks/harness/results_format.cpp")
     for name, generated in (("kSolveColumns", "kSolvesLeadingColumns"), ("kSolveExtraColumns", "kSolvesExtraColumns"),
                             ("kQualityColumns", "kQualityColumns"), ("kCollisionColumns", "kCollisionColumns"),
+                            ("kExternalColumns", "kExternalColumns"),
                             ("kTraceColumns", "kTraceColumns"), ("kSolutionColumns", "kSolutionColumns"),
                             ("kTimeColumns", "kTimeColumns"), ("kOutcomeNames", "kOutcomes"),
                             ("kManifestFiles", "kManifestFiles")):
@@ -90,6 +91,7 @@ def test_the_generated_header_states_the_schema():
     assert names("kSolvesExtraColumns") == cols["solves_extra"]
     assert names("kQualityColumns") == cols["quality"]
     assert names("kCollisionColumns") == cols["collision"]
+    assert names("kExternalColumns") == cols["external"]
     assert names("kTraceColumns") == cols["traces"]
     assert names("kSolutionColumns") == cols["solutions"]
     assert names("kTimeColumns") == cols["time"]

@@ -129,8 +129,9 @@ class Latest:
     one column per family, cell(get, row solver, family)."""
 
     def __init__(self, title, cols, *, rows=None, suite=None, specs=None, source=None, family=None, match=None,
-                 cell=None, row_label=None, note=""):
+                 cell=None, row_label=None, note="", regenerate=REGENERATE):
         self.title, self.cols, self.rows, self.suite, self.source = title, cols, rows, suite, source
+        self.regenerate = regenerate
         self.specs = frozenset(specs) if specs else None
         self.family, self.match, self.cell = family, re.compile(match) if match else None, cell
         self.row_label, self.note = row_label or "", note
@@ -160,7 +161,7 @@ class Latest:
     def render(self, store):
         sel = self._selection(store)
         if sel.empty:
-            return f"{self.title}\n\nNo stored run holds these figures yet; measure them with {REGENERATE}.\n"
+            return f"{self.title}\n\nNo stored run holds these figures yet; measure them with {self.regenerate}.\n"
         index = {}
         for key, g in queries.group_series(sel):
             pc = queries.per_commit(g).iloc[-1].to_dict()
@@ -193,7 +194,7 @@ class Latest:
             if any(cells):
                 lines.append(f"| {label} | " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
         lines += ["", _provenance(store, sel) + (" " + self.note if self.note else ""),
-                  f"Regenerate: {REGENERATE}."]
+                  f"Regenerate: {self.regenerate}."]
         return "\n".join(lines) + "\n"
 
 
@@ -282,6 +283,13 @@ KDL_RESEED = "kdl-lma:restarts=1000:time_budget_us=5000"
 # `auto` taking the closed form where a chain qualifies (docs/solvers.md), beside the closed form and
 # the numerical recipe alone.
 CLOSED_FORM_SPECS = ["analytic-6r", "auto", "auto:closed_form=off"]
+# The external-solver protocol's own cost (docs/external-solvers.md): the null solvers, which answer
+# every problem with its start, in Python and Node, one problem per message and batches of 50, in one
+# run on the UR5 (scripts/docs_measure.sh, OUT/external-overhead).
+EXTERNAL_NULL = {"Python": "ext:cmd='/usr/bin/python3 examples/external/null_solver.py'",
+                 "Node": "ext:cmd='node examples/external/null_solver.mjs'"}
+EXTERNAL_SPECS = [s + b for s in EXTERNAL_NULL.values() for b in ("", ":batch=50")]
+EXTERNAL_FAMILY = "ur5-pose"
 CLUTTER_SPECS = ["auto", "auto:collision=avoid", "auto:collision=off", f"{KDL_RESEED}:collision=reject", KDL_RESEED]
 
 
@@ -510,6 +518,23 @@ TABLES = {
         [("`auto` / `closed_form=off`", lambda get: ratio(get(solver="auto", figure="time_us_mean"),
                                                           get(solver="auto:closed_form=off", figure="time_us_mean")))],
         specs=CLOSED_FORM_SPECS, row_label="arm (family)"),
+    "external-overhead": Latest(
+        "The protocol's cost per problem: the null solvers (examples/external/null_solver.py and "
+        "null_solver.mjs, which answer every problem with its start at once) on 2000 pose targets on the UR5 "
+        "(`ikbench run --urdf scenarios/data/robots/ur5.urdf --samples 2000 --threads 1 --no-trace`, the four "
+        "specs interleaved problem by problem). The wall time per problem in the harness (writing the problem, "
+        "the adapter reading it and answering, reading and verifying the answer) [bootstrap 95 %] is what any "
+        "external solver of that language pays on top of its own time; with `batch=50` a problem's time is its "
+        "verification plus a 50th of its message's round trip.",
+        [("median per problem [µs]", lambda get: fmt(get(figure="time_us_median"))),
+         ("mean per problem [µs]", lambda get: fmt(get(figure="time_us_mean")))],
+        rows=[(f"{lang}, {per}", {"solver": spec + batch, "family": EXTERNAL_FAMILY})
+              for lang, spec in EXTERNAL_NULL.items()
+              for per, batch in (("1 problem per message", ""), ("batch=50", ":batch=50"))],
+        specs=EXTERNAL_SPECS, row_label="null solver",
+        regenerate="`scripts/docs_measure.sh OUT`, `ikbench history add OUT/external-overhead`, then the export and "
+                   "`python3 -m ikbench.history.doctables results/history/history.json.gz --write DOC` "
+                   "(docs/history.md, \"The project's own history\")"),
     "build": Latest(
         "A clean build of what the main command builds (`scripts/build_time.sh`: a fresh worktree, the release "
         "preset, `-j2`, no ccache; `build/main_job`: the `ikbench` CLI, `bench_kinematics`, `bench_solvers` and "

@@ -40,10 +40,10 @@ class SpecError : public std::invalid_argument {
   using std::invalid_argument::invalid_argument;
 };
 
-enum class ParamType { kReal, kInteger, kBool, kChoice };
-inline constexpr EnumTable<ParamType, 4> kParamTypeNames{
+enum class ParamType { kReal, kInteger, kBool, kChoice, kText };
+inline constexpr EnumTable<ParamType, 5> kParamTypeNames{
     {{{ParamType::kReal, "real"}, {ParamType::kInteger, "integer"}, {ParamType::kBool, "bool"},
-      {ParamType::kChoice, "choice"}}},
+      {ParamType::kChoice, "choice"}, {ParamType::kText, "text"}}},
     "parameter type"};
 
 // The accepted interval of a numeric parameter.
@@ -129,6 +129,19 @@ class OptionsBinding {
         },
         [member, names](const Options& o) { return std::string(names.name(o.*member)); },
         [member, names](const Options& o) { return names.name(o.*member) != "?"; });
+    return *this;
+  }
+
+  // A free text key (a command line, a name): any text, quoted in the spec
+  // when it holds ':', ',', '=', braces or blanks (`ext:cmd='python3 s.py'`).
+  OptionsBinding& text(std::string name, std::string Options::*member, std::string help) {
+    ParamInfo info{std::move(name), ParamType::kText, "", {}, {}, "", std::move(help)};
+    add(std::move(info),
+        [member](Options& o, std::string_view t) {
+          o.*member = std::string(t);
+          return true;
+        },
+        [member](const Options& o) { return o.*member; }, [](const Options&) { return true; });
     return *this;
   }
 
@@ -261,6 +274,7 @@ class OptionsBinding {
       case ParamType::kInteger: return fmt::format("an integer in {}", p.range.text());
       case ParamType::kBool: return "a boolean (0/1, true/false, on/off, yes/no)";
       case ParamType::kChoice: return fmt::format("one of {}", p.rangeText());
+      case ParamType::kText: return "a text";
     }
     return "?";
   }

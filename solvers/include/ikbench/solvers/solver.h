@@ -90,6 +90,9 @@ class SolveContext {
   // verification of the configuration it returns (the verdict) takes them
   // when that configuration is q, instead of a second FK of it.
   void evaluatedElsewhere(const Eigen::VectorXd& q, const GoalErrors& e);
+  // For a backend whose solve runs elsewhere (an external process): the
+  // time it reports for the solve [us], kept as Summary::reported_time_us.
+  void reportTime(double us) { summary_->reported_time_us = us; }
   // For a backend that stops for its own reason (e.g. a singular system).
   void stop(Status status, std::string message = "");
   // For a backend whose iterations run inside a library that reports only

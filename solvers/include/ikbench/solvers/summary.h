@@ -59,6 +59,9 @@ struct Summary {
   long fk_evals = 0;
   long jacobian_evals = 0;
   double time_us = 0.0;  // wall time of the whole solve call
+  // The solver's own time of the solve [us], as a backend that runs outside
+  // the process reports it (the external-solver protocol); negative: not reported.
+  double reported_time_us = -1.0;
   bool within_limits = false;
   // In a scene (Problem::collision): the exact check (FCL) of the returned q,
   // made after the solve's time is taken. collision_free is -1 without a
