@@ -254,6 +254,8 @@ json shapeToJson(const Shape& s) {
       for (const auto& x : s.mesh->triangles) t.push_back({x[0], x[1], x[2]});
       j["vertices"] = v;
       j["triangles"] = t;
+      if (!s.file.empty()) j["file"] = s.file;
+      if (s.convex) j["convex"] = true;  // checked as a solid convex polytope (a hull)
       break;
     }
   }
@@ -272,7 +274,10 @@ json sceneToJson(const CollisionWorld& w) {
   for (const auto& [a, b] : w.disabledPairs()) disabled.push_back({a, b});
   for (const CollisionPair& p : w.pairs()) pairs.push_back({p.a, p.b, p.obstacle ? "obstacle" : "link"});
   const AvoidanceParameters& a = w.avoidance();
+  json geometry = json::object();  // link shapes per kind: what the exact check saw
+  for (const auto& [kind, n] : w.geometryCounts()) geometry[kind] = n;
   return {{"name", w.sceneName()},
+          {"geometry", geometry},
           {"obstacles", obstacles},
           {"links", links},
           {"disabled_pairs", disabled},
@@ -320,6 +325,10 @@ Shape shapeFromJson(const json& j, const std::string& w) {
         mesh->triangles.emplace_back(t[i][0].get<int>(), t[i][1].get<int>(), t[i][2].get<int>());
       }
       s.mesh = std::move(mesh);
+      if (j.contains("convex") && !j["convex"].is_boolean()) fail(w, "convex", "expected true or false");
+      s.convex = j.value("convex", false);
+      if (j.contains("file") && !j["file"].is_string()) fail(w, "file", "expected a string");
+      s.file = j.value("file", std::string());
       break;
     }
   }

@@ -45,6 +45,9 @@ struct Shape {
   Pose3d pose;                                     // frame_T_shape
   std::shared_ptr<const TriangleMesh> mesh;        // kMesh (vertices in the shape frame)
   std::string file;                                // kMesh: the file it came from (for results)
+  // kMesh: the mesh is a convex polytope (a hull), checked as a solid
+  // (fcl::Convex) rather than as a surface of triangles (FCL's BVH).
+  bool convex = false;
 
   static Shape box(std::string name, const Eigen::Vector3d& size, const Pose3d& pose);
   static Shape sphere(std::string name, double radius, const Pose3d& pose);
