@@ -234,9 +234,11 @@ Eigen::Matrix3d rotationFromQuat(const json& j, const std::string& where, const 
 // {"name", "obstacles": [shape], "links": [shape + "body"], "disabled_pairs":
 // [[a, b]], "pairs": [[link index, index, "obstacle" | "link"]], "avoid": {...}}
 // with shape = {"name", "type", "size" | "radius" + "length", "xyz",
-// "quat_xyzw"} (+ "vertices", "triangles" for a mesh), in the frame of the
+// "quat_xyzw"} (+ "vertices", "triangles", optional "convex" and "file" for a
+// mesh), in the frame of the
 // world (obstacles) or of the body (links). "pairs" are the checked pairs,
-// for readers that do not rebuild them.
+// for readers that do not rebuild them; "geometry" counts the link shapes per
+// kind (CollisionWorld::geometryCounts), for readers that show it.
 
 json shapeToJson(const Shape& s) {
   json j = {{"name", s.name}, {"type", toString(s.kind)}, {"xyz", vec(s.pose.p)}, {"quat_xyzw", quatJson(s.pose.R)}};
