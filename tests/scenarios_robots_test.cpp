@@ -588,5 +588,41 @@ TEST(Meshes, CollisionAwareSolvesOnAMeshRobotAreVerified) {
   EXPECT_GE(converged, 4);
 }
 
+
+TEST(Meshes, EnclosingCapsuleOfALongMesh) {
+  // Points on a capsule's surface (radius 0.05 around the segment a-b): the
+  // enclosing capsule along their principal axis is that capsule.
+  const Eigen::Vector3d a(0.1, -0.2, 0.0), b(0.4, 0.1, 0.05);
+  const Eigen::Vector3d z = (b - a).normalized();
+  const Eigen::Vector3d x = z.unitOrthogonal(), y = z.cross(x);
+  std::vector<Eigen::Vector3d> pts;
+  for (int k = 0; k < 32; ++k) {
+    const double phi = 2 * kPi * k / 32;
+    const Eigen::Vector3d radial = std::cos(phi) * x + std::sin(phi) * y;
+    for (int j = 0; j <= 8; ++j) pts.push_back(a + (b - a) * (j / 8.0) + 0.05 * radial);
+    for (int j = 1; j <= 4; ++j) {
+      const double th = kPi / 2 * j / 4;
+      pts.push_back(a + 0.05 * (std::cos(th) * radial - std::sin(th) * z));
+      pts.push_back(b + 0.05 * (std::cos(th) * radial + std::sin(th) * z));
+    }
+  }
+  const auto c = enclosingCapsule(pts);
+  ASSERT_TRUE(c.has_value());
+  EXPECT_NEAR(c->radius, 0.05, 1e-9);
+  EXPECT_NEAR(std::min((c->a - a).norm(), (c->a - b).norm()), 0.0, 1e-9);
+  EXPECT_NEAR((c->b - c->a).norm(), (b - a).norm(), 1e-9);
+  // Enclosing, for any points (here a random cloud).
+  Rng rng(8);
+  std::vector<Eigen::Vector3d> cloud;
+  for (int i = 0; i < 300; ++i) cloud.emplace_back(rng.uniform(-1, 1), rng.uniform(-0.3, 0.3), rng.uniform(-0.1, 0.2));
+  const auto e = enclosingCapsule(cloud);
+  ASSERT_TRUE(e.has_value());
+  for (const auto& p : cloud) {
+    double s = 0, t = 0;
+    segmentSegment(e->a, e->b, p, p, &s, &t);
+    EXPECT_LE((e->a + s * (e->b - e->a) - p).norm(), e->radius);
+  }
+}
+
 }  // namespace
 }  // namespace ikbench
