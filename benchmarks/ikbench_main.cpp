@@ -206,12 +206,34 @@ int realMain(int argc, char** argv) {
                                   "with --urdf: a scene file (obstacles, collision geometry; docs/collision.md): "
                                   "targets from collision-free configurations, results checked for collisions")
                      ->check(kNonEmpty);
+  // A robot description as it ships (docs/collision.md, "Robots as they ship").
+  RobotFiles robot_files;
+  std::string mjcf;
+  auto* o_mjcf = run->add_option("--mjcf", mjcf, "benchmark an MJCF (MuJoCo) robot, as --urdf does a URDF one")
+                    ->check(kNonEmpty);
+  auto* o_srdf = run->add_option("--srdf", robot_files.srdf,
+                                 "with --urdf / --mjcf: an SRDF whose <disable_collisions> pairs are not checked "
+                                 "(without --scene: self-collision only)")
+                    ->check(kNonEmpty);
+  run->add_option("--start-state", robot_files.start_state,
+                  "with --srdf: every problem starts at this <group_state>")
+      ->needs(o_srdf)
+      ->check(kNonEmpty);
+  run->add_option("--package-path", robot_files.package_path,
+                  "directories where package://NAME/ mesh files are found (before ROS_PACKAGE_PATH's)")
+      ->check(kNonEmpty);
+  run->add_option("--geometry", robot_files.geometry,
+                  "the links' collision geometry where the robot has meshes: mesh (default; FCL's BVH), hull "
+                  "(their convex hulls) or capsules (fitted, the fast approximation)")
+      ->check(CLI::IsMember({"mesh", "hull", "capsules"}));
   auto* o_bvh = run->add_option("--bvh", bvh, "benchmark a BVH skeleton on its own motion frames")->check(kNonEmpty);
   auto* o_chain = run->add_option("--chain", chain, "benchmark random revolute chains of this many DOF")
                       ->check(CLI::Range(1, 10000));
   o_suite->excludes(o_urdf)->excludes(o_bvh)->excludes(o_chain);
   o_urdf->excludes(o_bvh)->excludes(o_chain);
-  o_scene->needs(o_urdf)->excludes(o_protocol);
+  o_scene->excludes(o_protocol)->excludes(o_suite)->excludes(o_bvh)->excludes(o_chain);
+  o_mjcf->excludes(o_suite)->excludes(o_urdf)->excludes(o_bvh)->excludes(o_chain)->excludes(o_protocol);
+  o_srdf->excludes(o_protocol)->excludes(o_suite)->excludes(o_bvh)->excludes(o_chain);
   o_bvh->excludes(o_chain);
   o_protocol->needs(o_urdf);
   run->add_option("--solvers", solvers,
@@ -410,12 +432,14 @@ int realMain(int argc, char** argv) {
     suite = loadProtocol(protocol, urdf, base, tip, seed_override,
                          o_samples->count() ? std::optional<int>(samples) : std::nullopt);
     fmt::print("protocol {}: {} families on {}\n", suite.protocol, suite.families.size(), urdf);
-  } else if (!urdf.empty()) {
-    suite.name = fs::path(urdf).stem().string();
-    suite.source = urdf;
+  } else if (!urdf.empty() || !mjcf.empty()) {
+    robot_files.mjcf = !mjcf.empty();
+    const std::string& robot = robot_files.mjcf ? mjcf : urdf;
+    suite.name = fs::path(robot).stem().string();
+    suite.source = robot;
     suite.seed = seed_override.value_or(1);
-    suite.families.push_back(urdfFamily(urdf, base, tip, samples, suite.seed, scene_file));
-    fmt::print("urdf: {}\n", suite.families.back().description);
+    suite.families.push_back(robotFamily(robot, base, tip, samples, suite.seed, scene_file, robot_files));
+    fmt::print("{}: {}\n", robot_files.mjcf ? "mjcf" : "urdf", suite.families.back().description);
     // A robot's question: how does the recommended recipe do against a
     // reference peer (and the closed form, where the chain has one)?
     suite.solvers = robotDefaultSolvers(suite.families.back());
@@ -430,7 +454,7 @@ int realMain(int argc, char** argv) {
                 fmt::format("ikbench run --chain {} --samples {}", chain, samples));
     suite = chainSuite(chain, samples, seed_override.value_or(1));
   } else {
-    throw HarnessError("ikbench run: give one of --suite NAME|FILE, --urdf FILE, --bvh FILE or --chain DOF");
+    throw HarnessError("ikbench run: give one of --suite NAME|FILE, --urdf FILE, --mjcf FILE, --bvh FILE or --chain DOF");
   }
 
   for (const auto& [name, value] : {std::pair{"--position-tolerance", pos_tol}, std::pair{"--orientation-tolerance", ori_tol},

@@ -18,7 +18,7 @@ MAIN=(
   build-essential cmake git pkg-config ccache
   libeigen3-dev libceres-dev libfmt-dev libbenchmark-dev
   liborocos-kdl-dev liburdfdom-dev nlohmann-json3-dev libcli11-dev
-  libfcl-dev zlib1g-dev
+  libfcl-dev zlib1g-dev libassimp-dev libqhull-dev
   pybind11-dev python3-dev python3-numpy
   python3-matplotlib python3-pandas python3-scipy
   python3-plotly python3-tabulate python3-jinja2

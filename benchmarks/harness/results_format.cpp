@@ -233,9 +233,11 @@ Eigen::Matrix3d rotationFromQuat(const json& j, const std::string& where, const 
 // {"name", "obstacles": [shape], "links": [shape + "body"], "disabled_pairs":
 // [[a, b]], "pairs": [[link index, index, "obstacle" | "link"]], "avoid": {...}}
 // with shape = {"name", "type", "size" | "radius" + "length", "xyz",
-// "quat_xyzw"} (+ "vertices", "triangles" for a mesh), in the frame of the
+// "quat_xyzw"} (+ "vertices", "triangles", optional "convex" and "file" for a
+// mesh), in the frame of the
 // world (obstacles) or of the body (links). "pairs" are the checked pairs,
-// for readers that do not rebuild them.
+// for readers that do not rebuild them; "geometry" counts the link shapes per
+// kind (CollisionWorld::geometryCounts), for readers that show it.
 
 json shapeToJson(const Shape& s) {
   json j = {{"name", s.name}, {"type", toString(s.kind)}, {"xyz", vec(s.pose.p)}, {"quat_xyzw", quatJson(s.pose.R)}};
@@ -253,6 +255,8 @@ json shapeToJson(const Shape& s) {
       for (const auto& x : s.mesh->triangles) t.push_back({x[0], x[1], x[2]});
       j["vertices"] = v;
       j["triangles"] = t;
+      if (!s.file.empty()) j["file"] = s.file;
+      if (s.convex) j["convex"] = true;  // checked as a solid convex polytope (a hull)
       break;
     }
   }
@@ -271,7 +275,10 @@ json sceneToJson(const CollisionWorld& w) {
   for (const auto& [a, b] : w.disabledPairs()) disabled.push_back({a, b});
   for (const CollisionPair& p : w.pairs()) pairs.push_back({p.a, p.b, p.obstacle ? "obstacle" : "link"});
   const AvoidanceParameters& a = w.avoidance();
+  json geometry = json::object();  // link shapes per kind: what the exact check saw
+  for (const auto& [kind, n] : w.geometryCounts()) geometry[kind] = n;
   return {{"name", w.sceneName()},
+          {"geometry", geometry},
           {"obstacles", obstacles},
           {"links", links},
           {"disabled_pairs", disabled},
@@ -319,6 +326,10 @@ Shape shapeFromJson(const json& j, const std::string& w) {
         mesh->triangles.emplace_back(t[i][0].get<int>(), t[i][1].get<int>(), t[i][2].get<int>());
       }
       s.mesh = std::move(mesh);
+      if (j.contains("convex") && !j["convex"].is_boolean()) fail(w, "convex", "expected true or false");
+      s.convex = j.value("convex", false);
+      if (j.contains("file") && !j["file"].is_string()) fail(w, "file", "expected a string");
+      s.file = j.value("file", std::string());
       break;
     }
   }

@@ -1,7 +1,11 @@
 #include "ikbench/collision/shapes.h"
 
 #include <algorithm>
+#include <Eigen/Eigenvalues>
 #include <cmath>
+#include <limits>
+#include <numbers>
+#include <optional>
 
 namespace ikbench {
 
@@ -45,6 +49,33 @@ Shape Shape::capsuleBetween(std::string name, const Eigen::Vector3d& a, const Ei
   return capsule(std::move(name), r, len, pose);
 }
 
+std::optional<Capsule> enclosingCapsule(const std::vector<Eigen::Vector3d>& points) {
+  if (points.empty()) return std::nullopt;
+  Eigen::Vector3d c = Eigen::Vector3d::Zero();
+  for (const auto& p : points) c += p;
+  c /= static_cast<double>(points.size());
+  Eigen::Matrix3d cov = Eigen::Matrix3d::Zero();
+  for (const auto& p : points) cov += (p - c) * (p - c).transpose();
+  const Eigen::SelfAdjointEigenSolver<Eigen::Matrix3d> eig(cov);
+  if (eig.info() != Eigen::Success) return std::nullopt;
+  const Eigen::Vector3d u = eig.eigenvectors().col(2).normalized();  // the largest eigenvalue's
+  double radius = 0.0;
+  for (const auto& p : points) radius = std::max(radius, ((p - c) - (p - c).dot(u) * u).norm());
+  // Every point within `radius` of the segment [t0, t1] along u: a point at
+  // axial t and distance rho from the axis is covered when t lies within
+  // sqrt(radius^2 - rho^2) of the segment.
+  double t0 = std::numeric_limits<double>::infinity(), t1 = -t0;
+  for (const auto& p : points) {
+    const double t = (p - c).dot(u), rho = ((p - c) - t * u).norm();
+    const double reach = std::sqrt(std::max(radius * radius - rho * rho, 0.0));
+    t0 = std::min(t0, t + reach);
+    t1 = std::max(t1, t - reach);
+  }
+  if (t0 > t1) t0 = t1 = 0.5 * (t0 + t1);
+  // A hair more than the rounding of the sums above, so the capsule encloses.
+  return Capsule{c + t0 * u, c + t1 * u, radius * (1.0 + 1e-12) + 1e-12};
+}
+
 ApproxShape approximate(const Shape& s) {
   ApproxShape out;
   const Eigen::Vector3d z = s.pose.R.col(2);
@@ -69,6 +100,10 @@ ApproxShape approximate(const Shape& s) {
       break;
     }
     case ShapeKind::kMesh: {
+      // The smaller (by volume) of two enclosing shapes: the bounding box in
+      // the mesh's frame, and the capsule along the vertices' principal axis
+      // (a link's mesh is often long and round; a box link would be taken as
+      // the box's own, fatter, enclosing capsule).
       Eigen::Vector3d lo = Eigen::Vector3d::Constant(0.0), hi = lo;
       if (s.mesh && !s.mesh->vertices.empty()) {
         lo = hi = s.mesh->vertices.front();
@@ -81,6 +116,15 @@ ApproxShape approximate(const Shape& s) {
       out.box.pose = s.pose;
       out.box.pose.p = s.pose.act(0.5 * (lo + hi));
       out.box.half = 0.5 * (hi - lo);
+      if (const std::optional<Capsule> c = enclosingCapsule(s.mesh ? s.mesh->vertices : std::vector<Eigen::Vector3d>{})) {
+        const double box_volume = 8.0 * out.box.half.prod();
+        const double len = (c->b - c->a).norm();
+        const double capsule_volume = std::numbers::pi * c->radius * c->radius * (len + 4.0 / 3.0 * c->radius);
+        if (capsule_volume < box_volume) {
+          out.is_box = false;
+          out.capsule = {s.pose.act(c->a), s.pose.act(c->b), c->radius};
+        }
+      }
       break;
     }
   }

@@ -4,6 +4,7 @@
 #include <fcl/geometry/bvh/BVH_model.h>
 #include <fcl/geometry/shape/box.h>
 #include <fcl/geometry/shape/capsule.h>
+#include <fcl/geometry/shape/convex.h>
 #include <fcl/geometry/shape/cylinder.h>
 #include <fcl/geometry/shape/sphere.h>
 #include <fcl/math/bv/OBBRSS.h>
@@ -85,6 +86,14 @@ std::shared_ptr<fcl::CollisionGeometryd> fclGeometry(const Shape& s) {
       return std::make_shared<fcl::Capsuled>(s.radius, s.length);
     case ShapeKind::kCylinder: return std::make_shared<fcl::Cylinderd>(s.radius, s.length);
     case ShapeKind::kMesh: {
+      if (s.convex) {
+        // A hull: FCL's solid convex polytope, faces as [3, i, j, k, ...].
+        auto vertices = std::make_shared<std::vector<Eigen::Vector3d>>(s.mesh->vertices);
+        auto faces = std::make_shared<std::vector<int>>();
+        faces->reserve(4 * s.mesh->triangles.size());
+        for (const auto& t : s.mesh->triangles) faces->insert(faces->end(), {3, t[0], t[1], t[2]});
+        return std::make_shared<fcl::Convexd>(vertices, static_cast<int>(s.mesh->triangles.size()), faces);
+      }
       auto m = std::make_shared<fcl::BVHModel<fcl::OBBRSSd>>();
       std::vector<fcl::Triangle> tris;
       tris.reserve(s.mesh->triangles.size());
@@ -332,6 +341,21 @@ CollisionWorld::CollisionWorld(std::shared_ptr<const Model> model, std::vector<L
 
 CollisionWorld::~CollisionWorld() = default;
 
+std::map<std::string, int> CollisionWorld::geometryCounts() const {
+  std::map<std::string, int> out;
+  for (const LinkShape& l : links_)
+    ++out[l.fitted ? "capsules" : l.shape.kind == ShapeKind::kMesh ? (l.shape.convex ? "hull" : "mesh") : "primitives"];
+  return out;
+}
+
+std::string CollisionWorld::geometrySummary() const {
+  std::string out;
+  for (const char* k : {"mesh", "hull", "primitives", "capsules"})
+    if (const auto counts = geometryCounts(); counts.count(k))
+      out += fmt::format("{}{} {}", out.empty() ? "" : ", ", k, counts.at(k));
+  return out.empty() ? "none" : out;
+}
+
 std::string CollisionWorld::linkShapeName(int link) const {
   const LinkShape& l = links_[static_cast<size_t>(link)];
   int k = 0;
@@ -374,9 +398,24 @@ double CollisionWorld::exactPair(const Data& data, int pair, bool* colliding) co
   fcl::DistanceRequestd dreq(false, false, 0.0, 0.0, 1e-9);
   fcl::DistanceResultd dres;
   const double d = fcl::distance(ga, ta, gb, tb, dreq, dres);
-  if (d > 0.0) {
+  // A triangle mesh (FCL's BVH) that crosses the other shape gets a distance
+  // of about 0 from FCL, not a negative one (at times a denormal above 0):
+  // near 0, FCL's collision query decides.
+  const bool surface = (la.shape.kind == ShapeKind::kMesh && !la.shape.convex) ||
+                       (sb->kind == ShapeKind::kMesh && !sb->convex);
+  constexpr double kSurfaceContact = 1e-9;  // [m]
+  if (d > (surface ? kSurfaceContact : 0.0)) {
     *colliding = false;
     return d;
+  }
+  if (surface) {
+    fcl::CollisionRequestd probe(1, false);
+    fcl::CollisionResultd hit;
+    fcl::collide(ga, ta, gb, tb, probe, hit);
+    if (!hit.isCollision()) {
+      *colliding = false;
+      return std::max(d, 0.0);
+    }
   }
   *colliding = true;
   // In contact: minus the penetration depth, the shortest translation that

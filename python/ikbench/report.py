@@ -968,8 +968,9 @@ MAX_DRAWN_TRIANGLES = 20000   # a mesh obstacle with more is drawn as its boundi
 
 
 def _slim_scene(scene, body_index):
-    """What the viewer draws of a scene: the obstacles (world frame) and each link shape as the segment
-    of its capsule (body frame; a sphere is one of length 0, other link shapes are not drawn)."""
+    """What the viewer draws of a scene: the obstacles (world frame), each link shape as the segment
+    of its capsule (body frame; a sphere is one of length 0) and each link mesh or hull (body frame,
+    up to MAX_DRAWN_TRIANGLES); other link shapes are not drawn."""
     obstacles = []
     for o in scene.get("obstacles", []):
         d = {"name": o["name"], "type": o["type"], "xyz": o["xyz"], "quat": o["quat_xyzw"]}
@@ -985,8 +986,12 @@ def _slim_scene(scene, body_index):
                 d["size"] = (hi - lo).tolist()
                 d["xyz"] = (np.asarray(o["xyz"]) + verify_rotate(o["quat_xyzw"], (lo + hi) / 2)).tolist()
         obstacles.append(d)
-    links = []
+    links, link_meshes = [], []
     for l in scene.get("links", []):
+        if l["type"] == "mesh" and l.get("body") in body_index and len(l["triangles"]) <= MAX_DRAWN_TRIANGLES:
+            # A link's mesh (or hull), its vertices in the body frame.
+            v = np.asarray(l["vertices"], dtype=float).reshape(-1, 3) @ quat_matrix(l["quat_xyzw"]).T + l["xyz"]
+            link_meshes.append({"body": body_index[l["body"]], "vertices": v.tolist(), "triangles": l["triangles"]})
         if l["type"] not in ("capsule", "sphere") or l.get("body") not in body_index:
             continue
         R = quat_matrix(l["quat_xyzw"])
@@ -994,7 +999,7 @@ def _slim_scene(scene, body_index):
         c = np.asarray(l["xyz"], dtype=float)
         links.append({"body": body_index[l["body"]], "a": (c - h * R[:, 2]).tolist(), "b": (c + h * R[:, 2]).tolist(),
                       "r": l["radius"]})
-    return {"name": scene.get("name"), "obstacles": obstacles, "links": links}
+    return {"name": scene.get("name"), "obstacles": obstacles, "links": links, "link_meshes": link_meshes}
 
 
 def quat_matrix(q):

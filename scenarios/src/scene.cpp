@@ -140,7 +140,7 @@ Scene parseScene(const std::string& text, const std::string& path) {
   const json root = parseJsonInput(c);
   const Path top;
   c.checkObject(root, top);
-  c.allowKeys(root, top, {"name", "description", "units", "obstacles", "random_boxes", "robot", "disabled_pairs", "avoid"});
+  c.allowKeys(root, top, {"name", "description", "units", "obstacles", "random_boxes", "robot", "disabled_pairs", "srdf", "avoid"});
   Scene s;
   s.source = path;
   s.name = c.string(root, top, "name", fs::path(path).stem().string());
@@ -198,6 +198,7 @@ Scene parseScene(const std::string& text, const std::string& path) {
       s.disabled.emplace_back(pr[0].get<std::string>(), pr[1].get<std::string>());
     }
   }
+  if (c.find(root, "srdf")) s.srdf = c.resolve(root, top, "srdf");
   if (const json* a = c.find(root, "avoid")) {
     const Path ap = top / "avoid";
     c.checkObject(*a, ap);
@@ -224,8 +225,11 @@ double modelReach(const Model& model) {
 }
 
 std::shared_ptr<const CollisionWorld> buildCollisionWorld(const Scene& scene, const std::shared_ptr<const Model>& model,
-                                                          std::vector<LinkShape> link_shapes) {
+                                                          std::vector<LinkShape> link_shapes,
+                                                          const std::vector<std::pair<std::string, std::string>>& more_disabled) {
   std::vector<Shape> obstacles = scene.obstacles;
+  std::vector<std::pair<std::string, std::string>> disabled = scene.disabled;
+  disabled.insert(disabled.end(), more_disabled.begin(), more_disabled.end());
   if (scene.units_reach) {
     const double k = modelReach(*model);
     if (!(k > 0.0)) throw SuiteError(fmt::format("{}: units 'reach', but the robot's reach is 0", scene.source));
@@ -243,7 +247,7 @@ std::shared_ptr<const CollisionWorld> buildCollisionWorld(const Scene& scene, co
   }
   try {
     return std::make_shared<const CollisionWorld>(model, fitLinkCapsules(*model, scene.capsules, std::move(link_shapes)),
-                                                  std::move(obstacles), scene.disabled, scene.name, scene.avoid);
+                                                  std::move(obstacles), disabled, scene.name, scene.avoid);
   } catch (const std::invalid_argument& e) {
     throw SuiteError(fmt::format("{}: {}", scene.source, e.what()));
   }

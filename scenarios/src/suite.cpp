@@ -23,6 +23,7 @@
 #include "ikbench/scenarios/bvh.h"
 #include "ikbench/scenarios/generators.h"
 #include "ikbench/scenarios/input_limits.h"
+#include "ikbench/scenarios/mjcf.h"
 #include "ikbench/scenarios/scene.h"
 #include "json_input.h"
 #include "ikbench/scenarios/skeleton.h"
@@ -200,7 +201,10 @@ void parseSkeletonFamily(const Ctx& c, const json& f, const Path& fp, Family& fa
     if (c.find(f, "scene")) {
       fam.scene = c.resolve(f, fp, "scene");
       try {
-        g.scene = buildCollisionWorld(loadScene(fam.scene), model);
+        const Scene scene = loadScene(fam.scene);
+        if (!scene.srdf.empty())
+          throw SuiteError(fmt::format("{}: an SRDF names links of a robot description; a skeleton has none", fam.scene));
+        g.scene = buildCollisionWorld(scene, model);
       } catch (const SuiteError& e) {
         c.fail(fp / "scene", e.what());
       }
@@ -212,6 +216,30 @@ void parseSkeletonFamily(const Ctx& c, const json& f, const Path& fp, Family& fa
     c.fail(lp, e.what());
   }
   finishFamily(fam, g);
+}
+
+// A scene with an SRDF's disabled pairs: the scene given (the SRDF replacing
+// its own), or one of no obstacles named "self" (self-collision only).
+Scene withSrdf(std::optional<Scene> scene, const std::string& srdf) {
+  if (!scene) {
+    scene.emplace();
+    scene->name = "self";
+    scene->source = srdf;
+  }
+  scene->srdf = srdf;
+  return std::move(*scene);
+}
+
+// The disabled pairs of a scene's SRDF on the loaded model, its names checked
+// against the whole robot description.
+std::vector<std::pair<std::string, std::string>> srdfPairs(const Scene& scene, const UrdfModel& um) {
+  if (scene.srdf.empty()) return {};
+  return loadSrdf(scene.srdf, um.names).pairsIn(*um.model);
+}
+
+// Every problem starts at the SRDF's group state `name`.
+void startAt(const Srdf& srdf, const std::string& name, std::vector<Problem>* problems) {
+  for (Problem& p : *problems) p.q0 = srdf.configuration(name, *p.model);
 }
 
 Family parseFamily(const Ctx& c, const json& f, const Path& fp, std::uint64_t suite_seed) {
@@ -253,14 +281,23 @@ Family parseFamily(const Ctx& c, const json& f, const Path& fp, std::uint64_t su
     spec.levels = static_cast<int>(c.integer(tj, tp, "levels", 1, 0, 10));
     spec.spread = c.number(tj, tp, "spread", 0.8, -10.0, 10.0);
     randomModelFamily(c, f, fp, fam, family_seed, [&](std::uint64_t s) { return randomTree(spec, s); });
-  } else if (type == "urdf") {
+  } else if (type == "urdf" || type == "mjcf") {
     c.allowKeys(f, fp,
-                {"name", "description", "type", "count", "file", "base", "tip", "floating_base", "goals", "scene"});
+                {"name", "description", "type", "count", "file", "base", "tip", "floating_base", "goals", "scene",
+                 "srdf", "start_state", "package_path", "geometry"});
     const std::string file = c.resolve(f, fp, "file");
     UrdfOptions uo;
     uo.base = c.string(f, fp, "base", "");
     uo.tip = c.string(f, fp, "tip", "");
     uo.floating_base = c.boolean(f, fp, "floating_base", false);
+    // Meshes are read for a robot posed in a scene (an SRDF makes one), where they are checked.
+    try {
+      const MeshGeometry geometry = parseMeshGeometry(c.string(f, fp, "geometry", "mesh"), "geometry");
+      if (c.find(f, "scene") || c.find(f, "srdf")) uo.meshes = geometry;
+    } catch (const SuiteError& e) {
+      c.fail(fp / "geometry", e.what());
+    }
+    if (c.find(f, "package_path")) uo.package_path.push_back(c.resolve(f, fp, "package_path"));
     const int count = static_cast<int>(c.integer(f, fp, "count", std::nullopt, 0, 1000000));
     GoalSetSpec g = parseGoals(c, f, fp, count);
     // Families naming one targets_seed share their targets whatever their
@@ -272,27 +309,41 @@ Family parseFamily(const Ctx& c, const json& f, const Path& fp, std::uint64_t su
     }
     UrdfModel um;
     try {
-      um = loadUrdf(file, uo);
+      um = loadRobot(file, uo, type == "mjcf");
     } catch (const SuiteError& e) {
       c.fail(fp / "file", e.what());
     }
-    if (c.find(f, "scene")) {
-      const std::string scene = c.resolve(f, fp, "scene");
-      try {
-        g.scene = buildCollisionWorld(loadScene(scene), um.model, um.collision);
-      } catch (const SuiteError& e) {
-        c.fail(fp / "scene", e.what());
-      }
-      fam.scene = scene;
-    } else if (g.obstacle_distance > 0.0) {
-      c.fail(fp / "goals" / "near_obstacle", "a goal set near obstacles needs a field 'scene' in its family");
+    const std::string srdf = c.find(f, "srdf") ? c.resolve(f, fp, "srdf") : "";
+    const std::string start_state = c.string(f, fp, "start_state", "");
+    if (!start_state.empty() && srdf.empty())
+      c.fail(fp / "start_state", "a start state names a <group_state> of the family's 'srdf', which is missing");
+    if (!start_state.empty() && (g.start != StartPolicy::kNominal || g.starts != 1))
+      c.fail(fp / "start_state", "a start state is every problem's start: the goal set's start must be nominal");
+    std::optional<Scene> scene;
+    try {
+      if (c.find(f, "scene")) scene = loadScene(c.resolve(f, fp, "scene"));
+    } catch (const SuiteError& e) {
+      c.fail(fp / "scene", e.what());
     }
     try {
+      if (!srdf.empty()) scene = withSrdf(std::move(scene), srdf);
+      if (scene) g.scene = buildCollisionWorld(*scene, um.model, um.collision, srdfPairs(*scene, um));
+    } catch (const SuiteError& e) {
+      c.fail(fp / (c.find(f, "scene") ? "scene" : "srdf"), e.what());
+    }
+    if (scene) fam.scene = scene->source;
+    if (!scene && g.obstacle_distance > 0.0)
+      c.fail(fp / "goals" / "near_obstacle", "a goal set near obstacles needs a field 'scene' in its family");
+    try {
       fam.problems = makeGoals(um.model, g, target_seed, "");
+      if (!start_state.empty()) startAt(loadSrdf(srdf, um.names), start_state, &fam.problems);
+    } catch (const SuiteError& e) {
+      c.fail(fp / "start_state", e.what());
     } catch (const std::invalid_argument& e) {
       c.fail(fp, e.what());
     }
     finishFamily(fam, g);
+    if (!start_state.empty()) fam.start = "state:" + start_state;
     fam.source = file;
     fam.robot = um.robot_name;
   } else if (type == "bvh") {
@@ -322,11 +373,12 @@ Family parseFamily(const Ctx& c, const json& f, const Path& fp, std::uint64_t su
     parseSkeletonFamily(c, f, fp, fam, family_seed);
   } else {
     c.fail(fp / "type",
-           fmt::format("unknown family type '{}' (expected one of: random_chain, random_tree, urdf, bvh, skeleton)",
+           fmt::format("unknown family type '{}' (expected one of: random_chain, random_tree, urdf, mjcf, bvh, skeleton)",
                        type));
   }
-  if (const json* gj = c.find(f, "goals"); gj && gj->is_object() && gj->contains("targets_seed") && type != "urdf")
-    c.fail(fp / "goals" / "targets_seed", "only a family of type 'urdf' takes a targets_seed");
+  if (const json* gj = c.find(f, "goals"); gj && gj->is_object() && gj->contains("targets_seed") && type != "urdf" &&
+      type != "mjcf")
+    c.fail(fp / "goals" / "targets_seed", "only a family of type 'urdf' or 'mjcf' takes a targets_seed");
   if (fam.sequential && type != "bvh") fam.branch_jump = parseBranchJump(c, f, fp);
   fam.type = type;
   return fam;
@@ -424,10 +476,10 @@ namespace {
 // chain must be unambiguous; otherwise (cameras, grippers, two arms) the
 // user chooses.
 std::string defaultUrdfTip(const std::string& path, const UrdfOptions& uo, const std::string& base,
-                           const std::string& tip) {
+                           const std::string& tip, bool mjcf = false) {
   std::string default_tip;
   try {
-    const UrdfModel whole = loadUrdf(path, uo);
+    const UrdfModel whole = loadRobot(path, uo, mjcf);
     std::vector<std::string> tips;
     for (int leaf : whole.model->leaves())
       if (!whole.model->supportingJoints(leaf).empty()) tips.push_back(whole.model->bodyName(leaf));
@@ -455,22 +507,37 @@ std::string defaultUrdfTip(const std::string& path, const UrdfOptions& uo, const
 
 Family urdfFamily(const std::string& path, const std::string& base, const std::string& tip, int samples,
                   std::uint64_t seed, const std::string& scene) {
+  return robotFamily(path, base, tip, samples, seed, scene, RobotFiles{});
+}
+
+Family robotFamily(const std::string& path, const std::string& base, const std::string& tip, int samples,
+                   std::uint64_t seed, const std::string& scene_file, const RobotFiles& files) {
   if (samples < 0) throw SuiteError(fmt::format("{}: samples = {} must be >= 0", path, samples));
+  if (!files.start_state.empty() && files.srdf.empty())
+    throw SuiteError(fmt::format("start state '{}': names a <group_state> of an SRDF, and none is given",
+                                 files.start_state));
   UrdfOptions uo;
   uo.base = base;
-  const std::string default_tip = defaultUrdfTip(path, uo, base, tip);
+  uo.package_path = files.package_path;
+  const std::string default_tip = defaultUrdfTip(path, uo, base, tip, files.mjcf);
+  // Meshes are read for a robot posed in a scene (an SRDF makes one), where they are checked.
+  const MeshGeometry geometry = parseMeshGeometry(files.geometry, "geometry");
+  if (!scene_file.empty() || !files.srdf.empty()) uo.meshes = geometry;
   uo.tip = tip.empty() ? default_tip : tip;
-  const UrdfModel um = loadUrdf(path, uo);
+  const UrdfModel um = loadRobot(path, uo, files.mjcf);
   GoalSetSpec g;
   g.count = samples;
   g.kind = GoalKind::kPose;
   g.start = StartPolicy::kNominal;
-  if (!scene.empty()) g.scene = buildCollisionWorld(loadScene(scene), um.model, um.collision);
+  std::optional<Scene> scene;
+  if (!scene_file.empty()) scene = loadScene(scene_file);
+  if (!files.srdf.empty()) scene = withSrdf(std::move(scene), files.srdf);
+  if (scene) g.scene = buildCollisionWorld(*scene, um.model, um.collision, srdfPairs(*scene, um));
   Family fam;
   // <robot>-pose for the default tip, given or not; <robot>-<tip>-pose for
   // another tip: one chain, one name (and so the same solve seeds).
   fam.name = fs::path(path).stem().string() + (uo.tip == default_tip ? "" : "-" + uo.tip) +
-             (scene.empty() ? "" : "-" + g.scene->sceneName()) + "-pose";
+             (scene ? "-" + g.scene->sceneName() : "") + "-pose";
   fam.description = fmt::format("{}: {} random reachable pose targets within limits on '{}' (chain {} -> {}, "
                                 "{} DOF{})",
                                 path, samples, uo.tip, um.model->bodyName(0), uo.tip, um.model->nv(),
@@ -480,14 +547,20 @@ Family urdfFamily(const std::string& path, const std::string& base, const std::s
   } catch (const std::invalid_argument& e) {
     throw SuiteError(fmt::format("{}: {}", path, e.what()));
   }
+  if (!files.start_state.empty()) {
+    startAt(loadSrdf(files.srdf, um.names), files.start_state, &fam.problems);
+    fam.description += fmt::format("; every start at the SRDF's state '{}'", files.start_state);
+  }
   finishFamily(fam, g);
-  fam.type = "urdf";
+  if (!files.start_state.empty()) fam.start = "state:" + files.start_state;
+  fam.type = files.mjcf ? "mjcf" : "urdf";
   fam.source = path;
   fam.robot = um.robot_name;
-  fam.scene = scene;
-  if (!scene.empty())
-    fam.description += fmt::format("; targets from collision-free configurations in scene '{}' ({})",
-                                   g.scene->sceneName(), scene);
+  fam.scene = scene ? scene->source : "";
+  if (scene)
+    fam.description += fmt::format("; targets from collision-free configurations in scene '{}' ({}); links "
+                                   "checked as: {}",
+                                   g.scene->sceneName(), scene->source, g.scene->geometrySummary());
   return fam;
 }
 

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <mutex>
@@ -20,8 +21,12 @@
 
 #include "ikbench/kinematics/forward_kinematics.h"
 #include "ikbench/scenarios/input_limits.h"
+#include "ikbench/scenarios/mesh_file.h"
+#include "ikbench/scenarios/scene.h"
+#include "xml_input.h"
 
 namespace ikbench {
+namespace fs = std::filesystem;
 namespace {
 
 // Collects urdfdom's console_bridge messages while it parses (the handler is
@@ -71,6 +76,8 @@ struct Validator {
     return out;
   }
 };
+
+}  // namespace
 
 // Element nesting depth, checked on the raw text before any XML parser (both
 // TinyXML and urdfdom's parser recurse once per level). Comments, CDATA,
@@ -128,6 +135,19 @@ void checkXmlNesting(const std::string& xml, const std::string& source) {
   }
 }
 
+void parseXml(const std::string& xml, const std::string& source, TiXmlDocument* doc) {
+  checkXmlNesting(xml, source);
+  std::string padded;
+  padded.reserve(xml.size() + 8);
+  padded.append(xml).append(8, '\0');
+  doc->Parse(padded.c_str());
+  if (doc->Error())
+    throw SuiteError(
+        fmt::format("{}:{}: malformed XML: {} (truncated file?)", source, doc->ErrorRow(), doc->ErrorDesc()));
+}
+
+namespace {
+
 Pose3d toPose(const urdf::Pose& p) {
   Pose3d out;
   out.p = Eigen::Vector3d(p.position.x, p.position.y, p.position.z);
@@ -137,6 +157,22 @@ Pose3d toPose(const urdf::Pose& p) {
 
 }  // namespace
 
+MeshGeometry parseMeshGeometry(const std::string& text, const std::string& where) {
+  if (text == "mesh") return MeshGeometry::kMesh;
+  if (text == "hull") return MeshGeometry::kHull;
+  if (text == "capsules") return MeshGeometry::kCapsules;
+  throw SuiteError(fmt::format("{}: '{}' (expected mesh, hull or capsules)", where, text));
+}
+
+std::string toString(MeshGeometry g) {
+  switch (g) {
+    case MeshGeometry::kMesh: return "mesh";
+    case MeshGeometry::kHull: return "hull";
+    case MeshGeometry::kCapsules: return "capsules";
+  }
+  return "mesh";
+}
+
 UrdfModel loadUrdf(const std::string& path, const UrdfOptions& options) {
   return parseUrdf(readInputFile(path, "URDF file"), path, options);
 }
@@ -145,18 +181,8 @@ UrdfModel parseUrdf(const std::string& xml, const std::string& source, const Urd
   const Validator v{source};
 
   // ---- 1. validation with line numbers ----
-  checkXmlNesting(xml, source);
-  // TinyXML walks multi-byte UTF-8 sequences by their lead byte's length, so a
-  // stray lead byte at the end of the text would step over a single
-  // terminator: hand it the text followed by several NULs.
-  std::string padded;
-  padded.reserve(xml.size() + 8);
-  padded.append(xml).append(8, '\0');
   TiXmlDocument doc;
-  doc.Parse(padded.c_str());
-  if (doc.Error())
-    throw SuiteError(
-        fmt::format("{}:{}: malformed XML: {} (truncated file?)", source, doc.ErrorRow(), doc.ErrorDesc()));
+  parseXml(xml, source, &doc);
   const TiXmlElement* robot = doc.RootElement();
   if (!robot) throw SuiteError(fmt::format("{}: empty file (expected a <robot> element)", source));
   if (std::string(robot->Value()) != "robot")
@@ -289,6 +315,8 @@ UrdfModel parseUrdf(const std::string& xml, const std::string& source, const Urd
   // ---- 3. conversion ----
   UrdfModel out;
   out.robot_name = urdf->getName();
+  for (const auto& [name, row] : link_row) out.names.links.insert(name);
+  for (const auto& [name, j] : joint_elem) out.names.joints.insert(name);
   // An unknown link name gets the model's links (the first 60) in the error.
   auto knownLinks = [&] {
     std::string out;
@@ -397,8 +425,9 @@ UrdfModel parseUrdf(const std::string& xml, const std::string& source, const Urd
   } catch (const ModelError& e) {
     throw SuiteError(fmt::format("{}: {}", source, e.what()));
   }
-  // <collision> primitives of the kept links (meshes are left to the fitted
-  // capsules: collision/world.h).
+  // <collision> geometry of the kept links: primitives, and meshes as
+  // options.meshes says.
+  std::size_t triangles = 0;
   for (const auto& [link_name, body] : body_of_link) {
     const urdf::LinkConstSharedPtr link = urdf->getLink(link_name);
     if (!link) continue;
@@ -421,7 +450,47 @@ UrdfModel parseUrdf(const std::string& xml, const std::string& source, const Urd
           shape = Shape::cylinder(link_name, c.radius, c.length, pose);
           break;
         }
-        default: continue;  // mesh
+        case urdf::Geometry::MESH: {
+          // The mesh itself, its hull, or nothing: the link's fitted capsules.
+          if (options.meshes == MeshGeometry::kCapsules) continue;
+          const auto& m = static_cast<const urdf::Mesh&>(*col->geometry);
+          const std::string at = fmt::format("{}:{}: link '{}': <collision> mesh '{}'", source, link_row[link_name],
+                                             link_name, m.filename);
+          std::vector<std::string> looked;
+          const std::string file =
+              resolveMeshPath(m.filename, fs::path(source).parent_path().string(), options.package_path, &looked);
+          if (file.empty()) {
+            std::string where;
+            for (size_t k = 0; k < looked.size() && k < 6; ++k) where += (k ? ", " : "") + looked[k];
+            if (looked.size() > 6) where += fmt::format(" and {} more", looked.size() - 6);
+            throw SuiteError(fmt::format("{}: no such file (looked for {}{})", at,
+                                         where.empty() ? "it in no directory" : where,
+                                         m.filename.rfind("package://", 0) == 0
+                                             ? "; give the package's directory with --package-path or ROS_PACKAGE_PATH"
+                                             : ""));
+          }
+          const Eigen::Vector3d scale(m.scale.x, m.scale.y, m.scale.z);
+          if (!scale.allFinite() || !(scale.minCoeff() > 0.0))
+            throw SuiteError(fmt::format("{}: scale must be three finite numbers > 0", at));
+          try {
+            if (std::error_code ec; fs::file_size(file, ec) > kMaxInputFileBytes || ec)
+              throw std::runtime_error(fmt::format("{}: not a readable file of at most {} bytes", file, kMaxInputFileBytes));
+            auto tm = std::make_shared<TriangleMesh>(readMeshFile(file, scale, kMaxSceneTriangles - triangles));
+            triangles += tm->triangles.size();
+            if (options.meshes == MeshGeometry::kHull) *tm = convexHull(*tm, file);
+            shape.kind = ShapeKind::kMesh;
+            shape.name = link_name;
+            shape.pose = pose;
+            shape.file = file;
+            shape.convex = options.meshes == MeshGeometry::kHull;
+            shape.mesh = std::move(tm);
+          } catch (const std::exception& e) {
+            throw SuiteError(fmt::format("{}: {}", at, e.what()));
+          }
+          out.collision.push_back({body, std::move(shape), false});
+          continue;
+        }
+        default: continue;
       }
       const double size = shape.kind == ShapeKind::kBox ? shape.size.minCoeff() : shape.radius;
       if (!(size > 0.0) || !std::isfinite(size) || !std::isfinite(shape.length) || shape.length < 0.0)

@@ -172,3 +172,34 @@ def test_a_checked_pair_naming_a_missing_obstacle_is_refused(scene_run, tmp_path
     p = cli("verify", run_dir)
     assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1, p.stderr
     assert "models.json" in p.stderr and "pairs[0]" in p.stderr and "Traceback" not in p.stderr
+
+
+@pytest.fixture(scope="module")
+def mesh_run(tmp_path_factory):
+    exe = harness_binary()
+    out = tmp_path_factory.mktemp("mesh") / "run"
+    p = subprocess.run([exe, "run", "--urdf", str(REPO / "scenarios/data/robots/ur5-meshes.urdf"), "--tip", "tool0",
+                        "--scene", str(REPO / "scenarios/data/scenes/workcell.json"), "--samples", "20",
+                        "--solvers", "auto,kdl-lma", "--threads", "1", "--out", str(out), "--progress", "none",
+                        "--no-trace"],
+                       capture_output=True, text=True, timeout=300, env=dict(os.environ, PYTHONPATH=str(REPO / "python")))
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "links checked as: mesh 6" in p.stdout
+    return out
+
+
+def test_a_mesh_run_records_its_geometry_and_both_verifiers_agree(mesh_run, tmp_path):
+    from ikbench import report
+    run = results.load(mesh_run)
+    mid = run.problems["model"].iat[0]
+    scene = run.models[mid]["scene"]
+    assert scene["geometry"] == {"mesh": 6}
+    assert all(lk["type"] == "mesh" and lk["file"].endswith(".stl") for lk in scene["links"])
+    # numpy checks no mesh pair: a collision FCL found there stands, and nothing disagrees.
+    rep = verify.verify_run(run)
+    assert rep.disagreements.empty, verify.format_report(rep)
+    p = subprocess.run([harness_binary(), "verify", str(mesh_run)], capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stdout + p.stderr
+    # The report's viewer gets every link mesh in its body frame.
+    slim = report._slim_scene(scene, {j["body"]: i for i, j in enumerate(run.models[mid]["joints"])})
+    assert len(slim["link_meshes"]) == 6

@@ -890,6 +890,16 @@
       if (segs.length) out.push(Object.assign({ type: "scatter3d", mode: "lines", name: "collision geometry", scene: scene, hoverinfo: "skip", showlegend: false,
         opacity: 0.6, line: { color: cs[0], width: cs[1] ? 14 : 10 } }, lineSegments(segs)));
     });
+    // Link meshes (or hulls) moved by their bodies, coloured like the capsules.
+    (sc.link_meshes || []).forEach(function (m) {
+      var on = state && hit[model.joints[m.body].body_name];
+      var colour = on && state === "collides" ? "#d62728" : on && state === "near" ? "#ff7f0e" : "#9a9a9a";
+      var R = F.R[m.body], p = F.p[m.body], w = m.vertices.map(function (x) { return add(mv(R, x), p); });
+      out.push({ type: "mesh3d", name: model.joints[m.body].body_name, scene: scene, color: colour, opacity: 0.5, flatshading: true,
+        hoverinfo: "skip", showlegend: false,
+        x: w.map(function (q) { return q[0]; }), y: w.map(function (q) { return q[1]; }), z: w.map(function (q) { return q[2]; }),
+        i: m.triangles.map(function (t) { return t[0]; }), j: m.triangles.map(function (t) { return t[1]; }), k: m.triangles.map(function (t) { return t[2]; }) });
+    });
     return out;
   }
 

@@ -10,6 +10,7 @@
 
 #include <Eigen/Core>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -45,6 +46,9 @@ struct Shape {
   Pose3d pose;                                     // frame_T_shape
   std::shared_ptr<const TriangleMesh> mesh;        // kMesh (vertices in the shape frame)
   std::string file;                                // kMesh: the file it came from (for results)
+  // kMesh: the mesh is a convex polytope (a hull), checked as a solid
+  // (fcl::Convex) rather than as a surface of triangles (FCL's BVH).
+  bool convex = false;
 
   static Shape box(std::string name, const Eigen::Vector3d& size, const Pose3d& pose);
   static Shape sphere(std::string name, double radius, const Pose3d& pose);
@@ -59,7 +63,7 @@ struct Shape {
 // whose distance to a segment has a closed form or a convex one-dimensional
 // search: a link by a swept sphere (capsule: segment + radius; a sphere is a
 // capsule of length 0), an obstacle by a box (boxes; meshes by their bounding
-// box), or a capsule (capsules, spheres; cylinders by the capsule that
+// box or, when it is smaller, their capsule along the principal axis), or a capsule (capsules, spheres; cylinders by the capsule that
 // encloses them). Every approximation encloses the exact shape, so the
 // approximate distance never exceeds the exact one (up to kFastDistanceSlack):
 // "clear by the approximation" implies "clear by FCL".
@@ -80,6 +84,10 @@ struct ApproxShape {
   Capsule capsule;  // !is_box
   Box box;          // is_box
 };
+// The capsule along the points' principal axis (through their centroid)
+// that encloses them all, with the shortest segment for the smallest such
+// radius; nullopt for no points.
+std::optional<Capsule> enclosingCapsule(const std::vector<Eigen::Vector3d>& points);
 // The enclosing approximation of `s` (in s's frame, i.e. with s.pose applied).
 ApproxShape approximate(const Shape& s);
 // The same moved by frame_T (world_T_frame * shape).

@@ -137,6 +137,13 @@ class CollisionWorld {
   // collide-at-neutral, always-colliding and the scene's own list.
   const std::vector<std::pair<std::string, std::string>>& disabledPairs() const { return disabled_; }
   const AvoidanceParameters& avoidance() const { return avoid_; }
+  // Which geometry the robot's links are checked as: link shapes per kind,
+  // "mesh" (a triangle mesh, FCL's BVH), "hull" (a mesh's convex hull),
+  // "primitives" (the description's boxes, spheres, capsules, cylinders) and
+  // "capsules" (fitted to the link's segments).
+  std::map<std::string, int> geometryCounts() const;
+  // The same as text: "mesh 6, capsules 1".
+  std::string geometrySummary() const;
   std::string pairName(int pair) const;
   // A link shape's name: "<body>" or "<body>#k" for its k-th shape (k > 0).
   std::string linkShapeName(int link) const;

@@ -13,6 +13,7 @@
 //    "robot": {"fraction": 0.15, "min_radius": 0.025, "max_radius": 0.06,
 //              "links": {"<link>": {"radius": r}}},
 //    "disabled_pairs": [["<link>", "<link or obstacle>"], ...],
+//    "srdf": "robot.srdf",            // its <disable_collisions> pairs join disabled_pairs (srdf.h)
 //    "avoid": {"influence_distance": 0.05, "security_distance": 0.002, "damper_gain": 0.5}}
 // Every error names the file, the line and the field and says what was
 // expected; counts and sizes are bounded (kMaxSceneObstacles, ...).
@@ -43,6 +44,7 @@ struct Scene {
   std::vector<Shape> obstacles;  // random boxes included
   CapsuleRule capsules;
   std::vector<std::pair<std::string, std::string>> disabled;
+  std::string srdf;  // an SRDF file whose <disable_collisions> pairs are left out too, or empty
   AvoidanceParameters avoid;
 };
 
@@ -57,9 +59,13 @@ double modelReach(const Model& model);
 
 // The collision world of `scene` around `model`: obstacles scaled by the
 // reach when the scene says so, link geometry from `link_shapes` (the URDF's
-// <collision>) and capsules fitted to the other links. Throws SuiteError
-// naming the scene file for a pair or link the model does not have.
-std::shared_ptr<const CollisionWorld> buildCollisionWorld(const Scene& scene, const std::shared_ptr<const Model>& model,
-                                                          std::vector<LinkShape> link_shapes = {});
+// <collision>) and capsules fitted to the other links; `more_disabled`
+// (an SRDF's pairs on the model's links: Srdf::pairsIn) join the scene's
+// own. Throws SuiteError naming the scene file for a pair or link the model
+// does not have. (The scene's `srdf` is read by its caller, which knows the
+// whole robot description: the urdf and mjcf families and robotFamily, suite.h.)
+std::shared_ptr<const CollisionWorld> buildCollisionWorld(
+    const Scene& scene, const std::shared_ptr<const Model>& model, std::vector<LinkShape> link_shapes = {},
+    const std::vector<std::pair<std::string, std::string>>& more_disabled = {});
 
 }  // namespace ikbench

@@ -28,8 +28,8 @@ struct Family {
   int dof = 0;        // nv of the family's model(s)
   int effectors = 0;  // goals per problem
   std::string goal;   // "position" | "orientation" | "pose" | "mixed"
-  std::string type;    // the family type: "random_chain", "random_tree", "urdf", "bvh"
-  std::string source;  // the URDF or BVH file of a loaded model, else empty
+  std::string type;    // the family type: "random_chain", "random_tree", "urdf", "mjcf", "bvh", "skeleton"
+  std::string source;  // the URDF, MJCF or BVH file of a loaded model, else empty
   std::string robot;   // the robot's name for a URDF family (per-robot tables), else empty
   std::string scene;   // the scene file of a family posed in a scene (Problem::collision), else empty
   // Trajectory / mocap tracking ("previous solution" start policy): problem
@@ -87,6 +87,18 @@ Suite parseSuite(const std::string& text, const std::string& path,
 // the family's: <robot>-<scene>-pose.
 Family urdfFamily(const std::string& path, const std::string& base, const std::string& tip, int samples,
                   std::uint64_t seed, const std::string& scene = "");
+
+// What `ikbench run` takes beside the robot file (docs/collision.md).
+struct RobotFiles {
+  bool mjcf = false;        // the robot file is MJCF (mjcf.h), else URDF
+  std::string srdf;         // an SRDF: its disabled pairs join the scene's (a scene of no obstacles without one)
+  std::string start_state;  // a <group_state> of the SRDF: every problem starts there
+  std::vector<std::string> package_path;  // where package://NAME/ mesh paths are looked up (urdf.h)
+  std::string geometry = "mesh";          // the links' collision geometry: mesh, hull or capsules (urdf.h)
+};
+// urdfFamily with those: the family of an MJCF file is named like a URDF's.
+Family robotFamily(const std::string& path, const std::string& base, const std::string& tip, int samples,
+                   std::uint64_t seed, const std::string& scene, const RobotFiles& files);
 // The names of the shipped protocols (files in <data>/protocols/).
 std::vector<std::string> builtinProtocolNames();
 // For `ikbench run --protocol NAME --urdf FILE [--base B --tip T]`: the
