@@ -1,12 +1,14 @@
 """`ikbench plot convergence|time|success RUN --family F --solvers A,B`: what each figure holds (the data
 and the drawn artists, not pixels), the notes, the filters and their errors, and the one look per spec
-(ikbench.styles) that every figure of the package uses."""
+(ikbench.render.styles) that every figure of the package uses."""
 import numpy as np
 import pytest
 import synth
 from conftest import cli
 
-from ikbench import curves, family_figures, family_render, figures, plots, report, results, styles
+from ikbench.analysis import curves, family_figures, figures
+from ikbench.render import family_render, plots, report, styles
+from ikbench.io import results
 
 
 @pytest.fixture(scope="module")

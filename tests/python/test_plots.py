@@ -1,4 +1,4 @@
-"""ikbench.plots (scripts/plot.py): what the plots contain, for one run and for runs overlaid."""
+"""ikbench.render.plots (scripts/plot.py): what the plots contain, for one run and for runs overlaid."""
 import gzip
 import json
 
@@ -6,7 +6,9 @@ import synth
 from PIL import Image
 from plot_check import check
 
-from ikbench import figures, plots, results
+from ikbench.analysis import figures
+from ikbench.render import plots
+from ikbench.io import results
 
 
 def test_one_run(tmp_path):
@@ -144,7 +146,7 @@ def test_a_transparent_png_figure_keeps_its_alpha(tmp_path):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    from ikbench.safe_io import save_figure
+    from ikbench.io.safe_io import save_figure
 
     fig, ax = plt.subplots()
     ax.plot([0, 1], [1, 0])

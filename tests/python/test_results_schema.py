@@ -1,5 +1,5 @@
 """python/ikbench/data/results_format.json, the facts of the results format the Python reader
-takes (ikbench.results_schema), against the C++ constants that hold the same facts
+takes (ikbench.io.results_schema), against the C++ constants that hold the same facts
 (benchmarks/harness/results_format.{h,cpp}, results_reader.cpp, gzip_stream.h and the enum tables
 of the kinematics, solvers and collision libraries), read from their source: a fact changed on
 one side only fails here, so that both readers keep accepting and refusing the same files."""
@@ -8,8 +8,8 @@ import re
 import pytest
 from conftest import REPO
 
-from ikbench import results
-from ikbench.results_schema import SCHEMA
+from ikbench.io import results
+from ikbench.io.results_schema import SCHEMA
 
 HARNESS = REPO / "benchmarks" / "harness"
 
@@ -111,6 +111,6 @@ def test_column_kinds_are_the_cpp_readers():
 def test_number_syntax(text, ok):
     """One number syntax, parseResultNumber's: sign, then nan/inf/infinity in any case or decimal
     digits with an optional point and exponent."""
-    from ikbench.results_schema import is_number
+    from ikbench.io.results_schema import is_number
 
     assert is_number(text) is ok

@@ -6,7 +6,9 @@ import re
 
 import pytest
 
-from ikbench import figures, latex, report, results
+from ikbench.analysis import figures
+from ikbench.render import latex, report
+from ikbench.io import results
 
 ROW_END = re.compile(r"\s*\\\\\s*$")
 
