@@ -9,7 +9,7 @@
 Exit status: 0 no regression, 1 at least one regression, 2 bad input.
 
 A thin wrapper: the gate lives in the analysis library (python/ikbench/analysis/gate.py computes,
-gate_render.py renders, gate_cli.py is this command line; thresholds in
+render/gate_render.py renders, cli/gate_commands.py is this command line; thresholds in
 python/ikbench/data/regress_thresholds.json),
 which reads results and defines the figures for every tool (docs/analysis.md);
 README section "Regression gate" documents the gate. Run with /usr/bin/python3.

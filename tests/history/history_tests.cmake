@@ -1,4 +1,4 @@
-# The history store (python/ikbench/history, docs/history.md) under ctest. Included from
+# The history store (python/ikbench/io/store.py and the history modules of each layer, docs/history.md) under ctest. Included from
 # tests/CMakeLists.txt.
 #
 # history: pytest of tests/history against an SQLite store in a temporary directory: the store and

@@ -91,7 +91,7 @@ def machine_identity(meta):
 
 
 def repo_dir():
-    """The git work tree of this source tree (python/ikbench/history -> the repository)."""
+    """The git work tree of this source tree (python/ikbench/analysis -> the repository)."""
     return Path(__file__).resolve().parents[3]
 
 
