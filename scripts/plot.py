@@ -17,7 +17,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "python"))
 
-from ikbench.render.plots import main  # noqa: E402
+from ikbench.cli.plot_commands import main  # noqa: E402
 
 if __name__ == "__main__":
     sys.exit(main())

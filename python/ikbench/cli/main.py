@@ -188,9 +188,9 @@ def cmd_verify(args):
 
 
 def cmd_plot(args):
-    from ..render import plots
+    from . import plot_commands
 
-    return plots.main_from_args(args)
+    return plot_commands.main_from_args(args)
 
 
 def cmd_tune(args):
@@ -256,7 +256,7 @@ def build_parser():
     pl = sub.add_parser("plot", help="PNG/SVG plots of one or more runs (overlaid), and report.html for one run; "
                         "plot convergence|time|success RUN_DIR --family F --solvers A,B: one figure of chosen specs "
                         "on chosen families (plot convergence --help)")
-    from ..render.plots import add_arguments
+    from .plot_commands import add_arguments
 
     pl.description = ("PNG/SVG plots of one or more runs (overlaid), and report.html for one run. One figure of "
                       "chosen specs on chosen families: plot convergence|time|success RUN_DIR [--family F[,G]] "
