@@ -163,7 +163,7 @@ def _check_out(args, runs):
 
 
 def cmd_report(args):
-    from ..render import report
+    from . import report_commands
 
     if getattr(args, "history", None):  # the page never replaces the history store it reads (before the work)
         import os
@@ -171,7 +171,7 @@ def cmd_report(args):
         from ..render.history_report import check_output
 
         check_output(args.history, args.out or os.path.join(args.run_dir, "report.html"))
-    return report.main_from_args(args)
+    return report_commands.main_from_args(args)
 
 
 def cmd_verify(args):
@@ -266,7 +266,7 @@ def build_parser():
     pl.set_defaults(func=cmd_plot)
 
     r = sub.add_parser("report", help="write the self-contained interactive report.html of a run")
-    from ..render.report import add_arguments as report_arguments
+    from .report_commands import add_arguments as report_arguments
 
     report_arguments(r)
     r.set_defaults(func=cmd_report)
