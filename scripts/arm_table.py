@@ -36,8 +36,9 @@ sys.path.insert(0, str(REPO / "python"))
 
 from tabulate import tabulate  # noqa: E402
 
-from ikbench import results, runner, tune  # noqa: E402
-from ikbench.safe_io import atomic_write_text, output_directory  # noqa: E402
+from ikbench.io import results, runner
+from ikbench.analysis import tune  # noqa: E402
+from ikbench.io.safe_io import atomic_write_text, output_directory  # noqa: E402
 
 # key, label, where (shipped | corpus), file, base, tip, group (the robot is in the tuning set of the
 # auto preset, or only ever evaluated)

@@ -9,7 +9,7 @@
 Writes RESULTS_DIR/plots/*.png|svgz, RESULTS_DIR/plots/index.json (every plot with its panels and
 series) and RESULTS_DIR/report.html. Exit status 0, or 2 with a message for bad input.
 
-A thin wrapper: the plots live in the analysis library (python/ikbench/plots.py), which reads
+A thin wrapper: the plots live in the analysis library (python/ikbench/render/plots.py), which reads
 results and defines the figures for every tool (docs/analysis.md).
 """
 import sys
@@ -17,7 +17,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "python"))
 
-from ikbench.plots import main  # noqa: E402
+from ikbench.cli.plot_commands import main  # noqa: E402
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -16,7 +16,7 @@ prints per arm, regime and solver the success rate with its interval, the fracti
 solved from any of their starts and the median time; `tracking` per path and solver the success
 rate, the largest joint jump, the branch switches and the RMS joint velocity, acceleration and
 jerk. Every
-figure is ikbench.figures.summarize's (docs/analysis.md, docs/protocols.md); each run's load is
+figure is ikbench.analysis.figures.summarize's (docs/analysis.md, docs/protocols.md); each run's load is
 printed under the table. Exit status 0, 2 on bad input.
 """
 import argparse
@@ -29,7 +29,8 @@ sys.path.insert(0, str(REPO / "python"))
 
 from tabulate import tabulate  # noqa: E402
 
-from ikbench import figures, results  # noqa: E402
+from ikbench.analysis import figures
+from ikbench.io import results  # noqa: E402
 
 PUBLISHED = REPO / "python" / "ikbench" / "data" / "trac_ik_published.csv"
 

@@ -8,8 +8,8 @@
 
 Exit status: 0 no regression, 1 at least one regression, 2 bad input.
 
-A thin wrapper: the gate lives in the analysis library (python/ikbench/gate.py computes,
-gate_render.py renders, gate_cli.py is this command line; thresholds in
+A thin wrapper: the gate lives in the analysis library (python/ikbench/analysis/gate.py computes,
+render/gate_render.py renders, cli/gate_commands.py is this command line; thresholds in
 python/ikbench/data/regress_thresholds.json),
 which reads results and defines the figures for every tool (docs/analysis.md);
 README section "Regression gate" documents the gate. Run with /usr/bin/python3.
@@ -19,8 +19,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "python"))
 
-from ikbench.gate import *  # noqa: E402,F401,F403  (the gate's names, for scripts that import this file)
-from ikbench.gate import main  # noqa: E402
+from ikbench.analysis.gate import *  # noqa: E402,F401,F403  (the gate's names, for scripts that import this file)
+from ikbench.cli.gate_commands import main  # noqa: E402
 
 if __name__ == "__main__":
     sys.exit(main())

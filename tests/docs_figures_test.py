@@ -8,7 +8,7 @@ A measured figure is a time (a number with ns, us, µs, ms or s) or a rate (a nu
 "per second") in a sentence that reports a measurement (measured, took, median, mean, faster,
 slower, per solve, per call, throughput, ...) and is not a target, limit or budget. Outside the
 generated tables (between `<!-- history-table:NAME -->` and `<!-- /history-table -->`, which
-python/ikbench/history/doctables.py writes from results/history/ and the ctest
+python/ikbench/render/doctables.py writes from results/history/ and the ctest
 history_docs_current keeps current), such a sentence must stand in a section (the text under one
 heading) that shows the command that measures it: a code block, or inline code naming a command
 (ikbench, build/release/..., scripts/..., python3, bench_*, valgrind, perf, ctest).

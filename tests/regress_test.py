@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Tests of the regression gate (scripts/regress.py, python/ikbench/gate.py) on synthetic results.
+"""Tests of the regression gate (scripts/regress.py, python/ikbench/analysis/gate.py) on synthetic results.
 
 Each test writes solves.csv / run.json files shaped like `ikbench run`'s into
 a temporary directory, runs the gate as the user would (a subprocess of
@@ -29,7 +29,8 @@ SCRIPT = ROOT / "scripts" / "regress.py"
 CONFIG = ROOT / "python" / "ikbench" / "data" / "regress_thresholds.json"
 PYTHON = sys.executable or "/usr/bin/python3"
 sys.path.insert(0, str(ROOT / "python"))
-from ikbench import gate as regress  # noqa: E402
+from ikbench.analysis import gate as regress  # noqa: E402
+from ikbench.cli import gate_commands  # noqa: E402
 
 COLUMNS = ["suite", "family", "problem", "dof", "effectors", "goal", "solver", "status", "converged",
            "iterations", "restarts", "position_error", "orientation_error", "time_us", "fk_evals",
@@ -86,7 +87,7 @@ def write_run(directory, rows, seed=1, suite="quick", run_json=True, columns=COL
     return directory
 
 
-# One solve of each outcome (ikbench.outcomes' rule) as solves.csv fields.
+# One solve of each outcome (ikbench.analysis.outcomes' rule) as solves.csv fields.
 OUTCOME_ROWS = {"converged": ("converged", 1), "not-found": ("stalled", 0), "refused": ("stalled", 0),
                 "timed-out": ("time-limit", 0), "wrong": ("false-convergence", 0)}
 
@@ -180,7 +181,7 @@ class GateTest(unittest.TestCase):
         out, err = io.StringIO(), io.StringIO()
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             try:
-                rc = regress.main([str(a) for a in args])
+                rc = gate_commands.main([str(a) for a in args])
             except SystemExit as e:  # argparse usage errors
                 rc = e.code
         return rc, out.getvalue(), err.getvalue()

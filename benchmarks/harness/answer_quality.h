@@ -2,7 +2,7 @@
 // every solve and the quality columns of solves.csv, written by the run
 // engine for a run that records them (a protocol's run, or --quality) and
 // recomputed from the files by `ikbench verify`. The Python library
-// (python/ikbench/outcomes.py) defines the same outcome and figures.
+// (python/ikbench/analysis/outcomes.py) defines the same outcome and figures.
 #pragma once
 
 #include <Eigen/Core>

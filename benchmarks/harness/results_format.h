@@ -1,7 +1,7 @@
 // The results format, version 2 (docs/results-format.md): column lists, row
 // formatting and parsing, and the JSON of models and problems. Everything that
 // writes or reads a results directory in C++ goes through here; the Python
-// analysis library (python/ikbench/results.py) reads the same files, and a
+// analysis library (python/ikbench/io/results.py) reads the same files, and a
 // test checks that both agree on the columns.
 #pragma once
 

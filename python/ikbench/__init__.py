@@ -1,13 +1,11 @@
 """ikbench analysis library: the one place that reads ikbench results and defines each figure.
 
-Modules:
-  results  load and validate a results directory (docs/results-format.md)
-  stats    Wilson and bootstrap intervals, quantiles, tests for comparisons
-  figures  per family x solver figures (summarize, write_summary), the console tables
-  compare  two runs (or two solver specs of one run) compared with tests
-  verify   an independent numpy forward kinematics that re-checks every reported solve
-  gate     the regression gate behind scripts/regress.py
-  plots    the plots and report.html behind scripts/plot.py
+Layers (docs/architecture.md), each importing only those below it:
+  ikbench.cli       the command line (`python3 -m ikbench`), with gate and history as subcommand groups
+  ikbench.render    console text, tables, LaTeX, plots, report.html, the history site, the doc tables
+  ikbench.analysis  figures, statistics, verify (an independent numpy FK), gate, compare, tune, sweeps,
+                    history series and change points: returns data
+  ikbench.io        the results reader (ikbench.io.results.load), safe reads and writes, the history store
 Definitions: docs/analysis.md. Command line: `python3 -m ikbench --help`.
 
 With the compiled bindings `ikbench._core` built (python/src, pybind11), `import ikbench` also gives
@@ -16,7 +14,7 @@ solve_batch(), random_chain(). Without them, `ikbench.bindings_error` says why, 
 library works as ever.
 """
 
-from .results import ResultsError, Run, load  # noqa: F401
+from .io.results import ResultsError, Run, load  # noqa: F401
 from ._bindings import *  # noqa: F401,F403  (compiled bindings, when built)
 
 __version__ = "0.1.0"

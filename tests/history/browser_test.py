@@ -103,7 +103,7 @@ def console_errors(d):
 
 def make_site(work):
     from conftest import sha, synthetic_run, write_gbench
-    from ikbench.cli import main
+    from ikbench.cli.main import main
 
     runs = []
     for i in range(12):

@@ -111,7 +111,7 @@ def step_runs(tmp_path_factory):
 def run_cli(capsys, *argv):
     """`ikbench history ARGV...` in this process: (exit status, stdout, stderr); argparse's refusals
     included."""
-    from ikbench.cli import main
+    from ikbench.cli.main import main
 
     try:
         rc = main(["history", *argv])

@@ -1,4 +1,4 @@
-# The history store (python/ikbench/history, docs/history.md) under ctest. Included from
+# The history store (python/ikbench/io/store.py and the history modules of each layer, docs/history.md) under ctest. Included from
 # tests/CMakeLists.txt.
 #
 # history: pytest of tests/history against an SQLite store in a temporary directory: the store and
@@ -30,7 +30,7 @@ ikbench_test_timeout(_timeout 300)
 set_tests_properties(history_browser PROPERTIES LABELS "browser;needs_release" TIMEOUT ${_timeout} SKIP_RETURN_CODE 77
   RUN_SERIAL TRUE ENVIRONMENT "${_history_env}")
 # The tables of measured figures in README.md and docs/*.md are those results/history/history.json.gz gives.
-add_test(NAME history_docs_current COMMAND ${IKBENCH_PYTHON} -m ikbench.history.doctables
+add_test(NAME history_docs_current COMMAND ${IKBENCH_PYTHON} -m ikbench.render.doctables
          ${PROJECT_SOURCE_DIR}/results/history/history.json.gz --check --repo ${PROJECT_SOURCE_DIR})
 ikbench_test_timeout(_timeout 300)
 set_tests_properties(history_docs_current PROPERTIES LABELS "integration;slow;needs_release" TIMEOUT ${_timeout}

@@ -4,9 +4,9 @@ skipped with its reason and log, with one progress line per commit, and its work
 a release build per commit, too long for a test.)"""
 import subprocess
 
-from ikbench.cli import main
-from ikbench.history import backfill
-from ikbench.history.store import open_store
+from ikbench.cli.main import main
+from ikbench.analysis import backfill
+from ikbench.io.store import open_store
 
 
 def git(repo, *args):

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from ikbench.history import changepoints as cp
+from ikbench.analysis import changepoints as cp
 
 N, DF, SCALE, STEP = 30, 2.5, 0.01, 0.10
 

@@ -2,8 +2,8 @@
 import json
 
 from conftest import sha, synthetic_run, write_gbench, write_throughput
-from ikbench.cli import main
-from ikbench.history import doctables
+from ikbench.cli.main import main
+from ikbench.render import doctables
 
 
 def test_write_then_check(tmp_path, capsys):
@@ -68,8 +68,8 @@ def test_latest_table_reads_the_newest_commit_of_its_runs(tmp_path):
                    get(source="throughput", family="throughput", solver="dls/batch/threads:2",
                        figure="converged_per_s")))],
         rows=[("row", {})], suite="synthetic", row_label="x")
-    from ikbench.history.exchange import import_json
-    from ikbench.history.store import open_store
+    from ikbench.io.store_exchange import import_json
+    from ikbench.io.store import open_store
     with open_store(":memory:") as store:
         import_json(store, json.loads(export.read_text()))
         text = t.render(store)
@@ -103,8 +103,8 @@ def test_external_overhead_table_reads_the_null_solvers_run(tmp_path):
     specs (scripts/docs_measure.sh, OUT/external-overhead), one row per language and message size; a
     run with other specs is not read, and without the run the table says how to make it."""
     import synth
-    from ikbench.history.exchange import import_json
-    from ikbench.history.store import open_store
+    from ikbench.io.store_exchange import import_json
+    from ikbench.io.store import open_store
 
     table = doctables.TABLES["external-overhead"]
     assert len(doctables.EXTERNAL_SPECS) == 4 and all(s.startswith("ext:cmd='") for s in doctables.EXTERNAL_SPECS)

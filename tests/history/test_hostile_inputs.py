@@ -1,20 +1,20 @@
 """Hostile input: refused with exit status 2 and one line naming the file and field and what was
 expected, never a traceback, and nothing of it stored (one check for add and import,
-ikbench.history.validate)."""
+ikbench.io.store_validate)."""
 import copy
 import json
 
 import pytest
 
 from conftest import one_line_error, run_cli, synthetic_run
-from ikbench.history import exchange
-from ikbench.history.db import open_history
+from ikbench.io import store_exchange as exchange
+from ikbench.io.store_open import open_history
 
 
 @pytest.fixture(scope="module")
 def export_doc(tmp_path_factory, step_runs):
     """A valid json export of three runs."""
-    from ikbench.cli import main
+    from ikbench.cli.main import main
 
     db = str(tmp_path_factory.mktemp("export") / "h.sqlite")
     assert main(["history", "add", *map(str, step_runs[:3]), "--db", db]) == 0

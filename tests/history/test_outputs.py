@@ -9,8 +9,8 @@ import sys
 import pytest
 
 from conftest import REPO, one_line_error, run_cli, sha, synthetic_run, write_throughput
-from ikbench.cli import main
-from ikbench.history.exchange import commit_dir, safe_name
+from ikbench.cli.main import main
+from ikbench.io.store_exchange import commit_dir, safe_name
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ import sqlite3
 import pytest
 
 from conftest import REPO, one_line_error, run_cli, sha, synthetic_run
-from ikbench.cli import main
+from ikbench.cli.main import main
 
 
 def outputs(db, tmp_path, capsys, tag):

@@ -1,7 +1,7 @@
 """report.html's history section: each headline cell's trend with its change points, and the
 machine's series that stepped most recently."""
 from conftest import sha
-from ikbench.cli import main
+from ikbench.cli.main import main
 
 
 def test_report_history_section(db, step_runs, tmp_path, capsys):

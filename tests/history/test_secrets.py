@@ -7,11 +7,11 @@ import json
 import pytest
 
 from conftest import one_line_error, run_cli, synthetic_run, write_throughput
-from ikbench.history import exchange
-from ikbench.history.db import open_history
-from ikbench.history.store import describe_db, is_postgresql
-from ikbench.history.validate import run_key
-from ikbench.redact import redact_secrets
+from ikbench.io import store_exchange as exchange
+from ikbench.io.store_open import open_history
+from ikbench.io.store import describe_db, is_postgresql
+from ikbench.io.store_validate import run_key
+from ikbench.io.redact import redact_secrets
 
 SECRET = "s3cret-Pw"
 

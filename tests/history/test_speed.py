@@ -17,9 +17,10 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
-from ikbench.history import changepoints as cp
-from ikbench.history import queries, series
-from ikbench.speed import speed_factors
+from ikbench.analysis import changepoints as cp
+from ikbench.io import store_queries as queries
+from ikbench.analysis import series
+from ikbench.analysis.speed import speed_factors
 
 MACHINE = "0123456789ab"
 COMMITS, CELLS, AT = 12, 12, 6
@@ -81,7 +82,7 @@ def test_minimum_commits_for_a_verdict():
     assert cp.min_commits(alpha=0.05) < 12 and cp.min_commits(alpha=1 / 500) is None
     s = analyse(1, commits=11, steps={0: 2.0})
     assert not s.enough and s.changes == [] and (s.commits, s.need) == (11, 12)
-    from ikbench.history.text import not_enough_text
+    from ikbench.render.history_text import not_enough_text
 
     assert not_enough_text(s.commits, s.need) == "not enough commits (11, need 12)"
 

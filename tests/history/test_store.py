@@ -12,10 +12,12 @@ import numpy as np
 import pytest
 
 from conftest import REPO, sha, synthetic_run, write_gbench, write_throughput
-from ikbench import figures, results
-from ikbench.cli import main
-from ikbench.history import exchange, queries, series, store as store_mod
-from ikbench.history.store import open_store
+from ikbench.analysis import figures
+from ikbench.io import results
+from ikbench.cli.main import main
+from ikbench.io import store_exchange as exchange, store_queries as queries, store as store_mod
+from ikbench.analysis import series
+from ikbench.io.store import open_store
 
 
 def run_cli(capsys, *argv):
@@ -91,7 +93,7 @@ def test_gbench_and_throughput_points(db, tmp_path):
 def test_gbench_aggregates_only(tmp_path):
     """A file of --benchmark_report_aggregates_only: its median aggregate is the point (no interval);
     the mean and the standard deviation are not, and a benchmark with repetitions keeps their median."""
-    from ikbench.history.record import gbench_rows
+    from ikbench.analysis.record import gbench_rows
     agg = {"run_name": "Solve/x", "run_type": "aggregate", "repetitions": 5, "threads": 1, "iterations": 5,
            "time_unit": "us", "aggregate_unit": "time", "solutions": 4.0}
     doc = {"context": {}, "benchmarks": [

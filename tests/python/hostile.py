@@ -469,7 +469,7 @@ def _zero_traces(d):
 # ---------------------------------------------------------------- what the C++ readers refuse
 # Cases of rules the C++ readers (benchmarks/harness/results_reader.cpp, results_format.cpp and the
 # kinematics and collision checks they call) apply and the Python reader mirrors
-# (ikbench.results_schema, ikbench.results_models); the valid ones are files both accept.
+# (ikbench.io.results_schema, ikbench.io.results_models); the valid ones are files both accept.
 
 MERGE_SKIPS_CONFIGURATIONS = {"merge": "refuse an answer that is not a configuration of its model (an entry that is "
                                        "not finite), as verify does (merge checks rows as verify does)"}
@@ -795,7 +795,7 @@ def _cli(argv):
 
 
 def check(case_dir, good_dir, out_dir):
-    from ikbench import results
+    from ikbench.io import results
 
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)

@@ -58,7 +58,8 @@ def check(outdir, run_dirs, labels=None, formats=("png", "svgz"), all_specs=Fals
     """List of failed checks (empty when all pass)."""
     import math
 
-    from ikbench import curves, figures, results
+    from ikbench.analysis import curves, figures
+    from ikbench.io import results
 
     outdir = Path(outdir)
     failures = []
@@ -173,7 +174,7 @@ def check(outdir, run_dirs, labels=None, formats=("png", "svgz"), all_specs=Fals
                     expect(any(s in t for t in texts), f"{f.name}: series '{s}' not in the SVG text")
     report = outdir / "report.html"
     if report.exists():
-        from ikbench.report import extract_data
+        from ikbench.render.report import extract_data
 
         r = report.read_text()
         r = r + json.dumps(extract_data(r))  # the page's figures travel packed (gzip, base64)

@@ -11,7 +11,7 @@ Families: `planar-position` (position goals on the tip) and `planar-pose` (pose 
 `dls` (solves most problems: returns the target configuration), `ccd` (solves fewer), and
 `two-bone`, unsupported on every pose problem. Every random choice comes from
 numpy.random.default_rng(seed). The FNV-1a hash of the manifest is the plain byte loop of its
-definition, written here independently of ikbench.hashing.
+definition, written here independently of ikbench.io.hashing.
 """
 
 import json

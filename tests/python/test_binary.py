@@ -13,7 +13,9 @@ import pandas as pd
 import pytest
 from conftest import REPO, cli, harness_binary
 
-from ikbench import figures, results, verify
+from ikbench.analysis import figures, verify
+from ikbench.render import verify_render
+from ikbench.io import results
 
 
 
@@ -71,7 +73,7 @@ def test_the_binarys_solves_verify(tiny_run):
     if run.format_version < 2:
         pytest.skip("the binary writes format version 1 (no models.json, problems.jsonl, q): nothing to verify")
     report = verify.verify_run(run)
-    assert report.disagreements.empty, verify.format_report(report)
+    assert report.disagreements.empty, verify_render.format_report(report)
     assert report.checked == len(run.solves)
     cli("verify", tiny_run, check=0)
 

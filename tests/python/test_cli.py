@@ -5,7 +5,8 @@ import json
 import synth
 from conftest import cli
 
-from ikbench import figures, results
+from ikbench.analysis import figures
+from ikbench.io import results
 
 
 def test_summary_prints_the_table_and_writes_summary_csv(run_dir):
@@ -61,7 +62,7 @@ def test_incomplete_run_summary(tmp_path):
 def test_gate_through_the_package_cli(tmp_path, run_dir):
     p = cli("gate", "compare", run_dir, run_dir, "--no-time", check=0)
     assert "PASS" in p.stdout
-    # the gate reads runs with ikbench.results: an incomplete version-2 run is bad input
+    # the gate reads runs with ikbench.io.results: an incomplete version-2 run is bad input
     bad = synth.make_run(tmp_path / "bad", complete=False)
     p = cli("gate", "compare", run_dir, bad, check=2)
     assert "incomplete run" in p.stderr and p.stderr.startswith("regress.py: error:")

@@ -69,7 +69,7 @@ def test_report_clip_frames_zero_is_refused_not_a_traceback(runs, tmp_path):
 def test_report_trace_points_zero_keeps_the_head_and_the_last_record(runs, tmp_path):
     """--trace-points 0: no records at a stride after the head, only the last (a trace longer than
     the head is thinned, not divided by zero)."""
-    from ikbench import report
+    from ikbench.render import report
 
     assert list(report.thin_indices(6, 1, 0)) == [0, 5]
     assert list(report.thin_indices(6, 1, 0, keep=[3])) == [0, 3, 5]

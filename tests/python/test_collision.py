@@ -1,4 +1,4 @@
-"""A run with a scene: the collision columns, and the numpy re-check (ikbench.collision) against
+"""A run with a scene: the collision columns, and the numpy re-check (ikbench.analysis.collision) against
 the harness's FCL figures. Skipped without the ikbench binary, saying so."""
 import os
 import subprocess
@@ -7,7 +7,9 @@ import numpy as np
 import pytest
 from conftest import REPO, harness_binary
 
-from ikbench import figures, results, verify
+from ikbench.analysis import figures, verify
+from ikbench.render import verify_render
+from ikbench.io import results
 
 
 @pytest.fixture(scope="module")
@@ -38,9 +40,9 @@ def test_numpy_distances_agree_with_fcl(scene_run):
     run = results.load(scene_run)
     rep = verify.verify_run(run)
     assert rep.collision_checked == len(run.solves)
-    assert rep.disagreements.empty, verify.format_report(rep)
+    assert rep.disagreements.empty, verify_render.format_report(rep)
     # The numpy clearance of each q equals FCL's where the pair is apart (exact shapes only here).
-    from ikbench import collision
+    from ikbench.analysis import collision
     mid = run.problems["model"].iat[0]
     model = verify.Model(run.models[mid])
     scene = collision.prepare(run.models[mid]["scene"], [j["body"] for j in run.models[mid]["joints"]])
@@ -126,7 +128,7 @@ def _flip_collision_free(content):
 def test_both_verifiers_count_the_same_disagreements_on_a_doctored_scene_run(doctor, scene_run, tmp_path):
     """A scene run doctored after the fact (an obstacle grown onto answers recorded as
     collision-free, or collision_free flipped in solves.csv): `ikbench verify` (C++, FCL) and
-    ikbench.verify (numpy) find the same rows disagreeing and the same false successes. Both
+    ikbench.analysis.verify (numpy) find the same rows disagreeing and the same false successes. Both
     check the pairs the run recorded as checked: a verifier that derived its pairs again from the
     doctored scene would drop the pairs the grown obstacle touches in every configuration (as
     "always colliding") and call those answers collision-free."""
@@ -143,9 +145,9 @@ def test_both_verifiers_count_the_same_disagreements_on_a_doctored_scene_run(doc
     p = subprocess.run([harness_binary(), "verify", str(run_dir)], capture_output=True, text=True, timeout=300)
     m = re.search(r"(\d+) disagree \((\d+) false successes\)", p.stdout)
     assert p.returncode == 1 and m, p.stdout + p.stderr
-    assert len(rep.disagreements) > 0 and rep.false_successes > 0, verify.format_report(rep)
+    assert len(rep.disagreements) > 0 and rep.false_successes > 0, verify_render.format_report(rep)
     assert (int(m.group(1)), int(m.group(2))) == (len(rep.disagreements), rep.false_successes), \
-        p.stdout[-2000:] + "\n" + verify.format_report(rep)
+        p.stdout[-2000:] + "\n" + verify_render.format_report(rep)
 
 
 def test_a_checked_pair_naming_a_missing_obstacle_is_refused(scene_run, tmp_path):
@@ -189,7 +191,7 @@ def mesh_run(tmp_path_factory):
 
 
 def test_a_mesh_run_records_its_geometry_and_both_verifiers_agree(mesh_run, tmp_path):
-    from ikbench import report
+    from ikbench.render import report
     run = results.load(mesh_run)
     mid = run.problems["model"].iat[0]
     scene = run.models[mid]["scene"]

@@ -1,4 +1,4 @@
-"""ikbench.compare: verdicts with tests, time units, one run's two specs, output files."""
+"""ikbench.analysis.compare: verdicts with tests, time units, one run's two specs, output files."""
 import json
 import re
 
@@ -6,7 +6,9 @@ import pytest
 import synth
 from conftest import cli
 
-from ikbench import compare, compare_render, console, results
+from ikbench.analysis import compare
+from ikbench.render import compare_render, console
+from ikbench.io import results
 
 BASE = {"dls": (0.8, 1.0, (5, 30)), "ccd": (0.6, 3.0, (20, 80))}
 # dls solves (almost) everything and needs fewer iterations per solve: a real difference
@@ -131,7 +133,7 @@ def test_incomplete_run_is_bad_input(tmp_path):
 
 def console_cells(text, prefix="planar-"):
     """{(family, solver): the text of its cell} of a console comparison, whatever layout
-    ikbench.console chose: a table row, or a names line ("family | solver") with the figures on the
+    ikbench.render.console chose: a table row, or a names line ("family | solver") with the figures on the
     lines below it. Names broken over lines are joined back first (console.unwrap)."""
     cells, key = {}, None
     for line in console.unwrap(text).splitlines():

@@ -7,10 +7,12 @@ from collections import Counter
 import pandas as pd
 import pytest
 
-from ikbench import compare, compare_render, gate, gate_render, runner, tune, tune_render
-from ikbench.cells import Dataset
-from ikbench.gate_config import DEFAULT_CONFIG, load_config
-from ikbench.results import ResultsError
+from ikbench.analysis import compare, gate, tune
+from ikbench.render import compare_render, gate_render, tune_render
+from ikbench.io import runner
+from ikbench.analysis.cells import Dataset
+from ikbench.analysis.gate_config import DEFAULT_CONFIG, load_config
+from ikbench.io.results import ResultsError
 
 
 def _cell(successes, iterations, n=200, time_us=100.0):
@@ -142,7 +144,7 @@ def test_tune_runs_the_harness_given_as_an_argument_through_the_runner(tmp_path,
 
 
 def test_solver_docs_render_the_listing_as_markdown_tables():
-    from ikbench import solver_docs
+    from ikbench.render import solver_docs
     listing = {"solvers": [{"name": "dls", "description": "damped least squares",
                             "parameters": [{"name": "lambda", "type": "real", "default": "0.05", "range": "[0, inf)",
                                             "unit": "m", "help": "damping | factor"}]},

@@ -1,4 +1,4 @@
-"""Console text fits the terminal without cutting a name (ikbench.console): `compare` and `summary` with
+"""Console text fits the terminal without cutting a name (ikbench.render.console): `compare` and `summary` with
 long family and spec names at 80 and 120 columns, the direction of a comparison's verdicts in its
 header, and the "next:" lines that end the summary."""
 import pytest
@@ -6,7 +6,9 @@ import synth
 from conftest import cli
 from test_compare import BASE, BETTER, console_cells
 
-from ikbench import compare, compare_render, console, figures, results, tables
+from ikbench.analysis import compare, figures
+from ikbench.render import compare_render, console, tables
+from ikbench.io import results
 
 LONG_SPEC = "dls:lambda=0.05:max_step=0.5:restarts=20:time_budget_us=5000:max_iterations=300:stall_iterations=9"
 FAMILIES = ("chain7-position-realistic-limits", "chain7-pose-realistic-limits")   # alike for 8 characters

@@ -1,12 +1,15 @@
 """`ikbench plot convergence|time|success RUN --family F --solvers A,B`: what each figure holds (the data
 and the drawn artists, not pixels), the notes, the filters and their errors, and the one look per spec
-(ikbench.styles) that every figure of the package uses."""
+(ikbench.render.styles) that every figure of the package uses."""
 import numpy as np
 import pytest
 import synth
 from conftest import cli
 
-from ikbench import curves, family_figures, family_render, figures, plots, report, results, styles
+from ikbench.analysis import curves, family_figures, figures
+from ikbench.render import family_render, plots, report, styles
+from ikbench.io import results
+from ikbench.cli import plot_commands
 
 
 @pytest.fixture(scope="module")
@@ -98,7 +101,7 @@ def test_command_writes_the_figure_and_says_what_it_shows(run_dir, tmp_path):
     p = cli("plot", "success", run_dir, "--family", "planar-position", "--solvers", "ccd", check=0)
     assert (run_dir / "plots" / "success-planar-position-ccd.png").exists()
     # the same through scripts/plot.py
-    assert plots.main(["time", str(run_dir), "--family", "planar-pose", "--out", str(tmp_path / "t.png")]) == 0
+    assert plot_commands.main(["time", str(run_dir), "--family", "planar-pose", "--out", str(tmp_path / "t.png")]) == 0
     assert (tmp_path / "t.png").exists()
 
 

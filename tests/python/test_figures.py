@@ -1,4 +1,4 @@
-"""ikbench.figures and ikbench.stats: the figure definitions, intervals and summary.csv."""
+"""ikbench.analysis.figures and ikbench.analysis.stats: the figure definitions, intervals and summary.csv."""
 import csv
 import math
 
@@ -8,7 +8,9 @@ import pytest
 import synth
 from scipy.stats import norm
 
-from ikbench import figures, results, stats, tables
+from ikbench.analysis import figures, stats
+from ikbench.io import results
+from ikbench.render import tables
 
 
 def _wilson_by_formula(k, n, conf=0.95):

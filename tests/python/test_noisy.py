@@ -7,7 +7,10 @@ import json
 import synth
 from conftest import cli
 
-from ikbench import compare, figures, gate, results, tables
+from ikbench.analysis import compare, figures, gate
+from ikbench.cli import gate_commands
+from ikbench.io import results
+from ikbench.render import tables
 
 LOAD = {"start": 3.2, "end": 5.1, "samples": {"count": 12, "min": 2.9, "mean": 4.0, "max": 6.3},
         "runnable_max": 9, "cpu_mhz": 2400.0, "cores": 2, "noisy": True}
@@ -91,9 +94,9 @@ def test_the_gate_compares_no_time_on_a_noisy_run_unless_allowed(tmp_path, capsy
     (slow / "solves.csv").write_text("\n".join(out) + "\n")
     synth.rewrite_manifest(slow)
     assert json.loads((slow / "run.json").read_text())["load"] == meta["load"]
-    code = gate.main(["compare", str(base), str(slow)])
+    code = gate_commands.main(["compare", str(base), str(slow)])
     text = capsys.readouterr().out
     assert "noisy run" in text and code == 0
-    code = gate.main(["compare", str(base), str(slow), "--allow-noisy"])
+    code = gate_commands.main(["compare", str(base), str(slow), "--allow-noisy"])
     text = capsys.readouterr().out
     assert code == 1 and "ccd" in text

@@ -1,4 +1,4 @@
-"""Outcomes, seed regimes and answer quality (python/ikbench/outcomes.py, verify_quality.py,
+"""Outcomes, seed regimes and answer quality (python/ikbench/analysis/outcomes.py, verify_quality.py,
 docs/protocols.md), on constructed solves whose answers are known in closed form, and on runs of
 the `ikbench` binary's protocols."""
 import json
@@ -15,7 +15,8 @@ import pytest
 import synth
 from conftest import REPO, cli, harness_binary
 
-from ikbench import figures, outcomes, report_quality, results, stats, verify_quality
+from ikbench.analysis import figures, outcomes, report_quality, stats, verify_quality
+from ikbench.io import results
 
 
 def _solves(rows):

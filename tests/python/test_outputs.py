@@ -1,4 +1,4 @@
-"""The one rule for outputs (ikbench.safe_io, docs/results-format.md "Outputs"), through the
+"""The one rule for outputs (ikbench.io.safe_io, docs/results-format.md "Outputs"), through the
 command line and directly: links are written through, non-regular files and the command's own
 inputs are refused (exit 2, nothing written), files are replaced atomically with the umask's mode,
 and a write that fails leaves no temporary file and no traceback."""
@@ -13,7 +13,7 @@ import pytest
 import synth
 from conftest import REPO, cli
 
-from ikbench import safe_io
+from ikbench.io import safe_io
 
 HANG_GUARD_S = 120
 

@@ -1,4 +1,4 @@
-"""ikbench.plots (scripts/plot.py): what the plots contain, for one run and for runs overlaid."""
+"""ikbench.render.plots (scripts/plot.py): what the plots contain, for one run and for runs overlaid."""
 import gzip
 import json
 
@@ -6,12 +6,14 @@ import synth
 from PIL import Image
 from plot_check import check
 
-from ikbench import figures, plots, results
+from ikbench.analysis import figures
+from ikbench.io import results
+from ikbench.cli import plot_commands
 
 
 def test_one_run(tmp_path):
     d = synth.make_run(tmp_path / "run", problems=12)
-    assert plots.main([str(d), "--formats", "svg"]) == 0
+    assert plot_commands.main([str(d), "--formats", "svg"]) == 0
     assert check(d, [d], formats=("svg",)) == []
     index = json.loads((d / "plots" / "index.json").read_text())
     succ = next(p for p in index["plots"] if p["stem"] == "success_vs_dof")
@@ -25,14 +27,14 @@ def test_one_run(tmp_path):
 
 def test_default_formats_are_png_and_reproducible_compressed_svg(tmp_path):
     d = synth.make_run(tmp_path / "run", problems=12)
-    assert plots.main([str(d), "--no-report"]) == 0
+    assert plot_commands.main([str(d), "--no-report"]) == 0
     first = {p.name: p.read_bytes() for p in (d / "plots").glob("*.svgz")}
     assert "iterations.svgz" in first and not list((d / "plots").glob("*.svg"))
     pngs = list((d / "plots").glob("*.png"))
     assert pngs and {Image.open(p).mode for p in pngs} == {"P"}      # 256-colour palette images
     assert gzip.decompress(first["iterations.svgz"]).startswith(b"<?xml")
     assert check(d, [d], formats=("png", "svgz")) == []
-    assert plots.main([str(d), "--no-report"]) == 0      # the same figures give the same bytes
+    assert plot_commands.main([str(d), "--no-report"]) == 0      # the same figures give the same bytes
     assert {p.name: p.read_bytes() for p in (d / "plots").glob("*.svgz")} == first
 
 
@@ -40,7 +42,7 @@ def test_runs_overlaid(tmp_path):
     a = synth.make_run(tmp_path / "a", problems=10)
     b = synth.make_run(tmp_path / "b", seed=2, problems=10, solvers={"dls": (0.5, 2.0, (5, 30))})
     out = tmp_path / "both"
-    assert plots.main([str(a), str(b), "--out", str(out), "--formats", "svg"]) == 0
+    assert plot_commands.main([str(a), str(b), "--out", str(out), "--formats", "svg"]) == 0
     index = json.loads((out / "plots" / "index.json").read_text())
     assert [r["label"] for r in index["runs"]] == ["a", "b"]
     it = next(p for p in index["plots"] if p["stem"] == "iterations")
@@ -50,10 +52,10 @@ def test_runs_overlaid(tmp_path):
 
 
 def test_bad_input(tmp_path, capsys):
-    assert plots.main([str(tmp_path / "nothing")]) == 2
+    assert plot_commands.main([str(tmp_path / "nothing")]) == 2
     assert "solves.csv" in capsys.readouterr().err
     d = synth.make_run(tmp_path / "a", problems=3)
-    assert plots.main([str(d), str(d)]) == 2  # several runs need --out
+    assert plot_commands.main([str(d), str(d)]) == 2  # several runs need --out
 
 
 # ---------------------------------------------------------------- the figures researchers expect
@@ -82,7 +84,7 @@ def _index(d):
 
 def test_per_family_figures_have_a_panel_per_family_and_nothing_pooled(tmp_path):
     d = synth.make_run(tmp_path / "run", problems=12)
-    assert plots.main([str(d), "--formats", "svg", "--no-report"]) == 0
+    assert plot_commands.main([str(d), "--formats", "svg", "--no-report"]) == 0
     idx = _index(d)
     for stem in ("time_distribution", "success", "iterations"):
         panels = idx[stem]["panels"]
@@ -96,7 +98,7 @@ def test_per_family_figures_have_a_panel_per_family_and_nothing_pooled(tmp_path)
 
 def test_heatmap_cells_equal_the_figures(tmp_path):
     d = synth.make_run(tmp_path / "run", problems=12)
-    assert plots.main([str(d), "--formats", "png", "--no-report"]) == 0
+    assert plot_commands.main([str(d), "--formats", "png", "--no-report"]) == 0
     cells = _index(d)["success_heatmap"]["panels"][0]["cells"]
     summ = figures.summarize(results.load(d)).set_index(["family", "solver"])
     assert len(cells) == len(summ) == 6
@@ -110,7 +112,7 @@ def test_heatmap_cells_equal_the_figures(tmp_path):
 
 def test_success_vs_dof_draws_at_most_eight_specs_with_the_tied_leaders(tmp_path):
     d = _sweep_run(tmp_path / "run")
-    assert plots.main([str(d), "--formats", "svg", "--no-report"]) == 0
+    assert plot_commands.main([str(d), "--formats", "svg", "--no-report"]) == 0
     (panel,) = _index(d)["success_vs_dof"]["panels"]
     assert panel["title"] == "planarN-position"
     assert len(panel["series"]) <= 8 < len(MANY)
@@ -120,7 +122,7 @@ def test_success_vs_dof_draws_at_most_eight_specs_with_the_tied_leaders(tmp_path
     assert {"kdl-lma", "dls", "ccd", "fabrik"} <= set(panel["series"])
     assert check(d, [d], formats=("svg",)) == []
     # --all-specs: every spec
-    assert plots.main([str(d), "--formats", "svg", "--no-report", "--all-specs"]) == 0
+    assert plot_commands.main([str(d), "--formats", "svg", "--no-report", "--all-specs"]) == 0
     (panel,) = _index(d)["success_vs_dof"]["panels"]
     assert set(panel["series"]) == set(MANY)
     assert check(d, [d], formats=("svg",), all_specs=True) == []
@@ -132,7 +134,7 @@ def test_gbench_success_beside_time(tmp_path):
               "run_type": "iteration", "real_time": t * n, "time_unit": "us", "dof": n, "success_rate": ok}
              for s, t, ok in (("dls", 10.0, 1.0), ("ccd", 0.5, 0.0)) for n in (7, 30)]
     (d / "bench_solvers.json").write_text(json.dumps({"benchmarks": bench}))
-    assert plots.main([str(d), "--formats", "svg", "--no-report"]) == 0
+    assert plot_commands.main([str(d), "--formats", "svg", "--no-report"]) == 0
     panels = _index(d)["gbench-bench_solvers"]["panels"]
     titles = [p["title"] for p in panels]
     assert titles == ["bench_solvers.json: Solve/goal:pose (hollow: success < 100 %, x: no success)",
@@ -144,7 +146,7 @@ def test_a_transparent_png_figure_keeps_its_alpha(tmp_path):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    from ikbench.safe_io import save_figure
+    from ikbench.io.safe_io import save_figure
 
     fig, ax = plt.subplots()
     ax.plot([0, 1], [1, 0])

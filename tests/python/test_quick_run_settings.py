@@ -8,7 +8,9 @@ import subprocess
 import pytest
 from conftest import cli, harness_binary
 
-from ikbench import console, family_figures, report, results, settings
+from ikbench.render import console, report
+from ikbench.analysis import family_figures, settings
+from ikbench.io import results
 
 
 @pytest.fixture(scope="module")

@@ -8,7 +8,9 @@ import pandas as pd
 import pytest
 import synth
 
-from ikbench import figures, results, stats, tables
+from ikbench.analysis import figures, stats
+from ikbench.io import results
+from ikbench.render import tables
 
 
 def solves_frame(cells, family="f"):

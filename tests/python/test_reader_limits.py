@@ -7,7 +7,9 @@ import numpy as np
 import synth
 from conftest import cli
 
-from ikbench import results, verify
+from ikbench.io import results
+from ikbench.render import verify_render
+from ikbench.analysis import verify
 
 JOINTS = 10_000
 # A number as long as the shortest round-trip text of a double gets (24 characters): a rotation of
@@ -56,7 +58,7 @@ def test_a_q_of_10000_joints_is_read_and_verified(tmp_path):
     q = run.q_of(0)
     assert q.shape == (JOINTS,) and q[-1] == float(TINY)
     rep = verify.verify_run(run)
-    assert rep.checked == 3 and rep.disagreements.empty, verify.format_report(rep)
+    assert rep.checked == 3 and rep.disagreements.empty, verify_render.format_report(rep)
     assert np.all(run.solves["converged"])
     p = cli("verify", d, check=0)
     assert "OK: every converged and within_limits flag agrees" in p.stdout

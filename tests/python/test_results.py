@@ -1,4 +1,4 @@
-"""ikbench.results: loading, the format's validation, the manifest, format version 1."""
+"""ikbench.io.results: loading, the format's validation, the manifest, format version 1."""
 import json
 import os
 
@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 import synth
 
-from ikbench import hashing, results
-from ikbench.results import ResultsError
+from ikbench.io import hashing, results
+from ikbench.io.results import ResultsError
 
 
 def test_loads_a_version_2_run(run_dir):

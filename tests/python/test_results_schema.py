@@ -1,5 +1,5 @@
 """python/ikbench/data/results_format.json, the facts of the results format: the Python reader
-takes them from it (ikbench.results_schema), and the C++ build generates ikbench/format/schema.h
+takes them from it (ikbench.io.results_schema), and the C++ build generates ikbench/format/schema.h
 from it (cmake/results_schema.cmake), which benchmarks/harness/results_format.{h,cpp},
 results_reader.cpp and gzip_stream.h take their columns, names and limits from. The facts the
 libraries below the harness state (enum tables, tolerances) and the C++ readers' column kinds are
@@ -10,8 +10,8 @@ import re
 import pytest
 from conftest import REPO
 
-from ikbench import results
-from ikbench.results_schema import SCHEMA
+from ikbench.io import results
+from ikbench.io.results_schema import SCHEMA
 
 HARNESS = REPO / "benchmarks" / "harness"
 
@@ -151,6 +151,6 @@ def test_column_kinds_are_the_cpp_readers():
 def test_number_syntax(text, ok):
     """One number syntax, parseResultNumber's: sign, then nan/inf/infinity in any case or decimal
     digits with an optional point and exponent."""
-    from ikbench.results_schema import is_number
+    from ikbench.io.results_schema import is_number
 
     assert is_number(text) is ok

@@ -1,4 +1,4 @@
-"""ikbench.verify: the independent forward kinematics and the re-check of every solve."""
+"""ikbench.analysis.verify: the independent forward kinematics and the re-check of every solve."""
 import json
 import math
 
@@ -8,7 +8,8 @@ import synth
 from conftest import cli
 from scipy.spatial.transform import Rotation
 
-from ikbench import results, verify
+from ikbench.io import results
+from ikbench.analysis import verify
 
 
 def test_planar_fk_matches_the_closed_form():

@@ -258,7 +258,7 @@ def check_viewer_truth(page, run, family, embedded):
     that ended away from the target is labelled converged."""
     from selenium.webdriver.support.ui import Select
 
-    from ikbench.results import parse_q
+    from ikbench.io.results import parse_q
 
     s = run.solves
     c = s[(s["family"] == family) & (s["solver"] == ALL_SPEC) & s["problem"].isin(shown_problems(run, family, embedded))]
@@ -386,7 +386,7 @@ def check_figures(d, data):
 def shown_problems(run, family, embedded):
     """The problems of `family` the viewer embeds: the first `embedded` of the run's traced sample
     (report.embedded_problems), or the first `embedded` problems of an untraced family."""
-    from ikbench import report
+    from ikbench.render import report
 
     keys = run.traces[["family", "problem"]].drop_duplicates()
     shown = report.embedded_problems(run, zip(keys["family"].astype(str), keys["problem"]), embedded)
@@ -479,7 +479,8 @@ def main():
 def browse(d, run_dir, page_path, work):
     from selenium.webdriver.common.keys import Keys
 
-    from ikbench import report, results
+    from ikbench.render import report
+    from ikbench.io import results
 
     run = results.load(run_dir)
     data = report.extract_data(page_path.read_text(encoding="utf-8"))

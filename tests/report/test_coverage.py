@@ -1,4 +1,4 @@
-"""ikbench.coverage: distinct solutions (2 pi wrapping, 1e-3 threshold) and coverage against a
+"""ikbench.analysis.coverage: distinct solutions (2 pi wrapping, 1e-3 threshold) and coverage against a
 closed-form count, on a synthetic two-link run whose two IK solutions are known in closed form:
 elbow (a, b) and its mirror (a + b, -b)."""
 import json
@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 import synth
 
-from ikbench import coverage, results, stats
+from ikbench.analysis import coverage, stats
+from ikbench.io import results
 
 CLOSED, MULTI, SINGLE = "closed", "multi:restarts=5:solutions=all", "single"
 TWO_PI = 2 * math.pi

@@ -1,9 +1,10 @@
-"""ikbench.curves: convergence bands, time ECDFs and success vs DOF, on synthetic data with known answers."""
+"""ikbench.analysis.curves: convergence bands, time ECDFs and success vs DOF, on synthetic data with known answers."""
 import numpy as np
 import pandas as pd
 import synth
 
-from ikbench import curves, figures, results
+from ikbench.analysis import curves, figures
+from ikbench.io import results
 
 
 def _traces(rows):

@@ -6,15 +6,18 @@ import re
 
 import pytest
 
-from ikbench import figures, latex, report, results
+from ikbench.analysis import figures
+from ikbench.render import latex
+from ikbench.io import results
+from ikbench.cli import report_commands
 
 ROW_END = re.compile(r"\s*\\\\\s*$")
 
 
 def run_cli(run_dir, out, tex):
     ap = argparse.ArgumentParser()
-    report.add_arguments(ap)
-    return report.main_from_args(ap.parse_args([str(run_dir), "--out", str(out), "--latex", str(tex)]))
+    report_commands.add_arguments(ap)
+    return report_commands.main_from_args(ap.parse_args([str(run_dir), "--out", str(out), "--latex", str(tex)]))
 
 
 @pytest.fixture(scope="module")

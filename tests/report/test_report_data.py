@@ -12,7 +12,9 @@ import pytest
 import synth
 from conftest import GRID_SPECS, REPO, external_references
 
-from ikbench import curves, figures, report, results
+from ikbench.analysis import curves, figures
+from ikbench.render import report
+from ikbench.io import results
 
 
 @pytest.fixture(scope="module")
@@ -52,7 +54,7 @@ def test_summary_rows_equal_summarize_and_rank(page):
 
 
 def test_texts_come_from_the_tables_module(page):
-    from ikbench import tables
+    from ikbench.render import tables
 
     _, data, run = page
     ranks = {(r["family"], r["solver"]): tables.fmt_rank(r) for r in figures.summarize(run).to_dict("records")}
@@ -162,7 +164,7 @@ def test_iterations_figure_equals_summarize(page):
 
 
 def test_sweep_block_equals_the_sweep_module(page):
-    from ikbench import sweep
+    from ikbench.analysis import sweep
 
     _, data, run = page
     (blk,) = data["sweeps"]

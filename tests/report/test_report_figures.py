@@ -7,7 +7,9 @@ import numpy as np
 import pytest
 import synth
 
-from ikbench import curves, figures, report, results
+from ikbench.analysis import curves, figures
+from ikbench.render import report
+from ikbench.io import results
 
 
 @pytest.fixture(scope="module")

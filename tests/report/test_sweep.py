@@ -1,4 +1,4 @@
-"""ikbench.sweep and `compare --sweep`: sweeps from run.json's grid and across runs, figures equal
+"""ikbench.analysis.sweep and `compare --sweep`: sweeps from run.json's grid and across runs, figures equal
 to figures.summarize per spec."""
 import json
 import subprocess
@@ -9,7 +9,9 @@ import pandas as pd
 import synth
 from conftest import GRID_SPECS, REPO, external_references
 
-from ikbench import figures, results, sweep
+from ikbench.analysis import figures, sweep
+from ikbench.render import sweep_render
+from ikbench.io import results
 
 
 def test_grid_group_and_cells_equal_summarize(rich_dir):
@@ -42,7 +44,7 @@ def test_figure_draws_success_and_mean_time_with_intervals(rich_dir):
     run = results.load(rich_dir)
     (g,) = sweep.sweep_groups([("run", run)])
     cells = sweep.sweep_cells(g, [("run", run)])
-    fig = sweep.sweep_figure(g, cells)
+    fig = sweep_render.sweep_figure(g, cells)
     succ, tm = fig.data[0], fig.data[1]
     np.testing.assert_allclose(np.asarray(succ.y), 100 * cells["success_rate"].to_numpy())
     np.testing.assert_allclose(np.asarray(succ.y) + np.asarray(succ.error_y.array), 100 * cells["success_ci_high"])
@@ -116,7 +118,7 @@ def test_grid_curve_includes_the_plain_spec(tmp_path):
     want = figures.summarize(run.solves[run.solves["solver"] == "dls"], keys=("solver",))
     assert cells.set_index("cell").loc["dls", "success_rate"] == want["success_rate"].iloc[0]
     # the report's sweep section draws it
-    from ikbench import report
+    from ikbench.render import report
 
     (block,) = report.sweep_blocks(run)
     assert "dls" in [r[block["cells"]["columns"].index("cell")] for r in block["cells"]["rows"]]

@@ -1,7 +1,7 @@
 """The solve viewer tells the truth: on a real run of the harness (the quick suite with a
 `solutions=all` spec, which restarts and returns several solutions), every configuration the
 viewer can draw under a verdict reproduces that verdict by the analysis library's numpy forward
-kinematics (ikbench.verify.Model): converged <=> every goal within run.json's tolerances.
+kinematics (ikbench.analysis.verify.Model): converged <=> every goal within run.json's tolerances.
 
 What the page draws for a solve (report_assets/report.js drawnOf): each kept trace record, with the
 end of each attempt labelled by `attempts[a].converged`, and on the last frame the returned q
@@ -15,7 +15,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ikbench import report, results, verify
+from ikbench.render import report
+from ikbench.io import results
+from ikbench.analysis import verify
 
 REPO = Path(__file__).resolve().parent.parent.parent
 ALL_SPEC = "auto:solutions=all:restarts=10:time_budget_us=0"
@@ -43,7 +45,7 @@ def real(tmp_path_factory):
 
 
 def errors(model, goals, q):
-    """Largest goal position error and rotation angle of q (numpy FK of ikbench.verify)."""
+    """Largest goal position error and rotation angle of q (numpy FK of ikbench.analysis.verify)."""
     R, p = model.fk(np.asarray(q, dtype=float)[None, :])
     pe = oe = None
     for g in goals:

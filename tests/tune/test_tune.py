@@ -1,4 +1,4 @@
-"""`ikbench tune` (python/ikbench/tune.py) and scripts/arm_table.py.
+"""`ikbench tune` (python/ikbench/analysis/tune.py) and scripts/arm_table.py.
 
 Behaviour only, nothing timed: the criterion's syntax and errors, the point it picks on synthetic
 figures, the sets and their overlap, and (with the harness binary: $IKBENCH_CLI, else this
@@ -19,7 +19,8 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent.parent
 sys.path.insert(0, str(REPO / "python"))
 
-from ikbench import figures, results, tune  # noqa: E402
+from ikbench.analysis import figures, tune
+from ikbench.io import results  # noqa: E402
 
 
 def _binary():

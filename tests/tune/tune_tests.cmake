@@ -1,4 +1,4 @@
-# `ikbench tune` (python/ikbench/tune.py) and scripts/arm_table.py under ctest. Included from
+# `ikbench tune` (python/ikbench/analysis/tune.py) and scripts/arm_table.py under ctest. Included from
 # tests/CMakeLists.txt.
 #
 # tune: `/usr/bin/python3 -m pytest -q tests/tune` with PYTHONPATH=<src>/python and IKBENCH_CLI set

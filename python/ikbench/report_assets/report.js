@@ -1,4 +1,4 @@
-/* ikbench report: draws the page from its embedded data (python/ikbench/report.py builds the data; every
+/* ikbench report: draws the page from its embedded data (python/ikbench/render/report.py builds the data; every
    figure comes from the analysis library, this script only lays it out, filters it and animates the solve
    viewer). Plotly is inlined above; nothing is fetched. */
 (function () {

@@ -1,7 +1,7 @@
 // How good an answer is, beyond whether it converged (docs/protocols.md):
 // the measures a reviewer of an IK method asks for, each a pure function of
 // the model, the goals and the returned configurations, so that the results
-// files alone recompute them (ikbench verify, python/ikbench/verify.py).
+// files alone recompute them (ikbench verify, python/ikbench/analysis/verify.py).
 #pragma once
 
 #include <Eigen/Core>
