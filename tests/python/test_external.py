@@ -258,3 +258,35 @@ def test_scipy_example_reaches_seeded_targets_within_the_limits():
     a = sp.solve(m, p)
     assert a.status == "converged"
     assert p.within_tolerance(m, a.q)
+
+
+def test_the_report_shows_an_external_solvers_own_time_and_the_overhead(tmp_path):
+    """solver_time_us (an external solver's own reported time) gives each cell the median own time
+    and the median of the rest of the wall time, the protocol's overhead; the report's summary rows
+    carry both, and a cell of a built-in backend (no reported time) leaves them empty."""
+    import synth
+    from ikbench.analysis import figures
+    from ikbench.io import results
+    from ikbench.render import report_tables
+
+    run = results.load(synth.make_run(tmp_path / "run", problems=20, unsupported=(),
+                                      solvers={"dls": (1.0, 1.0, (5, 9)), "ccd": (1.0, 2.0, (5, 9))}))
+    solves = run.solves.copy()
+    ext = solves["solver"] == "ccd"   # stands for an external solver that reports 40 % of its wall time
+    solves["solver_time_us"] = np.where(ext, 0.4 * solves["time_us"], np.nan)
+    summary = figures.summarize(solves, intervals=False)
+    for r in summary.to_dict("records"):
+        cell = solves[(solves["family"] == r["family"]) & (solves["solver"] == r["solver"])]
+        if r["solver"] == "ccd":
+            assert r["solver_time_us_median"] == pytest.approx(np.median(0.4 * cell["time_us"]))
+            assert r["overhead_us_median"] == pytest.approx(np.median(0.6 * cell["time_us"]))
+        else:
+            assert math.isnan(r["solver_time_us_median"]) and math.isnan(r["overhead_us_median"])
+    table = report_tables.summary_rows(summary)
+    cols = table["columns"]
+    for row in table["rows"]:
+        d = dict(zip(cols, row))
+        assert (d["own_time_text"] != "") == (d["solver"] == "ccd")
+        assert (d["overhead_text"] != "") == (d["solver"] == "ccd")
+    # a run without the column has neither figure
+    assert "solver_time_us_median" not in figures.summarize(run.solves, intervals=False).columns

@@ -121,6 +121,13 @@ def cell_figures(solves, keys=("family", "solver")):
     evals = (solves["fk_evals"].to_numpy(dtype=float) + solves["jacobian_evals"].to_numpy(dtype=float))
     emask = tmask & (evals > 0)
     out["time_per_eval_median_us"] = stats.group_quantiles(t[emask] / evals[emask], codes[emask], G, [0.5])[0]
+    if "solver_time_us" in solves.columns:
+        # An external solver's own reported time, and the rest of the wall time: the protocol's
+        # overhead (docs/external-solvers.md), over the supported solves that reported a time.
+        own = pd.to_numeric(solves["solver_time_us"], errors="coerce").to_numpy(dtype=float)
+        omask = tmask & np.isfinite(own)
+        out["solver_time_us_median"] = stats.group_quantiles(own[omask], codes[omask], G, [0.5])[0]
+        out["overhead_us_median"] = stats.group_quantiles(t[omask] - own[omask], codes[omask], G, [0.5])[0]
     mild, severe = stats.group_tukey_outliers(tt, ct, G)
     out["time_us_outliers_mild"] = np.where(nt > 0, mild, np.nan)      # nan: no time to count
     out["time_us_outliers_severe"] = np.where(nt > 0, severe, np.nan)

@@ -528,7 +528,7 @@ TABLES = {
               for per, batch in (("1 problem per message", ""), ("batch=50", ":batch=50"))],
         specs=EXTERNAL_SPECS, row_label="null solver",
         regenerate="`scripts/docs_measure.sh OUT`, `ikbench history add OUT/external-overhead`, then the export and "
-                   "`python3 -m ikbench.history.doctables results/history/history.json.gz --write DOC` "
+                   "`python3 -m ikbench.render.doctables results/history/history.json.gz --write DOC` "
                    "(docs/history.md, \"The project's own history\")"),
     "build": Latest(
         "A clean build of what the main command builds (`scripts/build_time.sh`: a fresh worktree, the release "

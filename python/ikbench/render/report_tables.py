@@ -31,10 +31,11 @@ SUMMARY_FIELDS = [
     "time_us_median_ci_low", "time_us_median_ci_high", "time_us_mean", "time_us_mean_ci_low",
     "time_us_mean_ci_high", "time_us_p90", "time_us_p99", "time_us_max", "fk_evals_mean", "jacobian_evals_mean",
     "available", "rank", "rank_of", "tied_leader", "time_us_outliers_mild", "time_us_outliers_severe",
+    "solver_time_us_median", "overhead_us_median",
 ]
 SUMMARY_TEXTS = ["success_text", "iterations_median_text", "iterations_p90_text", "position_error_text",
                  "orientation_error_text", "time_median_text", "time_mean_text", "time_p99_text", "fk_text", "j_text",
-                 "statuses_text", "rank_text", "outliers_text"]
+                 "statuses_text", "rank_text", "outliers_text", "own_time_text", "overhead_text"]
 
 STATUS_SHORT = {"converged": "conv", "max-iterations": "max-it", "time-limit": "time", "stalled": "stall",
                 "numerical-failure": "num-fail", "unsupported": "unsupp", "invalid-input": "invalid",
@@ -67,7 +68,8 @@ def summary_rows(summary):
     rows = []
     for r in summary.to_dict("records"):
         a = bool(r["available"])
-        vals = [r[k] if k not in ("available",) else a for k in SUMMARY_FIELDS]
+        vals = [r.get(k, math.nan) if k not in ("available",) else a for k in SUMMARY_FIELDS]
+        own, overhead = r.get("solver_time_us_median", math.nan), r.get("overhead_us_median", math.nan)
         texts = [success_text(r),
                  tables.fmt_num(r["iterations_median"], "int") if a else "",
                  tables.fmt_num(r["iterations_p90"], "int") if a else "",
@@ -80,7 +82,9 @@ def summary_rows(summary):
                  tables.fmt_num(r["fk_evals_mean"], "f") if a else "",
                  tables.fmt_num(r["jacobian_evals_mean"], "f") if a else "",
                  statuses_text(r["statuses"]), tables.fmt_rank(r),
-                 tables.fmt_outliers(r["time_us_outliers_mild"], r["time_us_outliers_severe"]) if a else ""]
+                 tables.fmt_outliers(r["time_us_outliers_mild"], r["time_us_outliers_severe"]) if a else "",
+                 tables.fmt_num(own, "time") if a and math.isfinite(own) else "",
+                 tables.fmt_num(overhead, "time") if a and math.isfinite(overhead) else ""]
         rows.append(vals + texts)
     return {"columns": SUMMARY_FIELDS + SUMMARY_TEXTS, "rows": rows}
 

@@ -239,10 +239,18 @@
     { label: "t.mean [µs] [95% CI]", key: "time_us_mean", text: "time_mean_text", type: "num" },
     { label: "t.p99 [µs]", key: "time_us_p99", text: "time_p99_text", type: "num" },
     { label: "out.", key: "time_us_outliers_severe", text: "outliers_text", type: "num" },
+    // an external solver's own reported time and the rest of the wall time (docs/external-solvers.md):
+    // shown only when the run has them
+    { label: "own t.med [µs]", key: "solver_time_us_median", text: "own_time_text", type: "num", optional: true },
+    { label: "overhead [µs]", key: "overhead_us_median", text: "overhead_text", type: "num", optional: true },
     { label: "fk/solve", key: "fk_evals_mean", text: "fk_text", type: "num" },
     { label: "J/solve", key: "jacobian_evals_mean", text: "j_text", type: "num" },
     { label: "ended", key: "statuses_text", text: "statuses_text", cls: "l", type: "text" }];
   var summary = { rows: [], sortKey: null, dir: 1 };
+  // Optional columns no row fills are left out of the table.
+  SUMMARY_COLUMNS = SUMMARY_COLUMNS.filter(function (c) {
+    return !c.optional || rowsOf(DATA.summary).some(function (r) { return r[c.key] != null && isFinite(r[c.key]); });
+  });
 
   function renderSummary() {
     summary.rows = rowsOf(DATA.summary).map(function (r, i) { r._order = i; return r; });
