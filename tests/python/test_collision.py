@@ -191,7 +191,7 @@ def mesh_run(tmp_path_factory):
 
 
 def test_a_mesh_run_records_its_geometry_and_both_verifiers_agree(mesh_run, tmp_path):
-    from ikbench.render import report
+    from ikbench.render import report_viewer
     run = results.load(mesh_run)
     mid = run.problems["model"].iat[0]
     scene = run.models[mid]["scene"]
@@ -203,5 +203,5 @@ def test_a_mesh_run_records_its_geometry_and_both_verifiers_agree(mesh_run, tmp_
     p = subprocess.run([harness_binary(), "verify", str(mesh_run)], capture_output=True, text=True, timeout=300)
     assert p.returncode == 0, p.stdout + p.stderr
     # The report's viewer gets every link mesh in its body frame.
-    slim = report._slim_scene(scene, {j["body"]: i for i, j in enumerate(run.models[mid]["joints"])})
+    slim = report_viewer._slim_scene(scene, {j["body"]: i for i, j in enumerate(run.models[mid]["joints"])})
     assert len(slim["link_meshes"]) == 6
