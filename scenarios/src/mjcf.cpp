@@ -49,40 +49,18 @@ struct Reader {
   }
 
   Eigen::VectorXd numbers(const TiXmlElement* e, const char* name, const char* text, int count) const {
-    Eigen::VectorXd out(count);
-    const std::string s(text);
-    int n = 0;
-    size_t i = 0;
-    while (i < s.size()) {
-      while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i]))) ++i;
-      if (i >= s.size()) break;
-      size_t j = i;
-      while (j < s.size() && !std::isspace(static_cast<unsigned char>(s[j]))) ++j;
-      double v = 0.0;
-      const char* b = s.data() + i + (s[i] == '+' ? 1 : 0);
-      const auto [ptr, ec] = std::from_chars(b, s.data() + j, v);
-      if (ec != std::errc() || ptr != s.data() + j || !std::isfinite(v) || n >= count)
-        fail(e, fmt::format("<{}> {}=\"{}\": expected {} finite number{}", e->Value(), name, s, count,
-                            count > 1 ? "s" : ""));
-      out[n++] = v;
-      i = j;
-    }
-    if (n != count)
-      fail(e, fmt::format("<{}> {}=\"{}\": expected {} finite numbers, found {}", e->Value(), name, s, count, n));
-    return out;
+    return someNumbers(e, name, text, count, count);
   }
   // Between lo and hi numbers (the rest left to the caller), for size="r" or "r l".
   Eigen::VectorXd someNumbers(const TiXmlElement* e, const char* name, const char* text, int lo, int hi) const {
-    int n = 0;
-    std::string s(text);
-    for (size_t i = 0; i < s.size();) {
-      while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i]))) ++i;
-      if (i < s.size()) ++n;
-      while (i < s.size() && !std::isspace(static_cast<unsigned char>(s[i]))) ++i;
+    const std::optional<std::vector<double>> v = parseNumberList(text, hi);
+    const int n = v ? static_cast<int>(v->size()) : 0;
+    if (!v || n < lo) {
+      const std::string want = lo == hi ? std::to_string(lo) : fmt::format("{} to {}", lo, hi);
+      fail(e, fmt::format("<{}> {}=\"{}\": expected {} finite number{}{}", e->Value(), name, text, want,
+                          hi > 1 ? "s" : "", v ? fmt::format(", found {}", n) : ""));
     }
-    if (n < lo || n > hi)
-      fail(e, fmt::format("<{}> {}=\"{}\": expected {} to {} numbers", e->Value(), name, s, lo, hi));
-    return numbers(e, name, text, n);
+    return Eigen::Map<const Eigen::VectorXd>(v->data(), n);
   }
 
   double angle(double v) const { return degrees ? v * kPi / 180.0 : v; }

@@ -51,29 +51,15 @@ struct Validator {
   // `count` finite numbers separated by blanks.
   Eigen::VectorXd numbers(const TiXmlElement* e, const char* attr, int count, const std::string& what) const {
     const char* s = e->Attribute(attr);
-    Eigen::VectorXd out(count);
     if (!s) fail(e, fmt::format("{}: missing attribute '{}' (expected {} numbers)", what, attr, count));
-    const std::string text(s);
-    int n = 0;
-    size_t i = 0;
-    while (i < text.size()) {
-      while (i < text.size() && std::isspace(static_cast<unsigned char>(text[i]))) ++i;
-      if (i >= text.size()) break;
-      size_t j = i;
-      while (j < text.size() && !std::isspace(static_cast<unsigned char>(text[j]))) ++j;
-      std::string tok = text.substr(i, j - i);
-      if (!tok.empty() && tok[0] == '+') tok.erase(0, 1);
-      double v = 0.0;
-      const auto [ptr, ec] = std::from_chars(tok.data(), tok.data() + tok.size(), v);
-      if (ec != std::errc() || ptr != tok.data() + tok.size() || !std::isfinite(v) || n >= count)
-        fail(e, fmt::format("{}: attribute {}=\"{}\": expected {} finite number{}", what, attr, text, count,
-                            count > 1 ? "s" : ""));
-      out[n++] = v;
-      i = j;
-    }
-    if (n != count)
-      fail(e, fmt::format("{}: attribute {}=\"{}\": expected {} finite numbers, found {}", what, attr, text, count, n));
-    return out;
+    const std::optional<std::vector<double>> v = parseNumberList(s, count);
+    if (!v)
+      fail(e, fmt::format("{}: attribute {}=\"{}\": expected {} finite number{}", what, attr, s, count,
+                          count > 1 ? "s" : ""));
+    if (static_cast<int>(v->size()) != count)
+      fail(e, fmt::format("{}: attribute {}=\"{}\": expected {} finite numbers, found {}", what, attr, s, count,
+                          v->size()));
+    return Eigen::Map<const Eigen::VectorXd>(v->data(), count);
   }
 };
 
@@ -83,6 +69,25 @@ struct Validator {
 // TinyXML and urdfdom's parser recurse once per level). Comments, CDATA,
 // processing instructions and declarations are skipped; attribute values are
 // quoted. Throws with the line of the first element past kMaxXmlNesting.
+std::optional<std::vector<double>> parseNumberList(std::string_view text, int max) {
+  std::vector<double> out;
+  size_t i = 0;
+  while (i < text.size()) {
+    while (i < text.size() && std::isspace(static_cast<unsigned char>(text[i]))) ++i;
+    if (i >= text.size()) break;
+    size_t j = i;
+    while (j < text.size() && !std::isspace(static_cast<unsigned char>(text[j]))) ++j;
+    const char* b = text.data() + i + (text[i] == '+' ? 1 : 0);
+    double v = 0.0;
+    const auto [ptr, ec] = std::from_chars(b, text.data() + j, v);
+    if (ec != std::errc() || ptr != text.data() + j || !std::isfinite(v) || static_cast<int>(out.size()) >= max)
+      return std::nullopt;
+    out.push_back(v);
+    i = j;
+  }
+  return out;
+}
+
 void checkXmlNesting(const std::string& xml, const std::string& source) {
   int depth = 0, line = 1;
   const size_t n = xml.size();

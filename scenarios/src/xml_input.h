@@ -5,7 +5,10 @@
 
 #include <tinyxml.h>
 
+#include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 namespace ikbench {
 
@@ -17,5 +20,10 @@ void checkXmlNesting(const std::string& xml, const std::string& source);
 // UTF-8 sequences by their lead byte's length, so the text is handed over
 // followed by several NULs). Throws SuiteError "source:line: malformed XML".
 void parseXml(const std::string& xml, const std::string& source, TiXmlDocument* doc);
+
+// The numbers of an attribute's blank-separated list (each a finite decimal
+// number, '+' allowed before it), at most `max` of them: nullopt when an item
+// is not one or there are more. The readers name the attribute in their error.
+std::optional<std::vector<double>> parseNumberList(std::string_view text, int max);
 
 }  // namespace ikbench
