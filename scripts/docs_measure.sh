@@ -19,10 +19,11 @@
 #                         bench_collision's queries; OUT/clutter-near its targets near obstacles
 #   OUT/external-overhead the external-solver protocol's cost: the Python and Node null solvers, one
 #                         problem per message and batch=50, on the UR5, one thread (node on PATH)
+#   OUT/meshes            the meshes suite: the UR5's links as meshes, hulls and capsules in the workcell
 # Every file records the machine's load while it ran; on a shared machine the absolute times are
 # the machine's of that moment, the ratios within one file are what carries.
 # Then:  ikbench history add OUT/jacobian-family OUT/trac-* OUT/arms/* OUT/closed-form-* OUT/clutter* \
-#          OUT/external-overhead --db DB
+#          OUT/external-overhead OUT/meshes --db DB
 set -euo pipefail
 [ $# -ge 1 ] || { echo "usage: scripts/docs_measure.sh OUT [BIN]" >&2; exit 2; }
 out=$1
@@ -97,3 +98,7 @@ ext_js="ext:cmd='node examples/external/null_solver.mjs'"
 "$bin/ikbench" run --urdf scenarios/data/robots/ur5.urdf --samples 2000 --threads 1 --no-trace --seed 1 \
   --progress none --no-summary --force --out "$out/external-overhead" \
   --solvers "$ext_py,$ext_py:batch=50,$ext_js,$ext_js:batch=50"
+
+# Collision geometry as meshes, hulls and capsules (docs/collision.md, "Measured"): the same UR5
+# links in three representations, one target seed, one run.
+"$bin/ikbench" run --suite meshes --threads 1 --no-trace --progress none --no-summary --force --out "$out/meshes"
