@@ -5,7 +5,7 @@
 # finds a crash, a sanitizer report, a leak, a timeout or a broken fuzz check;
 # the input that did it is kept in the log directory.
 #
-#   scripts/fuzz.sh                      # every target for 60 s (what CI runs)
+#   scripts/fuzz.sh                      # every target for 60 s (CI, through scripts/test.sh: 30 s)
 #   scripts/fuzz.sh 600 urdf bvh         # chosen targets, 10 minutes each
 #   scripts/fuzz.sh --runs 10000000      # a fixed number of executions per target
 #
