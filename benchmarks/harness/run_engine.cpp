@@ -318,6 +318,8 @@ void Engine::plan() {
   const Shard shard = config_.shard.value_or(Shard{});
   trace_sample_.assign(suite_.families.size(), {});
   traced_.assign(config_.trace ? suite_.families.size() : 0, {});
+  std::vector<int> batch(static_cast<size_t>(S_));
+  for (int s = 0; s < S_; ++s) batch[s] = batchOf(s);
   for (int f = 0; f < static_cast<int>(suite_.families.size()); ++f) {
     const Family& fam = suite_.families[f];
     const int n = static_cast<int>(fam.problems.size());
@@ -338,10 +340,10 @@ void Engine::plan() {
     } else {
       for (int p = 0; p < n; ++p)
         for (int s = 0; s < S_; ++s)
-          if (batchOf(s) == 1) take({f, s, p, p + 1, false});
+          if (batch[s] == 1) take({f, s, p, p + 1, false});
       // A solver that answers batches (ext:batch=N): a unit of N problems, one exchange.
       for (int s = 0; s < S_; ++s)
-        for (int p = 0, b = batchOf(s); b > 1 && p < n; p += b) take({f, s, p, std::min(n, p + b), false});
+        for (int p = 0, b = batch[s]; b > 1 && p < n; p += b) take({f, s, p, std::min(n, p + b), false});
     }
   }
 }
@@ -558,7 +560,7 @@ void Engine::formatRow(int f, int p, int s, const Summary& sm, const Eigen::Vect
   const double seed_distance =
       ran && q.size() == start.size() && prob.model ? configurationDistance(*prob.model, q, start) : 0.0;
   out.row = fmt::format(
-      "{},{},{},{},{},{},{},{},{},{},{},{},{},{:.3f},{},{},{},{},{},{},{},{},{},{}\n", csvField(suite_.name),
+      "{},{},{},{},{},{},{},{},{},{},{},{},{},{:.3f},{},{},{},{},{},{},{},{},{},{}", csvField(suite_.name),
       csvField(fam.name), p, dof, prob.goals.size(), csvField(fam.goal), csvField(spec), toString(sm.status),
       sm.converged() ? 1 : 0, sm.iterations, sm.restarts, numText(sm.position_error), numText(sm.orientation_error),
       sm.time_us, sm.fk_evals, sm.jacobian_evals, sm.within_limits ? 1 : 0,
@@ -571,23 +573,16 @@ void Engine::formatRow(int f, int p, int s, const Summary& sm, const Eigen::Vect
     std::vector<const Eigen::VectorXd*> history{&q};
     for (int k = p - 1; fam.sequential && k >= 0 && k >= p - 3; --k) history.push_back(&slots_[slot(f, k, s)].q);
     Data data(*prob.model);
-    out.row.pop_back();  // the '\n'
     out.row += qualityCells(*prob.model, prob.goals, data, sm.status, sm.converged(), sm.within_limits,
                             fam.targets == "unreachable", fam.sequential, history, fam.frame_rate, fam.branch_jump);
-    out.row += '\n';
   }
-  if (collision_) {
-    out.row.pop_back();  // the '\n'
+  if (collision_)
     out.row += sm.collision_free < 0 ? std::string(",,,")
                                      : fmt::format(",{},{},{}", sm.collision_free, numText(sm.min_clearance),
                                                    csvField(sm.collision_pair));
-    out.row += '\n';
-  }
-  if (external()) {
-    out.row.pop_back();  // the '\n'
+  if (external())
     out.row += sm.reported_time_us < 0 ? std::string(",") : fmt::format(",{:.3f}", sm.reported_time_us);
-    out.row += '\n';
-  }
+  out.row += '\n';
   out.solutions.clear();
   for (size_t k = 0; k < sm.solutions.size(); ++k)
     out.solutions += fmt::format("{},{},{},{},{}\n", csvField(fam.name), p, csvField(spec), k,
