@@ -39,6 +39,22 @@ std::string hostile(const std::string& mode, int good = 0) {
   return fmt::format("{} {}/tests/external/hostile_solver.py {} {}", kPython, kSource, mode, good);
 }
 
+// The index of column `name` of a CSV header (a failure when it is absent).
+size_t column(const std::vector<std::string>& header, const std::string& name) {
+  const auto it = std::find(header.begin(), header.end(), name);
+  EXPECT_NE(it, header.end()) << name;
+  return static_cast<size_t>(it - header.begin());
+}
+
+// The seeds protocol on the shipped UR5 (2 targets per regime, 100 iterations, one thread) with
+// `solvers` into `out`: the CLI's exit status, its output in *output.
+int runSeedsOnUr5(const std::string& solvers, const std::string& out, const std::string& flags, std::string* output) {
+  return test::runCli(fmt::format("run --protocol seeds --urdf '{}/scenarios/data/robots/ur5.urdf' --samples 2 "
+                                  "--max-iterations 100 --threads 1 --progress none {} --solvers \"{}\" --out '{}'",
+                                  kSource, flags, solvers, out),
+                      output);
+}
+
 std::string extSpec(const std::string& cmd, const std::string& keys = "") {
   return fmt::format("ext:cmd='{}':timeout_ms=2000:respawns=1{}", cmd, keys);
 }
@@ -301,14 +317,9 @@ TEST(ExternalSolver, CliRunRecordsTheSolversOwnTimeAndVerifies) {
   const auto rows = test::readCsv(out + "/solves.csv");
   ASSERT_GE(rows.size(), 2u);
   const auto& h = rows[0];
-  const auto col = [&](const std::string& name) {
-    const auto it = std::find(h.begin(), h.end(), name);
-    EXPECT_NE(it, h.end()) << name;
-    return static_cast<size_t>(it - h.begin());
-  };
-  const size_t c_solver = col("solver"), c_status = col("status"), c_own = col("solver_time_us");
+  const size_t c_solver = column(h, "solver"), c_status = column(h, "status"), c_own = column(h, "solver_time_us");
   int dls_rows = 0, null_rows = 0, hang_failures = 0;
-  const size_t c_message = col("message");
+  const size_t c_message = column(h, "message");
   for (size_t r = 1; r < rows.size(); ++r) {
     const auto& row = rows[r];
     if (row[c_solver] == "dls") {
@@ -399,22 +410,14 @@ TEST(ExternalSolver, TheScipyExampleSolvesAShippedArm) {
   const std::string out = (dir / "run").string();
   const std::string spec = fmt::format("ext:cmd='{} {}/examples/external/scipy_solver.py'", kPython, kSource);
   std::string output;
-  ASSERT_EQ(test::runCli(fmt::format("run --protocol seeds --urdf '{}/scenarios/data/robots/ur5.urdf' --samples 2 "
-                                     "--max-iterations 100 --threads 1 --no-trace --progress none "
-                                     "--solvers \"{}\" --out '{}'",
-                                     kSource, spec, out),
-                         &output),
-            0)
-      << output;
+  ASSERT_EQ(runSeedsOnUr5(spec, out, "--no-trace", &output), 0) << output;
   const auto rows = test::readCsv(out + "/solves.csv");
   const auto& h = rows.at(0);
-  const size_t c_solver = std::find(h.begin(), h.end(), "solver") - h.begin();
-  const size_t c_conv = std::find(h.begin(), h.end(), "converged") - h.begin();
-  const size_t c_status = std::find(h.begin(), h.end(), "status") - h.begin();
-  const size_t c_own = std::find(h.begin(), h.end(), "solver_time_us") - h.begin();
+  const size_t c_solver = column(h, "solver"), c_conv = column(h, "converged"), c_status = column(h, "status");
+  const size_t c_own = column(h, "solver_time_us");
   ASSERT_LT(c_own, h.size());
   int ext_rows = 0, converged = 0, near_converged = 0;
-  const size_t c_family = std::find(h.begin(), h.end(), "family") - h.begin();
+  const size_t c_family = column(h, "family");
   for (size_t r = 1; r < rows.size(); ++r) {
     if (rows[r][c_solver] != spec) continue;
     ++ext_rows;
@@ -443,18 +446,10 @@ TEST(ExternalSolver, ClosedChainIkRunsBesideAutoOnAShippedArm) {
   std::string output;
   const std::string spec = fmt::format("ext:cmd='node {}/examples/external/closed_chain_ik_solver.mjs'", kSource);
   // The seeds protocol: its near:D families start close to a solution, where a local method converges.
-  ASSERT_EQ(test::runCli(fmt::format("run --protocol seeds --urdf '{}/scenarios/data/robots/ur5.urdf' --samples 2 "
-                                     "--max-iterations 100 --threads 1 "
-                                     "--progress none --solvers \"auto,{}\" --out '{}'",
-                                     kSource, spec, out),
-                         &output),
-            0)
-      << output;
+  ASSERT_EQ(runSeedsOnUr5("auto," + spec, out, "", &output), 0) << output;
   const auto rows = test::readCsv(out + "/solves.csv");
   const auto& h = rows.at(0);
-  const size_t c_solver = std::find(h.begin(), h.end(), "solver") - h.begin();
-  const size_t c_conv = std::find(h.begin(), h.end(), "converged") - h.begin();
-  const size_t c_own = std::find(h.begin(), h.end(), "solver_time_us") - h.begin();
+  const size_t c_solver = column(h, "solver"), c_conv = column(h, "converged"), c_own = column(h, "solver_time_us");
   ASSERT_LT(c_own, h.size());
   int ext_rows = 0, ext_converged = 0;
   for (size_t r = 1; r < rows.size(); ++r) {

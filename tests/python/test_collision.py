@@ -12,16 +12,22 @@ from ikbench.render import verify_render
 from ikbench.io import results
 
 
-@pytest.fixture(scope="module")
-def scene_run(tmp_path_factory):
-    exe = harness_binary()
-    out = tmp_path_factory.mktemp("scene") / "run"
-    p = subprocess.run([exe, "run", "--urdf", str(REPO / "scenarios/data/robots/ur5.urdf"), "--tip", "tool0",
-                        "--scene", str(REPO / "scenarios/data/scenes/workcell.json"), "--samples", "40",
+def _workcell_run(out, urdf, samples):
+    """`ikbench run` of the shipped robot `urdf` (base -> tool0) in the workcell scene, auto and
+    kdl-lma on one thread, into `out`; the finished process."""
+    p = subprocess.run([harness_binary(), "run", "--urdf", str(REPO / "scenarios/data/robots" / urdf), "--tip", "tool0",
+                        "--scene", str(REPO / "scenarios/data/scenes/workcell.json"), "--samples", str(samples),
                         "--solvers", "auto,kdl-lma", "--threads", "1", "--out", str(out), "--progress", "none",
                         "--no-trace"],
                        capture_output=True, text=True, timeout=300, env=dict(os.environ, PYTHONPATH=str(REPO / "python")))
     assert p.returncode == 0, p.stdout + p.stderr
+    return p
+
+
+@pytest.fixture(scope="module")
+def scene_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("scene") / "run"
+    _workcell_run(out, "ur5.urdf", 40)
     return out
 
 
@@ -178,14 +184,8 @@ def test_a_checked_pair_naming_a_missing_obstacle_is_refused(scene_run, tmp_path
 
 @pytest.fixture(scope="module")
 def mesh_run(tmp_path_factory):
-    exe = harness_binary()
     out = tmp_path_factory.mktemp("mesh") / "run"
-    p = subprocess.run([exe, "run", "--urdf", str(REPO / "scenarios/data/robots/ur5-meshes.urdf"), "--tip", "tool0",
-                        "--scene", str(REPO / "scenarios/data/scenes/workcell.json"), "--samples", "20",
-                        "--solvers", "auto,kdl-lma", "--threads", "1", "--out", str(out), "--progress", "none",
-                        "--no-trace"],
-                       capture_output=True, text=True, timeout=300, env=dict(os.environ, PYTHONPATH=str(REPO / "python")))
-    assert p.returncode == 0, p.stdout + p.stderr
+    p = _workcell_run(out, "ur5-meshes.urdf", 20)
     assert "links checked as: mesh 6" in p.stdout
     return out
 
