@@ -1,4 +1,4 @@
-// The run engine: a std::thread pool over units of work, each thread with its
+// The run engine: units of work on core's thread pool (runOnThreads), each thread with its
 // own Solver instance per spec; finished solves go to their slot and, every
 // 200 ms, to solves.partial.csv.
 #include "harness/run_engine.h"
@@ -12,7 +12,6 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <ctime>
 #include <iostream>
 #include <map>

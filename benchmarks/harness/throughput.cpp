@@ -21,7 +21,6 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
-#include <thread>
 
 #include "harness/throughput.h"
 

@@ -3,10 +3,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <condition_variable>
-#include <exception>
-#include <mutex>
-#include <thread>
 #include <vector>
 
 #include <fmt/format.h>

@@ -15,13 +15,8 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
-#include <exception>
 #include <memory>
-#include <mutex>
-#include <optional>
 #include <string>
-#include <system_error>
-#include <thread>
 #include <tuple>
 #include <vector>
 
