@@ -10,7 +10,9 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <algorithm>
 #include <array>
+#include <map>
 #include <fstream>
 #include <numbers>
 
@@ -559,18 +561,192 @@ TEST(Meshes, ExactCheckOfTheMeshAndOfItsHull) {
   EXPECT_NEAR(far_hull.min_clearance, 0.1, 1e-6);
 }
 
-TEST(Meshes, CollisionAwareSolvesOnAMeshRobotAreVerified) {
-  const MeshFiles f = writeMeshRobot("robots_mesh_solve");
+// The mesh robot of writeMeshRobot in MJCF: the same bodies, joints and mesh
+// files (meshdir beside the URDF's meshes), the cube scaled as in the URDF.
+const char* kMeshMjcf = R"(<mujoco model="meshy">
+  <compiler meshdir="meshes"/>
+  <asset>
+    <mesh file="cube.stl" scale="0.1 0.1 0.1"/>
+    <mesh name="tet" file="tet.obj"/>
+  </asset>
+  <worldbody>
+    <body name="upper">
+      <joint name="q1" axis="0 0 1" range="-171.887 171.887"/>
+      <geom type="mesh" mesh="cube" pos="0.3 0 0"/>
+      <body name="fore" pos="0.6 0 0">
+        <joint name="q2" axis="0 1 0" range="-114.592 114.592"/>
+        <geom type="mesh" mesh="tet" pos="0.1 0 0"/>
+        <body name="tool" pos="0.3 0 0"/>
+      </body>
+    </body>
+  </worldbody>
+</mujoco>
+)";
+
+std::string writeMeshMjcf(const MeshFiles& f) {
+  const std::filesystem::path dir = std::filesystem::path(f.urdf).parent_path();
+  std::filesystem::copy_file(f.package_root + "/cube_pkg/meshes/cube.stl", dir / "meshes" / "cube.stl",
+                             std::filesystem::copy_options::overwrite_existing);
+  const std::string path = (dir / "meshy.xml").string();
+  std::ofstream(path) << kMeshMjcf;
+  return path;
+}
+
+// World positions of a model's mesh vertices at q, per body name, sorted.
+std::map<std::string, std::vector<std::array<double, 3>>> worldVertices(const UrdfModel& u, const Eigen::VectorXd& q) {
+  Data d(*u.model);
+  forwardKinematics(*u.model, q, d);
+  std::map<std::string, std::vector<std::array<double, 3>>> out;
+  for (const LinkShape& l : u.collision) {
+    EXPECT_EQ(l.shape.kind, ShapeKind::kMesh);
+    const Eigen::Isometry3d T = d.world_T_body[static_cast<size_t>(l.body)].toIsometry() * l.shape.pose.toIsometry();
+    auto& vs = out[u.model->bodyName(l.body)];
+    for (const Eigen::Vector3d& v : l.shape.mesh->vertices) {
+      const Eigen::Vector3d w = T * v;
+      vs.push_back({w.x(), w.y(), w.z()});
+    }
+    std::sort(vs.begin(), vs.end());
+  }
+  return out;
+}
+
+TEST(Mjcf, MeshGeomsMatchTheSameRobotsUrdfMeshes) {
+  const MeshFiles f = writeMeshRobot("robots_mjcf_mesh");
+  const std::string mjcf = writeMeshMjcf(f);
+  UrdfOptions o;
+  o.meshes = MeshGeometry::kMesh;
+  o.package_path = {f.package_root};
+  const UrdfModel from_urdf = loadUrdf(f.urdf, o);
+  const UrdfModel from_mjcf = loadMjcf(mjcf, o);
+  ASSERT_EQ(from_mjcf.collision.size(), 2u);
+  for (const LinkShape& l : from_mjcf.collision) {
+    EXPECT_FALSE(l.shape.convex);
+    EXPECT_NE(l.shape.file.find("meshes"), std::string::npos) << l.shape.file;
+  }
+  // Every vertex in the world, over random configurations, to 1e-12.
+  Rng rng(3);
+  for (int k = 0; k < 20; ++k) {
+    const Eigen::VectorXd q = randomConfiguration(*from_urdf.model, rng);
+    const auto a = worldVertices(from_urdf, q), b = worldVertices(from_mjcf, byName(*from_urdf.model, q, *from_mjcf.model));
+    ASSERT_EQ(a.size(), 2u);
+    ASSERT_EQ(b.size(), a.size());
+    for (const auto& [body, vs] : a) {
+      ASSERT_TRUE(b.count(body)) << body;
+      ASSERT_EQ(b.at(body).size(), vs.size()) << body;
+      for (size_t i = 0; i < vs.size(); ++i)
+        for (int c = 0; c < 3; ++c) EXPECT_NEAR(b.at(body)[i][static_cast<size_t>(c)], vs[i][static_cast<size_t>(c)], 1e-12);
+    }
+  }
+  // The hull switch, as MuJoCo collides meshes; the capsule switch reads none.
+  o.meshes = MeshGeometry::kHull;
+  for (const LinkShape& l : loadMjcf(mjcf, o).collision) EXPECT_TRUE(l.shape.convex);
+  o.meshes = MeshGeometry::kCapsules;
+  EXPECT_TRUE(loadMjcf(mjcf, o).collision.empty());
+}
+
+TEST(Mjcf, InlineMeshesAreTheirHullUnlessFacesAreGiven) {
+  UrdfOptions o;
+  o.meshes = MeshGeometry::kMesh;
+  // Eight corners of a 0.2 m cube and its centre; a tetrahedron with faces.
+  const UrdfModel m = parseMjcf(R"(<mujoco><asset>
+      <mesh name="box" scale="2 2 2" vertex="-.05 -.05 -.05  .05 -.05 -.05  -.05 .05 -.05  .05 .05 -.05
+                                              -.05 -.05 .05  .05 -.05 .05  -.05 .05 .05  .05 .05 .05  0 0 0"/>
+      <mesh name="tet" vertex="0 0 0  .1 0 0  0 .1 0  0 0 .1" face="0 2 1  0 1 3  0 3 2  1 2 3"/>
+    </asset><worldbody><body name="a"><joint name="j"/><geom type="mesh" mesh="box"/>
+      <geom type="mesh" mesh="tet" pos="0 0 .5"/></body></worldbody></mujoco>)",
+                                "inline.xml", o);
+  ASSERT_EQ(m.collision.size(), 2u);
+  const Shape& box = m.collision[0].shape;
+  EXPECT_TRUE(box.convex);
+  EXPECT_EQ(box.mesh->vertices.size(), 8u);  // the centre is not on the hull
+  EXPECT_EQ(box.mesh->triangles.size(), 12u);
+  for (const Eigen::Vector3d& v : box.mesh->vertices) EXPECT_NEAR(v.cwiseAbs().maxCoeff(), 0.1, 1e-15);
+  const Shape& tet = m.collision[1].shape;
+  EXPECT_FALSE(tet.convex);
+  EXPECT_EQ(tet.mesh->triangles.size(), 4u);
+  EXPECT_NEAR(tet.pose.p.z(), 0.5, 1e-15);
+}
+
+TEST(Mjcf, MeshErrorsNameTheLineTheGeomAndTheFile) {
+  UrdfOptions o;
+  o.meshes = MeshGeometry::kMesh;
+  auto error = [&](const std::string& xml) {
+    try {
+      parseMjcf(xml, "/nonexistent/bad.xml", o);
+    } catch (const SuiteError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  // The body's element starts on line 2 of every file below.
+  const std::string body = "<worldbody><body name='a'><joint name='j'/>\n";
+  auto has = [](const std::string& msg, std::initializer_list<const char*> parts) {
+    for (const char* p : parts) EXPECT_NE(msg.find(p), std::string::npos) << msg;
+  };
+  has(error("<mujoco>" + body + "<geom name='g' type='mesh' mesh='nope'/></body></worldbody></mujoco>"),
+      {"bad.xml:2:", "geom name=\"g\"", "no <asset><mesh name=\"nope\">"});
+  has(error("<mujoco><asset><mesh file='gone.stl'/></asset>" + body +
+            "<geom type='mesh' mesh='gone'/></body></worldbody></mujoco>"),
+      {"bad.xml:2:", "mesh 'gone'", "/nonexistent/gone.stl", "no such file"});
+  has(error("<mujoco><asset><mesh file='x.stl' refpos='0 0 1'/></asset>" + body + "</body></worldbody></mujoco>"),
+      {"refpos", "not supported"});
+  has(error("<mujoco><asset><mesh name='m' vertex='0 0 0 1 0 0 0 1 0 0 0 1'/></asset>" + body +
+            "<geom type='box' mesh='m'/></body></worldbody></mujoco>"),
+      {"bad.xml:2:", "fitted to a mesh"});
+  has(error("<mujoco><asset><mesh name='flat' vertex='0 0 0 1 0 0 0 1 0 1 1 0'/></asset>" + body +
+            "<geom type='mesh' mesh='flat'/></body></worldbody></mujoco>"),
+      {"bad.xml:2:", "mesh 'flat'", "no convex hull"});
+  has(error("<mujoco><asset><mesh name='t' vertex='0 0 0 1 0 0 0 1 0 0 0 1' face='0 1 7'/></asset>" + body +
+            "</body></worldbody></mujoco>"),
+      {"face", "7 is not the index"});
+}
+
+TEST(Meshes, ColladaUnitAndNodeTransformsAreAppliedAndItsUpAxisIgnored) {
+  // A tetrahedron in centimetres, its node moved 5 cm along z, in a file
+  // that says y is up: a robot description's meshes are z-up (as ROS tools
+  // read them) and in the file's unit.
+  const std::string dae = test::writeTempFile("robots_mesh_dae", "tet.dae", R"(<?xml version="1.0" encoding="utf-8"?>
+<COLLADA xmlns="http://www.collada.org/2005/11/COLLADASchema" version="1.4.1">
+  <asset><unit name="centimeter" meter="0.01"/><up_axis>Y_UP</up_axis></asset>
+  <library_geometries><geometry id="tet"><mesh>
+    <source id="p"><float_array id="pa" count="12">0 0 0 10 0 0 0 10 0 0 0 10</float_array>
+      <technique_common><accessor source="#pa" count="4" stride="3"><param name="X" type="float"/>
+        <param name="Y" type="float"/><param name="Z" type="float"/></accessor></technique_common></source>
+    <vertices id="v"><input semantic="POSITION" source="#p"/></vertices>
+    <triangles count="4"><input semantic="VERTEX" source="#v" offset="0"/><p>0 2 1 0 1 3 0 3 2 1 2 3</p></triangles>
+  </mesh></geometry></library_geometries>
+  <library_visual_scenes><visual_scene id="s"><node id="n"><translate>0 0 5</translate>
+    <instance_geometry url="#tet"/></node></visual_scene></library_visual_scenes>
+  <scene><instance_visual_scene url="#s"/></scene>
+</COLLADA>
+)");
+  const TriangleMesh m = readMeshFile(dae, Eigen::Vector3d(1, 1, 2), 100);
+  ASSERT_EQ(m.triangles.size(), 4u);
+  std::vector<std::array<double, 3>> got;
+  for (const Eigen::Vector3d& v : m.vertices) got.push_back({v.x(), v.y(), v.z()});
+  std::sort(got.begin(), got.end());
+  // (cm + 5 cm along z) in metres, then z scaled by 2.
+  const std::vector<std::array<double, 3>> want = {{0, 0, 0.1}, {0, 0, 0.3}, {0, 0.1, 0.1}, {0.1, 0, 0.1}};
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i)
+    for (size_t c = 0; c < 3; ++c) EXPECT_NEAR(got[i][c], want[i][c], 1e-7) << i;
+}
+
+// A collision-aware family of the mesh robot, from its URDF and from its
+// MJCF: every converged answer reaches the target and is collision-free by
+// the exact check of the meshes.
+void expectVerifiedMeshSolves(const std::string& file, bool mjcf, const MeshFiles& f) {
   const std::string scene = test::writeTempFile("robots_mesh_solve", "post.json", R"({"name": "post",
     "obstacles": [{"name": "post", "type": "box", "size": [0.1, 0.1, 1.0], "position": [0.0, 0.7, 0.0]}]})");
   RobotFiles files;
   files.package_path = {f.package_root};
-  const Family fam = robotFamily(f.urdf, "", "tool", 6, 11, scene, files);
+  files.mjcf = mjcf;
+  const Family fam = robotFamily(file, "", "tool", 6, 11, scene, files);
   const auto& world = fam.problems.front().collision;
   ASSERT_NE(world, nullptr);
   int meshes = 0;
   for (const LinkShape& l : world->links()) meshes += l.shape.kind == ShapeKind::kMesh;
-  EXPECT_EQ(meshes, 2);
+  EXPECT_EQ(meshes, 2) << file;
   auto solver = Registry::global().create("dls:restarts=20:collision=reject");
   SolverOptions o;
   o.position_tolerance = 1e-6;
@@ -585,9 +761,14 @@ TEST(Meshes, CollisionAwareSolvesOnAMeshRobotAreVerified) {
     EXPECT_LE(evaluateGoals(*p.model, p.goals, d).position, o.position_tolerance);
     EXPECT_TRUE(world->check(d).collision_free);
   }
-  EXPECT_GE(converged, 4);
+  EXPECT_GE(converged, 4) << file;
 }
 
+TEST(Meshes, CollisionAwareSolvesOnAMeshRobotAreVerified) {
+  const MeshFiles f = writeMeshRobot("robots_mesh_solve");
+  expectVerifiedMeshSolves(f.urdf, false, f);
+  expectVerifiedMeshSolves(writeMeshMjcf(f), true, f);
+}
 
 TEST(Meshes, EnclosingCapsuleOfALongMesh) {
   // Points on a capsule's surface (radius 0.05 around the segment a-b): the

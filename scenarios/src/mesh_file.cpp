@@ -15,7 +15,10 @@ extern "C" {
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <memory>
 #include <stdexcept>
+
+#include "ikbench/scenarios/input_limits.h"
 
 namespace ikbench {
 namespace fs = std::filesystem;
@@ -118,6 +121,26 @@ TriangleMesh convexHull(const TriangleMesh& mesh, const std::string& what) {
     throw std::runtime_error(
         fmt::format("{}: no convex hull: the vertices span no volume (a flat mesh?): {}", what, message));
   return hull;
+}
+
+Shape meshShape(const std::string& name, const std::string& file, const Eigen::Vector3d& scale, bool hull,
+                const Pose3d& pose, std::size_t max_triangles, std::size_t* triangles) {
+  if (!scale.allFinite() || !(scale.minCoeff() > 0.0))
+    throw std::runtime_error(fmt::format("{}: scale must be three finite numbers > 0", file));
+  if (std::error_code ec; fs::file_size(file, ec) > kMaxInputFileBytes || ec)
+    throw std::runtime_error(fmt::format("{}: not a readable file of at most {} bytes", file, kMaxInputFileBytes));
+  const std::size_t left = max_triangles > *triangles ? max_triangles - *triangles : 0;
+  auto mesh = std::make_shared<TriangleMesh>(readMeshFile(file, scale, left));
+  *triangles += mesh->triangles.size();
+  if (hull) *mesh = convexHull(*mesh, file);
+  Shape shape;
+  shape.kind = ShapeKind::kMesh;
+  shape.name = name;
+  shape.pose = pose;
+  shape.file = file;
+  shape.convex = hull;
+  shape.mesh = std::move(mesh);
+  return shape;
 }
 
 std::string resolveMeshPath(const std::string& uri, const std::string& base_dir,

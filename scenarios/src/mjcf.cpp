@@ -5,29 +5,51 @@
 #include <fmt/format.h>
 
 #include <charconv>
+#include <filesystem>
+#include <memory>
 #include <cmath>
 #include <map>
 #include <set>
 
 #include "ikbench/scenarios/input_limits.h"
+#include "ikbench/scenarios/mesh_file.h"
+#include "ikbench/scenarios/scene.h"
 #include "xml_input.h"
 
 namespace ikbench {
 namespace {
 
+namespace fs = std::filesystem;
+
 constexpr double kPi = 3.14159265358979323846;
+// Vertices of one inline <mesh vertex=...> at most.
+constexpr size_t kMaxMeshVertices = 100000;
 
 struct DefaultClass {
   std::string parent;  // empty for "main"
   std::map<std::string, const TiXmlElement*> elements;  // tag -> its attributes
 };
 
+// An <asset><mesh>: a file (resolved), or vertices (and faces) given inline.
+struct MeshAsset {
+  const TiXmlElement* element = nullptr;
+  std::string file;
+  Eigen::Vector3d scale = Eigen::Vector3d::Ones();
+  std::vector<double> vertex;
+  std::vector<double> face;
+};
+
 struct Reader {
   const std::string& source;
+  const UrdfOptions& options;
   bool degrees = true;
   std::string eulerseq = "xyz";
   bool autolimits = true;
   std::map<std::string, DefaultClass> classes;
+  std::string meshdir;  // <compiler meshdir>, else assetdir, else the file's directory
+  bool strippath = false;
+  std::map<std::string, MeshAsset> meshes;
+  std::size_t triangles = 0;  // read so far, within kMaxSceneTriangles
 
   [[noreturn]] void fail(const TiXmlNode* node, const std::string& msg) const {
     if (node) throw SuiteError(fmt::format("{}:{}: {}", source, node->Row(), msg));
@@ -117,6 +139,93 @@ struct Reader {
     if (given > 1)
       fail(e, fmt::format("<{}>: more than one of quat, axisangle, euler, xyaxes, zaxis", e->Value()));
     return pose;
+  }
+
+  // <asset><mesh name file scale vertex face class>: a mesh's name is its
+  // file's stem unless given; its file is found under meshdir.
+  void readMesh(const TiXmlElement* m) {
+    const char* mc = m->Attribute("class");
+    if (mc && !classes.count(mc)) fail(m, fmt::format("<mesh class=\"{}\">: no such default class", mc));
+    const std::string cls = mc ? mc : "main";
+    MeshAsset a;
+    a.element = m;
+    const char* file = m->Attribute("file");
+    const char* vertex = m->Attribute("vertex");
+    if (!file && !vertex) fail(m, "<mesh>: expected a file or vertex attribute");
+    if (file && vertex) fail(m, "<mesh>: both file and vertex given (expected one)");
+    const char* nm = m->Attribute("name");
+    std::string name = nm ? nm : "";
+    if (file) {
+      fs::path f(file);
+      if (name.empty()) name = f.stem().string();
+      if (strippath) f = f.filename();
+      if (f.is_relative()) f = fs::path(meshdir) / f;
+      a.file = f.string();
+    }
+    if (name.empty()) fail(m, "<mesh vertex=...>: an inline mesh needs a name");
+    if (const char* sc = attr(m, cls, "scale")) a.scale = numbers(m, "scale", sc, 3);
+    if (!(a.scale.minCoeff() > 0.0)) fail(m, fmt::format("<mesh name=\"{}\">: scale must be three numbers > 0", name));
+    for (const char* ref : {"refpos", "refquat"})
+      if (m->Attribute(ref)) fail(m, fmt::format("<mesh name=\"{}\">: {} is not supported", name, ref));
+    if (vertex) {
+      const auto v = parseNumberList(vertex, 3 * kMaxMeshVertices);
+      if (!v || v->size() < 12 || v->size() % 3 != 0)
+        fail(m, fmt::format("<mesh name=\"{}\"> vertex: expected at least 4 points of 3 finite numbers", name));
+      a.vertex = *v;
+      if (const char* face = m->Attribute("face")) {
+        const auto f = parseNumberList(face, 3 * kMaxMeshVertices);
+        if (!f || f->empty() || f->size() % 3 != 0)
+          fail(m, fmt::format("<mesh name=\"{}\"> face: expected triangles of 3 vertex indices", name));
+        for (double i : *f)
+          if (!(i >= 0 && i < static_cast<double>(v->size() / 3) && i == std::floor(i)))
+            fail(m, fmt::format("<mesh name=\"{}\"> face: {} is not the index of one of its {} vertices", name, i,
+                                v->size() / 3));
+        a.face = *f;
+      }
+    }
+    if (!meshes.emplace(name, std::move(a)).second) fail(m, fmt::format("<mesh name=\"{}\"> is defined twice", name));
+  }
+
+  // A geom's mesh as a link shape, as options.meshes says: its triangles or
+  // their hull. MuJoCo collides every mesh as its convex hull; an inline
+  // mesh without faces is only its hull.
+  Shape meshGeom(const TiXmlElement* g, const std::string& cls, const std::string& what, const std::string& body,
+                 const Pose3d& pose) {
+    const char* mn = attr(g, cls, "mesh");
+    if (!mn) fail(g, what + ": a mesh geom needs mesh=\"NAME\" (an <asset><mesh>)");
+    const auto it = meshes.find(mn);
+    if (it == meshes.end()) fail(g, fmt::format("{}: no <asset><mesh name=\"{}\">", what, mn));
+    const MeshAsset& a = it->second;
+    const bool hull = options.meshes == MeshGeometry::kHull;
+    const std::string at = fmt::format("{}: mesh '{}'", what, mn);
+    try {
+      if (!a.file.empty()) {
+        std::error_code ec;
+        if (!fs::is_regular_file(a.file, ec))
+          throw std::runtime_error(fmt::format("{}: no such file (meshdir: '{}')", a.file, meshdir));
+        return meshShape(body, a.file, a.scale, hull, pose, kMaxSceneTriangles, &triangles);
+      }
+      auto mesh = std::make_shared<TriangleMesh>();
+      for (size_t i = 0; i + 2 < a.vertex.size(); i += 3)
+        mesh->vertices.push_back(a.scale.cwiseProduct(Eigen::Vector3d(a.vertex[i], a.vertex[i + 1], a.vertex[i + 2])));
+      for (size_t i = 0; i + 2 < a.face.size(); i += 3)
+        mesh->triangles.emplace_back(static_cast<int>(a.face[i]), static_cast<int>(a.face[i + 1]),
+                                     static_cast<int>(a.face[i + 2]));
+      const bool as_hull = hull || a.face.empty();
+      if (as_hull) *mesh = convexHull(*mesh, fmt::format("mesh '{}'", mn));
+      triangles += mesh->triangles.size();
+      if (triangles > kMaxSceneTriangles)
+        throw std::runtime_error(fmt::format("more than {} triangles in the model (the limit)", kMaxSceneTriangles));
+      Shape shape;
+      shape.kind = ShapeKind::kMesh;
+      shape.name = body;
+      shape.pose = pose;
+      shape.convex = as_hull;
+      shape.mesh = std::move(mesh);
+      return shape;
+    } catch (const std::exception& e) {
+      fail(g, fmt::format("{}: {}", at, e.what()));
+    }
   }
 
   void readDefaults(const TiXmlElement* d, const std::string& parent) {
@@ -234,6 +343,16 @@ void readBody(Reader& r, const TiXmlElement* b, int parent, const std::string& c
     const std::string type = type_c ? type_c : "sphere";
     const char* gn = g->Attribute("name");
     const std::string what = fmt::format("body '{}': <geom{}>", name, gn ? fmt::format(" name=\"{}\"", gn) : "");
+    if (type == "mesh") {
+      if (r.attr(g, cls, "fromto")) r.fail(g, what + ": a mesh geom is placed by pos and orientation, not fromto");
+      // A mesh read for nothing: the link gets fitted capsules (collision/world.h).
+      if (r.options.meshes == MeshGeometry::kCapsules) continue;
+      out->shapes.push_back({body, r.meshGeom(g, cls, what, name, r.frame(g, cls)), false});
+      continue;
+    }
+    if (r.attr(g, cls, "mesh"))
+      r.fail(g, fmt::format("{}: a {} fitted to a mesh is not supported (type=\"mesh\" checks the mesh itself)", what,
+                            type));
     const char* size_c = r.attr(g, cls, "size");
     const char* fromto_c = r.attr(g, cls, "fromto");
     Pose3d pose = r.frame(g, cls);
@@ -260,8 +379,8 @@ void readBody(Reader& r, const TiXmlElement* b, int parent, const std::string& c
       shape = type == "capsule" ? Shape::capsule(name, sz[0], 2.0 * half, pose)
                                 : Shape::cylinder(name, sz[0], 2.0 * half, pose);
     } else {
-      r.fail(g, fmt::format("{}: geom type '{}' is not supported (expected box, sphere, capsule or cylinder)", what,
-                            type));
+      r.fail(g, fmt::format("{}: geom type '{}' is not supported (expected box, sphere, capsule, cylinder or mesh)",
+                            what, type));
     }
     const double size = shape.kind == ShapeKind::kBox ? shape.size.minCoeff() : shape.radius;
     if (!(size > 0.0) || !(shape.length >= 0.0))
@@ -286,7 +405,8 @@ UrdfModel loadRobot(const std::string& path, const UrdfOptions& options, bool mj
 UrdfModel parseMjcf(const std::string& xml, const std::string& source, const UrdfOptions& options) {
   TiXmlDocument doc;
   parseXml(xml, source, &doc);
-  Reader r{source};
+  Reader r{source, options};
+  r.meshdir = fs::path(source).parent_path().string();
   const TiXmlElement* root = doc.RootElement();
   if (!root) r.fail(nullptr, "empty file (expected a <mujoco> element)");
   if (std::string(root->Value()) != "mujoco")
@@ -319,9 +439,19 @@ UrdfModel parseMjcf(const std::string& xml, const std::string& source, const Urd
     if (const char* a = c->Attribute("autolimits")) r.autolimits = std::string(a) == "true";
     if (const char* a = c->Attribute("coordinate"); a && std::string(a) != "local")
       r.fail(c, "<compiler coordinate=\"global\"> is not supported");
+    // Mesh files: under meshdir, else assetdir, relative to the model's file.
+    const char* md = c->Attribute("meshdir");
+    if (!md) md = c->Attribute("assetdir");
+    if (md) {
+      const fs::path dir(md);
+      r.meshdir = dir.is_absolute() ? dir.string() : (fs::path(source).parent_path() / dir).string();
+    }
+    if (const char* sp = c->Attribute("strippath")) r.strippath = std::string(sp) == "true";
   }
   for (const TiXmlElement* d = root->FirstChildElement("default"); d; d = d->NextSiblingElement("default"))
     r.readDefaults(d, "");
+  for (const TiXmlElement* a = root->FirstChildElement("asset"); a; a = a->NextSiblingElement("asset"))
+    for (const TiXmlElement* m = a->FirstChildElement("mesh"); m; m = m->NextSiblingElement("mesh")) r.readMesh(m);
   const TiXmlElement* world = root->FirstChildElement("worldbody");
   if (!world) r.fail(root, "no <worldbody> (expected the bodies of the robot in one)");
   Built all;

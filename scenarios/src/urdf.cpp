@@ -474,21 +474,9 @@ UrdfModel parseUrdf(const std::string& xml, const std::string& source, const Urd
                                              ? "; give the package's directory with --package-path or ROS_PACKAGE_PATH"
                                              : ""));
           }
-          const Eigen::Vector3d scale(m.scale.x, m.scale.y, m.scale.z);
-          if (!scale.allFinite() || !(scale.minCoeff() > 0.0))
-            throw SuiteError(fmt::format("{}: scale must be three finite numbers > 0", at));
           try {
-            if (std::error_code ec; fs::file_size(file, ec) > kMaxInputFileBytes || ec)
-              throw std::runtime_error(fmt::format("{}: not a readable file of at most {} bytes", file, kMaxInputFileBytes));
-            auto tm = std::make_shared<TriangleMesh>(readMeshFile(file, scale, kMaxSceneTriangles - triangles));
-            triangles += tm->triangles.size();
-            if (options.meshes == MeshGeometry::kHull) *tm = convexHull(*tm, file);
-            shape.kind = ShapeKind::kMesh;
-            shape.name = link_name;
-            shape.pose = pose;
-            shape.file = file;
-            shape.convex = options.meshes == MeshGeometry::kHull;
-            shape.mesh = std::move(tm);
+            shape = meshShape(link_name, file, Eigen::Vector3d(m.scale.x, m.scale.y, m.scale.z),
+                              options.meshes == MeshGeometry::kHull, pose, kMaxSceneTriangles, &triangles);
           } catch (const std::exception& e) {
             throw SuiteError(fmt::format("{}: {}", at, e.what()));
           }

@@ -26,6 +26,14 @@ TriangleMesh readMeshFile(const std::string& path, const Eigen::Vector3d& scale,
 // mesh).
 TriangleMesh convexHull(const TriangleMesh& mesh, const std::string& what);
 
+// A link's collision mesh named `name` at `pose` in its body frame: the
+// triangles of `file` scaled per axis (a file of at most kMaxInputFileBytes),
+// or their convex hull when `hull` (checked as a solid). *triangles counts
+// the triangles read so far for one model, which stay within max_triangles.
+// Throws std::runtime_error naming the file.
+Shape meshShape(const std::string& name, const std::string& file, const Eigen::Vector3d& scale, bool hull,
+                const Pose3d& pose, std::size_t max_triangles, std::size_t* triangles);
+
 // The file a robot description's mesh reference names: package://NAME/PATH
 // as PATH under package NAME, found in `package_path` and then in
 // $ROS_PACKAGE_PATH's directories (a directory NAME in one of them or up to

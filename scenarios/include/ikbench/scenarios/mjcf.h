@@ -21,12 +21,22 @@
 // * <geom>s with contype or conaffinity non-zero (MuJoCo's collision
 //   geometry; visual-only geoms have both 0) become LinkShapes: box (half
 //   sizes), sphere, capsule and cylinder (radius and half length, or fromto),
-//   placed by pos/orientation or fromto.
+//   placed by pos/orientation or fromto; and mesh, naming an <asset><mesh>:
+//   a file (assimp: STL, OBJ, ...; found under <compiler meshdir> or
+//   assetdir, relative to the model's file, its path stripped with
+//   strippath="true"), scaled per axis by its scale, or vertices given inline
+//   (their convex hull, as MuJoCo makes it, unless faces are given). The
+//   geom's pos and orientation place the mesh's own coordinates in the body,
+//   as in the XML (MuJoCo's re-centring on the mesh's inertia frame moves the
+//   geom frame, not the surface). UrdfOptions::meshes chooses the triangles,
+//   their hull (what MuJoCo's own collision uses) or no mesh (fitted
+//   capsules), as for a URDF.
 //
 // Errors (SuiteError) name the file, the line and the element: ball and free
 // joints, a joint's non-zero ref, <include>, <frame>, <attach>, <replicate>,
 // <composite>, <flexcomp>, geoms of other types (plane, ellipsoid, hfield,
-// sdf, mesh) on a body, malformed numbers.
+// sdf) on a body, a primitive fitted to a mesh, a mesh's refpos/refquat, a
+// mesh geom naming no asset or a missing file, malformed numbers.
 #pragma once
 
 #include <string>
