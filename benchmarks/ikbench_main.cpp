@@ -14,7 +14,7 @@
 //   ikbench merge SHARD_DIR... --out DIR [--force]
 //   ikbench compare RUN_A [RUN_B] [--specs SPEC1 SPEC2] [--out FILE.md|FILE.html]
 //   ikbench report RUN_DIR [--out FILE]
-//   ikbench playground [--out FILE] [--module FILE]
+//   ikbench playground [--out FILE] [--module FILE] [--run DIR ...]
 //   ikbench tune --solvers GRID --tune-on SET --evaluate-on SET [--criterion C] [--out DIR]
 //
 // Exit status: 0 on success, 1 when `verify` finds disagreements (and for
@@ -342,6 +342,9 @@ int realMain(int argc, char** argv) {
   CLI::App* play = app.add_subcommand("playground", "write playground.html: drag a target, watch the solvers follow it");
   play->add_option("--out", pg.out, "the page to write")->capture_default_str();
   play->add_option("--module", pg.module, "the WebAssembly module (ikbench_playground.js; default: this build's)");
+  play->add_option("--run", pg.runs,
+                   "a results directory whose models the page offers too, in the scenes they were checked in "
+                   "(their meshes drawn; repeatable)");
   play->footer("One self-contained page that opens offline in any browser (docs/playground.md).\n"
                "Exit status: 0 written; 2 a missing part (module, three.js) or an unusable --out.");
 

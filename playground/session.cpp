@@ -184,14 +184,28 @@ std::string Session::addModel(const std::string& model_json) {
     const json j = parse(model_json, "model");
     const std::string id = stringField(j, "id", "model", "");
     if (id.empty()) throw RequestError("model: 'id' must be a non-empty string");
-    models_[id] = harness::modelFromJson(j, fmt::format("model '{}'", id));
+    const std::string where = fmt::format("model '{}'", id);
+    std::shared_ptr<const Model> model = harness::modelFromJson(j, where);
+    // A run's model carries the scene it was checked in (its links' own
+    // geometry, meshes included), read back as recorded.
+    std::shared_ptr<const CollisionWorld> recorded = harness::sceneFromJson(j, model, where);
+    models_[id] = model;
     scenes_.erase(id);  // a scene is built on one model: a new model under the id has none yet
     scene_data_.erase(id);
-    const Model& m = *models_[id];
+    if (recorded)
+      recorded_[id] = std::move(recorded);
+    else
+      recorded_.erase(id);
+    const Model& m = *model;
     json leaves = json::array();
     for (int b : m.leaves()) leaves.push_back(m.bodyName(b));
-    return json{{"id", id}, {"nq", m.nq()}, {"nv", m.nv()}, {"leaves", leaves},
-                {"neutral", numbers(m.neutralConfiguration())}, {"middle", numbers(m.middleConfiguration())}}
+    return json{{"id", id},
+                {"nq", m.nq()},
+                {"nv", m.nv()},
+                {"leaves", leaves},
+                {"neutral", numbers(m.neutralConfiguration())},
+                {"middle", numbers(m.middleConfiguration())},
+                {"recorded_scene", recorded_.count(id) ? json(recorded_[id]->sceneName()) : json(nullptr)}}
         .dump();
   });
 }
@@ -272,7 +286,20 @@ std::string Session::setScene(const std::string& request) {
     if (sc.is_null()) {
       return json{{"model", id}, {"scene", nullptr}}.dump();
     }
-    if (!sc.is_object()) throw RequestError("setScene: 'scene' must be a scene file's JSON object or null");
+    if (sc.is_string() && sc.get<std::string>() == "recorded") {
+      const auto it = recorded_.find(id);
+      if (it == recorded_.end())
+        throw RequestError(fmt::format("setScene: model '{}' came with no scene (only a run's models do)", id));
+      const json entry = harness::modelToJson(*model, id, "", it->second.get());
+      scenes_[id] = it->second;
+      return json{{"model", id},
+                  {"reach", modelReach(*model)},
+                  {"description", fmt::format("The scene '{}' the run checked this model in.", it->second->sceneName())},
+                  {"scene", entry["scene"]}}
+          .dump();
+    }
+    if (!sc.is_object())
+      throw RequestError("setScene: 'scene' must be a scene file's JSON object, \"recorded\" or null");
     // The scene file's reader (its checks and messages); lines as in an indented file.
     const Scene scene = parseScene(sc.dump(1), stringField(j, "source", "setScene", "scene.json"));
     std::shared_ptr<const CollisionWorld> world = buildCollisionWorld(scene, model);

@@ -9,7 +9,9 @@
 //   catalog()            the backends of this build with their typed
 //                        parameters (harness/solver_catalog.h)
 //   addModel(model)      keeps a model (models.json entry) under its "id"
-//                        (a model added again under an id has no scene)
+//                        (a model added again under an id has no scene);
+//                        an entry with a "scene" (a run's) keeps that
+//                        world as recorded, named in "recorded_scene"
 //   randomChain(spec)    {"id", "dof", "seed", "axes": random|planar|
 //                        alternating, "limit"} -> a models.json entry
 //                        (scenarios' randomChain)
@@ -26,7 +28,9 @@
 //                        or null, "source"} -> the collision world built on
 //                        the model (its "scene" entry of models.json, plus the
 //                        robot's reach); every later solve of that model is
-//                        posed in it (a spec's collision= key then applies)
+//                        posed in it (a spec's collision= key then applies);
+//                        "scene": "recorded" poses it in the scene its run's
+//                        entry came with
 //   clearance(request)   {"model", "q"} -> the scene's clearances at q (below),
 //                        with every checked pair's distance ("distances", in
 //                        the order of the scene's "pairs") and the exact check
@@ -86,6 +90,7 @@ class Session {
   const CollisionWorld& sceneAt(const std::string& id, const Eigen::VectorXd& q, const Data** data);
   std::map<std::string, std::shared_ptr<const Model>> models_;
   std::map<std::string, std::shared_ptr<const CollisionWorld>> scenes_;  // by model id
+  std::map<std::string, std::shared_ptr<const CollisionWorld>> recorded_;  // a run's model's own scene, by id
   // Buffers of the clearance computation, kept between frames.
   std::map<std::string, std::unique_ptr<Data>> scene_data_;  // by model id
   std::vector<ClosestPoints> distances_;

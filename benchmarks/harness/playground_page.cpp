@@ -8,12 +8,14 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 #include <utility>
 #include <vector>
 
 #include "harness/build_info.h"
 #include "harness/results_format.h"
+#include "harness/results_reader.h"
 #include "harness/run_config.h"
 #include "harness/run_directory.h"
 #include "ikbench/scenarios/scene.h"
@@ -56,9 +58,22 @@ std::string scriptSafe(std::string text) {
   return text;
 }
 
-// The models of the page: per family, its first problem's model and goals,
-// with that problem's targets (reachable: FK of a random configuration) as
-// the page's first targets.
+// A model of the page: its goals (those of its family's first problem:
+// reachable targets, FK of a random configuration) and its models.json entry.
+json pageModel(const std::string& key, const std::string& label, const std::string& kind, const Problem& p,
+               json model) {
+  json goals = json::array();
+  for (const Goal& g : p.goals) {
+    const Eigen::Quaterniond r(g.target_orientation);
+    goals.push_back({{"body", p.model->bodyName(g.body)},
+                     {"point", {g.point.x(), g.point.y(), g.point.z()}},
+                     {"target_position", {g.target_position.x(), g.target_position.y(), g.target_position.z()}},
+                     {"target_quat_xyzw", {r.x(), r.y(), r.z(), r.w()}}});
+  }
+  return {{"key", key}, {"label", label}, {"kind", kind}, {"goals", goals}, {"model", std::move(model)}};
+}
+
+// The models of the page: per family of the default suite, its first problem's model and goals.
 json pageModels() {
   const Suite suite = loadSuite(kModelSuite);
   json models = json::array();
@@ -66,25 +81,51 @@ json pageModels() {
     const bool arm = f.type == "urdf";
     if ((!arm && f.name != kHumanoidFamily) || f.problems.empty()) continue;
     const Problem& p = f.problems.front();
-    json goals = json::array();
-    for (const Goal& g : p.goals) {
-      const Eigen::Quaterniond r(g.target_orientation);
-      goals.push_back({{"body", p.model->bodyName(g.body)},
-                       {"point", {g.point.x(), g.point.y(), g.point.z()}},
-                       {"target_position", {g.target_position.x(), g.target_position.y(), g.target_position.z()}},
-                       {"target_quat_xyzw", {r.x(), r.y(), r.z(), r.w()}}});
-    }
     const std::string key = arm ? f.robot : "humanoid";
     const std::string source = fs::path(f.source).filename().string();
     const std::string from = source.empty() ? "" : fmt::format(" ({})", source);  // a built-in skeleton has no file
-    models.push_back({{"key", key},
-                      {"label", arm ? fmt::format("{}{}", f.robot, from)
-                                    : fmt::format("humanoid skeleton, {} effectors{}", p.goals.size(), from)},
-                      {"kind", f.goal == "mixed" ? "pose" : f.goal},
-                      {"goals", goals},
-                      {"model", modelToJson(*p.model, key, source)}});
+    models.push_back(pageModel(key,
+                               arm ? fmt::format("{}{}", f.robot, from)
+                                   : fmt::format("humanoid skeleton, {} effectors{}", p.goals.size(), from),
+                               f.goal == "mixed" ? "pose" : f.goal, p, modelToJson(*p.model, key, source)));
   }
   return models;
+}
+
+// The models of a results directory, each with the scene it was checked in
+// (models.json's entry as written: the links' own geometry, meshes
+// included) and its first family's first problem's goals.
+json runModels(const std::string& dir) {
+  const ResultsDirectory r = readResults(dir, true, false);
+  const json file = parseJsonText(r.read("models.json", kMaxModelsJsonBytes), r.file("models.json"));
+  const auto models = readModels(r);
+  const auto problems = readProblems(r, models);
+  const std::string run = fs::path(dir).lexically_normal().filename().string();
+  json out = json::array();
+  std::set<std::string> done;
+  for (const auto& [key, p] : problems) {
+    std::string id;
+    for (const auto& [mid, m] : models)
+      if (m == p.model) id = mid;
+    if (id.empty() || !done.insert(id).second) continue;
+    json entry;
+    for (const json& m : file["models"])
+      if (m.value("id", "") == id) entry = m;
+    bool pose = false;
+    for (const Goal& g : p.goals) pose = pose || g.kind != GoalKind::kPosition;
+    const std::string family = r.families.at(static_cast<size_t>(key.first));
+    const std::string scene = entry.contains("scene") && entry["scene"].is_object()
+                                  ? fmt::format(", scene '{}'", entry["scene"].value("name", ""))
+                                  : "";
+    entry["id"] = fmt::format("{}/{}", run, id);  // the page's id: unique across runs
+    const std::string name = entry.value("name", id), source = fs::path(entry.value("source", "")).filename().string();
+    out.push_back(pageModel(fmt::format("run:{}/{}", run, id),
+                            fmt::format("{}{} (run {}, family {}{})", name, source.empty() ? "" : ", " + source, run,
+                                        family, scene),
+                            pose ? "pose" : "position", p, std::move(entry)));
+  }
+  if (out.empty()) throw HarnessError(fmt::format("playground: {}: the run has no problems", dir));
+  return out;
 }
 
 // The shipped scenes (<data>/scenes/*.json, docs/collision.md), each checked
@@ -132,13 +173,16 @@ std::string playgroundPage(const PlaygroundOptions& options) {
   const std::string js = readText(assets / "scene.js", "the page's script", "") + "\n" +
                          readText(assets / "playground.js", "the page's script", "");
 
+  json models = pageModels();
+  for (const std::string& dir : options.runs)
+    for (json& m : runModels(dir)) models.push_back(std::move(m));
   json native_solvers = json::array();
   // The built-in backends: an external process (ext) has no place in the page.
   for (const SolverInfo& info : Registry::global().list())
     if (info.name != "ext") native_solvers.push_back(info.name);
   const json data = {{"format", "ikbench-playground/1"},
                      {"revision", gitRevision()},
-                     {"models", pageModels()},
+                     {"models", models},
                      {"scenes", pageScenes()},
                      {"native_solvers", native_solvers}};
   const std::string about = fmt::format(

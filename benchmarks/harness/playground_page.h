@@ -8,11 +8,13 @@
 //   - the models: the shipped URDF arms and the humanoid skeleton as the
 //     default suite's families load them (models.json entries, with the
 //     effectors and goal kind of the family), and the native build's solver
-//     names (so the page can say which backends it lacks).
+//     names (so the page can say which backends it lacks);
+//   - with --run DIR, the models of that run with their recorded scenes.
 // Random and planar chains are generated in the page by the module.
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace ikbench::harness {
 
@@ -21,6 +23,9 @@ struct PlaygroundOptions {
   std::string module;      // the module's .js; empty: $IKBENCH_PLAYGROUND_MODULE, else the build's
   std::string assets_dir;  // playground/assets; empty: this source tree's
   std::string three_dir;   // empty: $IKBENCH_THREE_DIR, else /usr/share/javascript/three
+  // Results directories whose models the page offers too, each in the scene
+  // it was checked in (a URDF's meshes, an MJCF's geoms, an SRDF's pairs).
+  std::vector<std::string> runs;
 };
 
 // The page's text. HarnessError naming the missing file and how to get it.

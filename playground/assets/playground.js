@@ -271,11 +271,22 @@
     P.scale = IkbScene.modelScale(entry.model);
     P.path.radius = 0.15 * P.scale;
     $("path-radius").value = P.path.radius.toFixed(3);
-    // A new model in the module has no scene: the chosen one is built on it again.
+    // A new model in the module has no scene: the chosen one is built on it
+    // again. A run's model comes with the scene it was checked in, offered
+    // (and chosen) as the first scene.
     P.scene = null;
+    var recorded = $("scene").querySelector("option[value='" + RECORDED + "']");
+    if (recorded) recorded.parentNode.removeChild(recorded);
+    if (info.recorded_scene) {
+      $("scene").insertBefore(el("option", {value: RECORDED}, "the run's: " + info.recorded_scene), $("scene").options[1] || null);
+      P.sceneKey = RECORDED;
+    } else if (P.sceneKey === RECORDED) {
+      P.sceneKey = "";
+    }
     setKind(entry.kind);
     setScene(P.sceneKey);
   }
+  var RECORDED = "@recorded";
 
   // ---------------------------------------------------------------- scenes
   function sceneOptions() {
@@ -301,7 +312,8 @@
   // collision world from the scene file (the project's scene reader, with the
   // box seed of the page) and every later solve of the model runs in it.
   function setScene(name, seed) {
-    var file = name ? sceneFile(name) : null, text = null, note = $("scene-note");
+    var file = name && name !== RECORDED ? sceneFile(name) : null, text = name === RECORDED ? "recorded" : null;
+    var note = $("scene-note");
     if (file) {
       text = JSON.parse(JSON.stringify(file.scene));
       if (text.random_boxes) {
@@ -321,9 +333,12 @@
     } else {
       P.scene = r.scene;
       P.sceneInfo = r;
+      var meshes = r.scene ? r.scene.links.filter(function (l) { return l.type === "mesh"; }).length : 0;
       note.textContent = r.scene ? r.description + " " + r.scene.pairs.length + " pairs checked. Clearances: the " +
         "inner-loop capsule and box distances of the project's collision library (collision=avoid's), compiled to " +
-        "WebAssembly; FCL, the exact check of ikbench run, is not in the page." : "";
+        "WebAssembly; FCL, the exact check of ikbench run, is not in the page." +
+        (meshes ? " " + meshes + " link shape" + (meshes === 1 ? " is a mesh" : "s are meshes") + " (drawn as " +
+          "triangles; their clearances are those of the capsule or box that encloses each)." : "") : "";
     }
     P.sceneKey = name;
     $("scene").value = name;

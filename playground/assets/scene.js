@@ -171,8 +171,12 @@ var IkbScene = (function () {
     this.pos = model.joints.map(function () { return new THREE.Vector3(); });
     this.quat = model.joints.map(function () { return new THREE.Quaternion(); });
     // The scene's link shapes, in the order of its "links" (the clearances' order).
+    // A mesh (a URDF's or MJCF's own collision geometry, or its hull) is
+    // drawn as its triangles; the other shapes as the capsule the inner loop sees.
     this.shapes = sceneEntry ? sceneEntry.links.map(function (l) {
-      return linkCapsule(Object.assign({body_index: self.bodyIndex(l.body)}, l));
+      var sh = linkCapsule(Object.assign({body_index: self.bodyIndex(l.body)}, l));
+      if (l.type === "mesh") sh.mesh = linkMesh(l);
+      return sh;
     }) : [];
     this.shapeState = this.shapes.map(function () { return "clear"; });
     if (this.shapes.length) {
@@ -181,7 +185,29 @@ var IkbScene = (function () {
                         near: new CapsuleBatch(material(NEAR_COLOR, 0.7), m),
                         collides: new CapsuleBatch(material(COLLIDES_COLOR, 0.8), m)};
       Object.keys(this.collision).forEach(function (s) { self.collision[s].addTo(self.group); });
+      // Meshes get materials of their own: three.js keeps a material's
+      // program, and the batches' is built for instanced drawing.
+      this.meshMaterials = {};
+      Object.keys(this.collision).forEach(function (s) { self.meshMaterials[s] = self.collision[s].material.clone(); });
+      this.shapes.forEach(function (sh) { if (sh.mesh) self.group.add(sh.mesh); });
     }
+  }
+  // A link's mesh shape as a three.js mesh placed per frame (body pose, then
+  // the shape's pose in the body); its material follows its state.
+  function linkMesh(l) {
+    var g = new THREE.BufferGeometry(), v = [];
+    l.triangles.forEach(function (t) {
+      t.forEach(function (i) { v.push(l.vertices[i][0], l.vertices[i][1], l.vertices[i][2]); });
+    });
+    g.setAttribute("position", new THREE.Float32BufferAttribute(v, 3));
+    g.computeVertexNormals();
+    var m = new THREE.Mesh(g);
+    m.matrixAutoUpdate = false;
+    m.frustumCulled = false;
+    m.visible = false;
+    m.userData.local = new THREE.Matrix4().compose(new THREE.Vector3().fromArray(l.xyz),
+                                                   new THREE.Quaternion().fromArray(l.quat_xyzw), new THREE.Vector3(1, 1, 1));
+    return m;
   }
   ModelView.prototype.bodyIndex = function (name) {
     for (var i = 0; i < this.model.joints.length; ++i) if (this.model.joints[i].body === name) return i;
@@ -224,6 +250,14 @@ var IkbScene = (function () {
       var d = collision ? collision.links[k] : null;
       var state = d === null || d === undefined ? "clear" : d <= 0 ? "collides" : d < margin ? "near" : "clear";
       self.shapeState[k] = state;
+      if (sh.mesh) {
+        sh.mesh.visible = state !== "clear" || showClear;
+        sh.mesh.material = self.meshMaterials[state];
+        S.set(1, 1, 1);
+        sh.mesh.matrix.compose(self.pos[sh.body], self.quat[sh.body], S).multiply(sh.mesh.userData.local);
+        sh.mesh.matrixWorldNeedsUpdate = true;
+        return;
+      }
       if (state === "clear" && !showClear) return;
       V.copy(sh.a).applyQuaternion(self.quat[sh.body]).add(self.pos[sh.body]);
       W.copy(sh.b).applyQuaternion(self.quat[sh.body]).add(self.pos[sh.body]);
@@ -236,8 +270,11 @@ var IkbScene = (function () {
   ModelView.prototype.drawnShapes = function () {
     var c = this.collision, self = this;
     return this.shapes.map(function (sh, k) {
-      var s = self.shapeState[k], drawn = s !== "clear" || c.clear.cyl.count + c.clear.ends.count > 0;
-      return {name: sh.name, state: s, color: drawn ? "#" + c[s].material.color.getHexString() : null};
+      var s = self.shapeState[k];
+      var drawn = sh.mesh ? sh.mesh.visible : s !== "clear" || c.clear.cyl.count + c.clear.ends.count > 0;
+      return {name: sh.name, state: s, as: sh.mesh ? "mesh" : "capsule",
+              triangles: sh.mesh ? sh.mesh.geometry.getAttribute("position").count / 3 : 0,
+              color: drawn ? "#" + (sh.mesh ? self.meshMaterials[s] : c[s].material).color.getHexString() : null};
     });
   };
 

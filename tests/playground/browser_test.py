@@ -43,6 +43,7 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+REPO = HERE.parent.parent
 sys.path.insert(0, str(HERE.parent / "report"))
 import browser_test as rb  # noqa: E402  (the report's browser helpers: check, skip, start_browser, wait)
 
@@ -302,6 +303,56 @@ def check_scene(pg):
     pg.js("window.ikbenchPlayground.setMargin(0.01)")
 
 
+def mesh_run(cli, work):
+    """A small run of the shipped UR5 with its mesh collision geometry in the workcell: the run whose model
+    the page offers with `--run`."""
+    out = work / "mesh-run"
+    p = subprocess.run([cli, "run", "--urdf", str(REPO / "scenarios/data/robots/ur5-meshes.urdf"), "--tip", "tool0",
+                        "--scene", str(REPO / "scenarios/data/scenes/workcell.json"), "--samples", "3",
+                        "--solvers", "dls", "--seed", "5", "--force", "--out", str(out)],
+                       capture_output=True, text=True, timeout=600)
+    if p.returncode != 0:
+        raise SystemExit(f"FAIL: the mesh run: {p.stdout}{p.stderr}")
+    return out
+
+
+def check_run_model(pg, run):
+    """A run's model (ikbench playground --run): offered with the scene it was checked in, its meshes drawn as
+    triangles, the page's clearances the native library's on the same recorded scene."""
+    data = pg.js("return JSON.parse(document.getElementById('playground-data').textContent).models"
+                 ".filter(function (m) { return m.key.indexOf('run:') === 0; })")
+    if not check(len(data) == 1 and data[0]["key"].startswith(f"run:{run.name}/") and
+                 data[0]["label"].startswith("ur5, ur5-meshes.urdf (run mesh-run") and "workcell" in data[0]["label"],
+                 f"the page offers the run's model ({[(m['key'], m['label']) for m in data]})"):
+        return
+    entry = data[0]["model"]
+    meshes = [l["name"] for l in entry["scene"]["links"] if l["type"] == "mesh"]
+    pg.js("window.ikbenchPlayground.loadModel(arguments[0])", data[0]["key"])
+    pg.js("window.ikbenchPlayground.setSpecs(['dls'])")
+    pg.js("window.ikbenchPlayground.setShowShapes(true)")
+    pg.frames_after(3)
+    st = pg.state()
+    sc = st["scene"]
+    check(sc and sc["name"] == "@recorded" and sc["obstacles"] == len(entry["scene"]["obstacles"]) and
+          sc["pairs"] == len(entry["scene"]["pairs"]),
+          f"the run's model comes in its recorded scene ({sc and sc['obstacles']} obstacles, "
+          f"{sc and sc['pairs']} checked pairs as recorded)")
+    c = st["specs"][0]["collision"]
+    drawn = [x for x in c["drawn"] if x["as"] == "mesh"]
+    triangles = {l["name"]: len(l["triangles"]) for l in entry["scene"]["links"] if l["type"] == "mesh"}
+    check(meshes and len(drawn) == len(meshes) and all(x["color"] is not None for x in drawn) and
+          all(x["triangles"] == triangles[x["name"]] for x in drawn),
+          f"its {len(meshes)} mesh link shapes are drawn as their triangles "
+          f"({[(x['name'], x['triangles']) for x in drawn]})")
+    native = pg.native_calls([["addModel", entry], ["setScene", {"model": entry["id"], "scene": "recorded"}],
+                              ["clearance", {"model": entry["id"], "q": st["specs"][0]["q"]}]])
+    n = native[2]
+    d = max(abs(x - y) for x, y in zip(c["links"], n["links"]) if x is not None)
+    check(d <= 1e-12 and n["pair"] == c["pair"] and native[1]["scene"]["pairs"] == entry["scene"]["pairs"],
+          f"the page's per-link clearances on the recorded scene are the native library's (max difference {d:.1e})")
+    pg.js("window.ikbenchPlayground.setShowShapes(false)")
+
+
 def frame_rate(pg, label, specs, seconds=6):
     """Path mode with four specs: frames per second and the work of a frame, printed."""
     pg.js("window.ikbenchPlayground.setSpecs(arguments[0])", specs)
@@ -374,7 +425,9 @@ def main():
     work = Path(a.work) if a.work else Path(tempfile.mkdtemp(prefix="ikbench-playground-"))
     work.mkdir(parents=True, exist_ok=True)
     page = work / "playground.html"
-    p = subprocess.run([cli, "playground", "--out", str(page)], capture_output=True, text=True, timeout=600)
+    run = mesh_run(cli, work)
+    p = subprocess.run([cli, "playground", "--out", str(page), "--run", str(run)], capture_output=True, text=True,
+                       timeout=600)
     if p.returncode == 2 and "WebAssembly module" in p.stderr + p.stdout:
         skip(f"this build has no playground module: {(p.stderr + p.stdout).strip()[:300]}")
     if p.returncode != 0:
@@ -389,7 +442,7 @@ def main():
             "return document.body.getAttribute('data-playground-ready') === '1' && window.ikbenchPlayground.state.frame > 2"),
             "the page to start", timeout=120)
         if not check(bool(ready), "the page starts (the WebAssembly module loads, frames are drawn)"):
-            print([e["message"][:300] for e in d.get_log("browser")])
+            print([e["message"][:300] for e in d.get_log("browser")][:5])
             return 1
         pg = Playground(d, a.native, work)
         st = pg.state()
@@ -400,6 +453,7 @@ def main():
         drag_and_check(pg, "UR5", UR5_SPECS, [(50, -30), (-40, 60)])
         check_lambda_step(pg)
         check_scene(pg)
+        check_run_model(pg, run)
         # The chain with position goals: a dragged pose target of a random 7R chain (random axes, a
         # fixed orientation) often leaves its dexterous workspace; a position target within reach
         # does not.
@@ -434,7 +488,8 @@ def main():
         st = pg.state()
         log = d.get_log("browser")
         check(not severe(log) and not st["errors"], f"no errors in the browser console "
-              f"({[e['message'][:200] for e in severe(log)]}, page errors {st['errors'][:2]})")
+              f"({len(severe(log))} errors, the first {[e['message'][:200] for e in severe(log)[:3]]}; "
+              f"page errors {st['errors'][:2]})")
         d.save_screenshot(str(work / "playground.png"))
     finally:
         d.quit()
