@@ -17,7 +17,11 @@
   var CSS_COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd"];
   var MAX_SPECS = 4;
   var MAX_RESIDUALS = 400;      // points of a step-mode residual curve
-  var DEFAULT_SPECS = ["dls", "ccd", "fabrik", "auto"];
+  // The page's first specs on each model and goal kind: the first three of
+  // DEFAULT_CHOICES that apply to it (a backend that does not, FABRIK on
+  // pose goals say, answers `unsupported`), then auto. Until the user
+  // changes a spec; from then on the specs are theirs.
+  var DEFAULT_CHOICES = ["dls", "ccd", "fabrik", "lm", "sdls"];
   var PANEL_MS = 100;           // the panels' refresh interval in live and path mode
 
   var P = {
@@ -139,10 +143,12 @@
     sel.addEventListener("change", function () {
       spec.name = sel.value;
       spec.keys = {};
+      P.specsChosen = true;
       rebuildSpecs();
     });
     var remove = el("button", {"class": "small", title: "remove this spec"}, "\u00d7");
     remove.addEventListener("click", function () {
+      P.specsChosen = true;
       P.specs.splice(spec.index, 1);
       rebuildSpecs();
     });
@@ -152,6 +158,13 @@
     card.appendChild(head);
     var desc = (P.backends[spec.name] || P.presets[spec.name] || {}).description || "";
     card.appendChild(el("div", {"class": "spec-desc"}, desc));
+    var budget = /(?:^|:)time_budget_us=(\d+(?:\.\d+)?)/.exec(P.presets[spec.name] ? P.presets[spec.name].spec : "");
+    if (budget && Number(budget[1]) > 0 && spec.keys.time_budget_us === undefined) {
+      card.appendChild(el("div", {"class": "spec-desc note", id: "spec-" + spec.index + "-budget"},
+        "Its " + Number(budget[1]) / 1000 + " ms time budget is wall-clock: this page's WebAssembly (portable " +
+        "kernel, in a browser) does fewer restarts in it than ikbench run does natively, so it can fail here " +
+        "where a report shows success. With time_budget_us=0 its restarts alone bound it, as natively."));
+    }
     card.appendChild(el("div", {"class": "spec-stats", id: "spec-" + spec.index + "-stats"}, "\u2014"));
     var curve = el("canvas", {"class": "curve", id: "spec-" + spec.index + "-curve", width: 300, height: 70});
     card.appendChild(curve);
@@ -202,7 +215,9 @@
       if (v === "" || (p.type === "bool" && v === p.default)) delete spec.keys[p.name];
       else spec.keys[p.name] = v;
       spec.error = null;
+      P.specsChosen = true;
       $("spec-" + spec.index + "-text").textContent = spec.text();
+      paneLabels();
       P.dirty = true;
     };
     input.addEventListener("change", apply);
@@ -385,6 +400,10 @@
       return {body: g.body, body_index: bodyIndex(g.body), point: g.point,
               pos: new THREE.Vector3().fromArray(g.target_position), quat: new THREE.Quaternion(t[0], t[1], t[2], t[3])};
     });
+    if (!P.specsChosen) {
+      P.specs = defaultSpecs().map(function (t, i) { return new Spec(i, t); });
+      if ($("specs").childNodes.length) rebuildSpecs();
+    }
     P.specs.forEach(function (s) {
       s.q = start.slice();
       s.residuals = [];
@@ -395,6 +414,26 @@
     P.activeGoal = 0;
     rebuildViews();
     P.dirty = true;
+  }
+
+  // "overlay" (every spec in one view) or "side" (a pane per spec).
+  function setLayout(layout) {
+    P.layout = layout;
+    $("layout").value = layout;
+    rebuildViews();
+    P.dirty = true;
+  }
+
+  // DEFAULT_CHOICES' first three that apply to the model and goal kind (one
+  // iteration from the middle of the limits towards the first targets is not
+  // `unsupported`), then auto.
+  function defaultSpecs() {
+    var line = problemLine(P.info.middle), out = [];
+    for (var i = 0; i < DEFAULT_CHOICES.length && out.length < 3; ++i) {
+      var r = call("solve", {problem: line, spec: DEFAULT_CHOICES[i] + ":max_iterations=1", trace: false});
+      if (!r.error && r.status !== "unsupported") out.push(DEFAULT_CHOICES[i]);
+    }
+    return out.concat(["auto"]);
   }
 
   // New targets: the effectors' poses at a random configuration within the
@@ -482,7 +521,28 @@
   function resize() {
     var c = renderer.domElement;
     renderer.setSize(c.clientWidth, c.clientHeight, false);
+    paneLabels();
     P.redraw = true;
+  }
+
+  // Which spec each pane shows (side by side: one label per pane; overlaid:
+  // one line per spec in the corner), in the spec's colour.
+  function paneLabels() {
+    var box = $("pane-labels"), c = renderer.domElement;
+    box.innerHTML = "";
+    box.style.left = c.offsetLeft + "px";
+    box.style.top = c.offsetTop + "px";
+    var side = P.layout === "side", vps = viewports();
+    P.specs.forEach(function (s, i) {
+      var v = side ? vps[i] : vps[0];
+      if (!v) return;
+      var label = el("div", {"class": "pane-label", id: "pane-label-" + i}, s.text() + (s.unsupported ? " (unsupported here)" : ""));
+      label.style.borderLeftColor = CSS_COLORS[i];
+      label.style.left = v.x + 4 + "px";
+      label.style.top = v.y + 4 + (side ? 0 : 20 * i) + "px";
+      label.style.maxWidth = v.w - 8 + "px";
+      box.appendChild(label);
+    });
   }
 
   function rebuildViews() {
@@ -492,6 +552,7 @@
     if (P.obstacles) P.obstacles.dispose();
     P.obstacles = P.scene ? new IkbScene.Obstacles(P.scene) : null;
     if (P.obstacles) scene.add(P.obstacles.mesh);
+    paneLabels();
     var overlay = P.layout === "overlay" && P.specs.length > 1;
     P.specs.forEach(function (s) {
       s.view = new IkbScene.ModelView(P.model, s.color, overlay ? 0.55 : 1, P.goals, P.scene);
@@ -601,7 +662,7 @@
     });
     renderer.setScissorTest(true);
     vps.forEach(function (v, i) {
-      P.specs.forEach(function (s, j) { if (s.view) s.view.group.visible = !side || i === j; });
+      P.specs.forEach(function (s, j) { if (s.view) s.view.group.visible = (!side || i === j) && !s.unsupported; });
       renderer.setViewport(v.x, H - v.y - v.h, v.w, v.h);
       renderer.setScissor(v.x, H - v.y - v.h, v.w, v.h);
       camera.aspect = v.w / v.h;
@@ -632,6 +693,15 @@
     }
     s.error = null;
     r.wall_ms = wall;
+    // A backend that does not apply answers no configuration: nothing is drawn for it.
+    var was = s.unsupported;
+    s.unsupported = r.status === "unsupported";
+    if (s.unsupported !== was) paneLabels();
+    if (s.unsupported) {
+      s.result = r;
+      s.residuals = [];
+      return;
+    }
     s.jump = maxJump(r.q, s.q);
     // The loop's largest jump, from the second path frame on (the first one
     // jumps from wherever the spec was onto the curve).
@@ -668,6 +738,12 @@
     }
     var r = s.result;
     if (!r) return;
+    if (s.unsupported) {
+      stats.className = "spec-stats unsupported";
+      stats.textContent = "unsupported here: " + (r.message || "the backend does not apply to this model and goal kind");
+      drawCurve(s);
+      return;
+    }
     // Success in a scene is also collision-free (docs/collision.md).
     var ok = r.status === "converged" && !(s.collision && !s.collision.collision_free);
     stats.className = "spec-stats " + (ok ? "good" : "bad");
@@ -863,10 +939,18 @@
         return {name: P.sceneKey, seed: P.sceneSeed, margin: P.margin, obstacles: P.scene.obstacles.length, pairs: P.scene.pairs.length,
                 links: P.scene.links.map(function (l) { return l.name; })};
       },
+      specs_chosen: function () { return !!P.specsChosen; },
+      labels: function () {
+        return Array.prototype.map.call($("pane-labels").childNodes, function (n) {
+          var r = n.getBoundingClientRect();
+          return {text: n.textContent, left: r.left, top: r.top, right: r.right, bottom: r.bottom};
+        });
+      },
       specs: function () {
         return P.specs.map(function (s) {
           var r = s.result || {};
-          return {spec: s.text(), error: s.error, status: r.status, iterations: r.iterations, restarts: r.restarts,
+          return {spec: s.text(), error: s.error, status: r.status, unsupported: !!s.unsupported,
+                  stats: ($("spec-" + s.index + "-stats") || {}).textContent, drawn: !!(s.view && s.view.group.visible), iterations: r.iterations, restarts: r.restarts,
                   position_error: r.position_error, orientation_error: r.orientation_error, time_us: r.time_us,
                   q: s.q, at_limit: r.at_limit, jump: s.jump, max_jump: s.maxJump, steps: s.steps,
                   residuals: s.residuals.map(function (p) { return p[1]; }),
@@ -891,17 +975,17 @@
     initThree();
     modelOptions();
     sceneOptions();
-    DEFAULT_SPECS.forEach(function (t, i) { P.specs.push(new Spec(i, t)); });
     // The UR5 first where the page has it (the arm most readers know), else the first model.
     var first = DATA.models.some(function (m) { return m.key === "ur5"; }) ? "ur5" :
       DATA.models.length ? DATA.models[0].key : "random-chain";
     loadModel(first);
     rebuildSpecs();
     $("add-spec").addEventListener("click", function () {
+      P.specsChosen = true;
       if (P.specs.length < MAX_SPECS) { P.specs.push(new Spec(P.specs.length, "dls")); P.specs[P.specs.length - 1].q = P.info.middle.slice(); rebuildSpecs(); }
     });
     $("mode").addEventListener("change", function () { setMode($("mode").value); });
-    $("layout").addEventListener("change", function () { P.layout = $("layout").value; rebuildViews(); P.dirty = true; });
+    $("layout").addEventListener("change", function () { setLayout($("layout").value); });
     $("step").addEventListener("click", step);
     $("reset").addEventListener("click", function () { setKind(P.kind); });  // targets and q as loaded
     $("new-target").addEventListener("click", function () { newTarget(); });
@@ -923,7 +1007,9 @@
         loadModel(key);
       },
       setKind: setKind,
+      setLayout: setLayout,
       setSpecs: function (texts) {
+        P.specsChosen = true;
         P.specs = texts.slice(0, MAX_SPECS).map(function (t, i) { var s = new Spec(i, t); s.q = P.info.middle.slice(); return s; });
         rebuildSpecs();
       },

@@ -206,6 +206,31 @@ def scene_request(pg, model_id, name, seed=None):
     return ["setScene", {"model": model_id, "scene": f["scene"], "source": f["file"]}]
 
 
+def check_defaults_and_labels(pg):
+    """The first specs apply to the model and goal kind; a backend that does not is shown unsupported and not
+    drawn; side-by-side panes are labelled with their specs."""
+    st = pg.state()
+    specs = [s["spec"] for s in st["specs"]]
+    check(len(specs) == 4 and specs[-1] == "auto" and "fabrik" not in specs and
+          all(s["status"] not in (None, "unsupported") for s in st["specs"]),
+          f"the first specs on the UR5's pose goals all apply to it: {[(s['spec'], s['status']) for s in st['specs']]}")
+    pg.js("window.ikbenchPlayground.setSpecs(['fabrik', 'dls'])")
+    pg.js("window.ikbenchPlayground.setLayout('side')")
+    pg.frames_after(3)
+    st = pg.state()
+    fab, dls = st["specs"]
+    check(fab["unsupported"] and fab["stats"].startswith("unsupported here") and not fab["drawn"] and dls["drawn"] and
+          "pos 0 m" not in fab["stats"],
+          f"fabrik on pose goals is shown unsupported, with no arm drawn and no error figures: '{fab['stats'][:90]}'")
+    labels = st["labels"]
+    apart = len(labels) == 2 and (labels[0]["right"] <= labels[1]["left"] or labels[0]["bottom"] <= labels[1]["top"])
+    check(apart and labels[0]["text"].startswith("fabrik") and "unsupported" in labels[0]["text"] and
+          labels[1]["text"] == "dls",
+          f"side by side, each pane is labelled with its spec, the labels apart: {[l['text'] for l in labels]}")
+    pg.js("window.ikbenchPlayground.setLayout('overlay')")
+    pg.frames_after(2)
+
+
 def check_scene(pg):
     """The UR5 in the workcell: collisions drawn, clearances as the native library's, collision= set in the page."""
     pg.js("window.ikbenchPlayground.loadModel('ur5')")
@@ -450,6 +475,7 @@ def main():
               f"the first model is the UR5 with pose goals ({st['model']}, {st['kind']})")
         check(any(n.startswith("ceres") for n in st["absent"]) and any(n.startswith("kdl") for n in st["absent"]),
               f"the page names the backends it lacks: {st['absent']}")
+        check_defaults_and_labels(pg)
         drag_and_check(pg, "UR5", UR5_SPECS, [(50, -30), (-40, 60)])
         check_lambda_step(pg)
         check_scene(pg)
