@@ -40,7 +40,7 @@
 #include "harness/chain_suite.h"
 #include "harness/memory_budget.h"
 #include "harness/merge.h"
-#include "harness/playground_page.h"
+#include "playground_page.h"
 #include "harness/results_format.h"
 #include "harness/run_directory.h"
 #include "harness/run_engine.h"
@@ -338,7 +338,7 @@ int realMain(int argc, char** argv) {
   mg->footer("Exit status: 0 merged; 2 a missing, duplicated, incomplete or mismatched shard, or an unusable --out.");
 
   // ---- playground ----
-  PlaygroundOptions pg;
+  playground::PlaygroundOptions pg;
   CLI::App* play = app.add_subcommand("playground", "write playground.html: drag a target, watch the solvers follow it");
   play->add_option("--out", pg.out, "the page to write")->capture_default_str();
   play->add_option("--module", pg.module, "the WebAssembly module (ikbench_playground.js; default: this build's)");
@@ -394,7 +394,7 @@ int realMain(int argc, char** argv) {
     return rc < 0 ? 2 : rc;
   }
   if (play->parsed()) {
-    fmt::print("playground: {}\n", writePlayground(pg));
+    fmt::print("playground: {}\n", playground::writePlayground(pg));
     return 0;
   }
   if (vf->parsed()) {

@@ -1,4 +1,4 @@
-#include "harness/playground_page.h"
+#include "playground_page.h"
 
 #include <fmt/format.h>
 
@@ -23,7 +23,9 @@
 #include "ikbench/scenarios/suite.h"
 #include "ikbench/solvers/registry.h"
 
-namespace ikbench::harness {
+namespace ikbench::playground {
+
+using namespace harness;
 
 namespace {
 
@@ -223,4 +225,4 @@ std::string writePlayground(const PlaygroundOptions& options) {
   return fs::absolute(options.out).string();
 }
 
-}  // namespace ikbench::harness
+}  // namespace ikbench::playground

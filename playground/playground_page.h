@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-namespace ikbench::harness {
+namespace ikbench::playground {
 
 struct PlaygroundOptions {
   std::string out = "playground.html";
@@ -33,4 +33,4 @@ std::string playgroundPage(const PlaygroundOptions& options);
 // Writes it to options.out (writeOutputFile's rules); returns the path.
 std::string writePlayground(const PlaygroundOptions& options);
 
-}  // namespace ikbench::harness
+}  // namespace ikbench::playground
