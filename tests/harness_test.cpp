@@ -771,6 +771,40 @@ TEST(Harness, VerifyRecomputesEverySuccessAndFindsAFalseOne) {
   EXPECT_NE(log.str().find("converged=1 disagrees"), std::string::npos) << log.str();
 }
 
+TEST(Harness, VerifyCountsAFalseWithinLimitsClaimAsAFalseSuccess) {
+  const Suite suite = tinySuite();
+  RunConfig c = quietConfig(tempDir("verify_limits"), 2);
+  harness::runSuite(suite, c);
+  decompressRun(c.out_dir);
+  // Every model's first limited DOF narrowed to [10, 11] rad, where no answer
+  // of the run lies (the chains' limits are +-2.5): every row that claims to
+  // be within its limits now claims it falsely.
+  auto models = nlohmann::json::parse(readFile(c.out_dir + "/models.json"));
+  for (auto& m : models["models"])
+    for (auto& j : m["joints"])
+      if (j.contains("lower") && j["lower"].is_array() && !j["lower"].empty()) {
+        j["lower"][0] = 10.0;
+        j["upper"][0] = 11.0;
+        break;
+      }
+  std::ofstream(c.out_dir + "/models.json") << models.dump();
+  remanifest(c.out_dir);
+  const auto rows = readCsv(c.out_dir + "/solves.csv");
+  auto col = columns(rows);
+  long claimed_success = 0, claimed_within = 0;
+  for (size_t r = 1; r < rows.size(); ++r) {
+    claimed_within += rows[r][col["within_limits"]] == "1";
+    claimed_success += rows[r][col["converged"]] == "1" && rows[r][col["within_limits"]] == "1";
+  }
+  ASSERT_GT(claimed_success, 0);
+  std::ostringstream log;
+  const auto rep = harness::verifyRun(c.out_dir, log);
+  EXPECT_EQ(rep.disagreements, claimed_within) << log.str();
+  // Converged rows still reach their targets: their false success is the limits claim alone.
+  EXPECT_EQ(rep.false_successes, claimed_success) << log.str();
+  EXPECT_NE(log.str().find("within_limits=1 disagrees"), std::string::npos) << log.str();
+}
+
 TEST(HarnessCli, BadCommandsExitNonZeroWithAClearMessage) {
   std::string out;
   EXPECT_EQ(runCli("run --suite no_such_suite_xyz --progress none", &out), 2);

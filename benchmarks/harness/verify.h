@@ -15,8 +15,8 @@ struct VerifyReport {
   long rows = 0;             // solves checked
   long solutions = 0;        // extra solutions checked (solutions.csv)
   long disagreements = 0;    // rows and solutions that disagree
-  long false_successes = 0;  // converged = 1 but the recomputed errors exceed a tolerance, or collision_free = 1
-                             // but the exact check finds a collision
+  long false_successes = 0;  // rows claiming a success (converged, within limits and, in a scene,
+                             // collision-free) that the recomputation does not confirm
   long collision_checks = 0;  // rows and solutions checked for collisions in their scene
   long quality_rows = 0;           // rows whose quality columns were recomputed (runs that have them)
   long quality_disagreements = 0;  // of those, rows whose outcome or a quality figure differs
