@@ -28,6 +28,7 @@ import pandas as pd
 from . import figures, stats, timeunit
 from .gate_config import BUILTIN_THRESHOLDS
 from ..io.results import ResultsError
+from ..io.specs import named as specs_named, spec_records
 
 VERDICT_SAME = "no significant difference"
 VERDICT_NOISY = "not compared (noisy run)"
@@ -57,10 +58,10 @@ class Comparison:
     tests: int = 0
 
 
-def _resolve(spec, specs):
-    if spec in specs:
-        return spec
-    named = [s for s in specs if s.split(":", 1)[0] == spec]
+def _resolve(spec, specs, records):
+    """The spec of the run `spec` stands for: itself, or the only spec written with that name
+    (ikbench.io.specs.named); ResultsError otherwise."""
+    named = specs_named(specs, spec, records)
     if len(named) == 1:
         return named[0]
     raise ResultsError(f"solver spec '{spec}' is not in the run (specs: {', '.join(specs)})"
@@ -213,7 +214,8 @@ def compare_specs(run, spec1, spec2, alpha=0.05, allow_noisy=False):
     """Compares solver spec2 with spec1 inside one run, per family (family x (SPEC1 vs SPEC2)); a
     noisy run gets no time verdict unless `allow_noisy`."""
     specs = list(pd.unique(run.solves["solver"]))
-    s1, s2 = _resolve(spec1, specs), _resolve(spec2, specs)
+    records = spec_records(run)
+    s1, s2 = _resolve(spec1, specs, records), _resolve(spec2, specs, records)
     if s1 == s2:
         raise ResultsError(f"--specs: '{spec1}' and '{spec2}' are the same spec '{s1}'")
     c = _cells(run.solves)
