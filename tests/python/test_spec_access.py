@@ -214,7 +214,7 @@ def test_quoted_spec_through_the_report(quoted_run, tmp_path):
                           env=dict(os.environ, PYTHONPATH=str(REPO / "python"), MPLBACKEND="Agg"))
     assert proc.returncode == 0, proc.stderr
     data = report.extract_data(page.read_text(encoding="utf-8"))
-    assert [(s["spec"], s["name"]) for s in data["solvers"]] == [(s, s.partition(":")[0]) for s in specs]
+    assert [(s["spec"], s["name"]) for s in data["solvers"]] == list(zip(specs, ["dls", "ext", "ext", "ext"]))
     sections = {s["spec"]: dict(s["parameters"]) for s in data["solver_sections"]}
     assert sections[specs[2]]["cmd"] == f"/usr/bin/python3 {script}"
     assert sections[specs[2]]["restarts"] == 2 and sections[specs[2]]["solutions"] == "all"
