@@ -145,29 +145,30 @@ def test_spec_list_split_outside_quotes_and_braces():
 @pytest.fixture(scope="module")
 def quoted_run(tmp_path_factory):
     """A run of the harness with `dls` and three `ext` specs whose command names a script called
-    `a:b,c=d.py` (the example DLS solver, linked), quoted in the spec: one plain, one with
-    restarts=2 and solutions=all, one with restarts=1."""
+    `a:b,c=d.py` or `a:b,c=e.py` (the example DLS solver, linked), quoted in the spec: one plain,
+    one with restarts=2 and solutions=all, one of the second script with restarts=1."""
     cli = harness_binary()
     d = tmp_path_factory.mktemp("quoted")
-    script = d / "a:b,c=d.py"
-    script.symlink_to(REPO / "examples" / "external" / "dls_solver.py")
-    cmd = f"ext:cmd='/usr/bin/python3 {script}'"
-    specs = ["dls", cmd, cmd + ":restarts=2:solutions=all", cmd + ":restarts=1"]
+    scripts = [d / "a:b,c=d.py", d / "a:b,c=e.py"]
+    for script in scripts:
+        script.symlink_to(REPO / "examples" / "external" / "dls_solver.py")
+    cmd, cmd2 = (f"ext:cmd='/usr/bin/python3 {script}'" for script in scripts)
+    specs = ["dls", cmd, cmd + ":restarts=2:solutions=all", cmd2 + ":restarts=1"]
     out = d / "run"
     proc = subprocess.run([cli, "run", "--chain", "3", "--samples", "4", "--threads", "1", "--trace-problems", "1",
                            "--seed", "7", "--solvers", ",".join(specs), "--out", str(out)],
                           capture_output=True, text=True, timeout=600, env=dict(os.environ, NO_COLOR="1"))
     assert proc.returncode == 0, proc.stderr
-    return out, specs, str(script)
+    return out, specs, [f"/usr/bin/python3 {script}" for script in scripts]
 
 
 def test_quoted_spec_records_and_resolution(quoted_run):
-    out, specs, script = quoted_run
+    out, specs, commands = quoted_run
     run = results.load(out)
     assert run.solver_specs == specs
     rec = spec_records(run)
-    for s in specs[1:]:
-        assert rec[s].backend == "ext" and rec[s].parameters["cmd"] == f"/usr/bin/python3 {script}"
+    assert [(rec[s].backend, rec[s].parameters["cmd"]) for s in specs[1:]] == \
+        [("ext", commands[0]), ("ext", commands[0]), ("ext", commands[1])]
     assert family_figures.resolve_solvers(run, family_figures._split([f"{specs[1]},dls"])) == [specs[1], "dls"]
     assert family_figures.resolve_solvers(run, ["ext"]) == specs[1:]
     assert timeunit.resolve_spec("dls", set(specs), rec) == "dls"
@@ -191,23 +192,24 @@ def test_quoted_spec_through_compare(quoted_run):
 
 
 def test_quoted_spec_through_coverage_and_sweep(quoted_run):
-    out, specs, _ = quoted_run
+    out, specs, commands = quoted_run
     run = results.load(out)
     roles = coverage.solver_roles(run)
     assert roles.get(specs[2]) == "multi" and specs[1] not in roles and specs[3] not in roles
     groups = {g.name: g for g in sweep.sweep_groups([("run", run)])}
     assert set(groups) == {"ext"}                   # dls alone is no sweep
     g = groups["ext"]
-    assert dict(g.axes) == {"restarts": ["0", "1", "2"], "solutions": ["first", "all"]}
-    assert {m[1]: m[2] for m in g.members} == {specs[1]: {"restarts": "0", "solutions": "first"},
-                                                specs[2]: {"restarts": "2", "solutions": "all"},
-                                                specs[3]: {"restarts": "1", "solutions": "first"}}
+    c1, c2 = commands
+    assert dict(g.axes) == {"cmd": [c1, c2], "restarts": ["0", "1", "2"], "solutions": ["first", "all"]}
+    assert {m[1]: m[2] for m in g.members} == {specs[1]: {"cmd": c1, "restarts": "0", "solutions": "first"},
+                                                specs[2]: {"cmd": c1, "restarts": "2", "solutions": "all"},
+                                                specs[3]: {"cmd": c2, "restarts": "1", "solutions": "first"}}
 
 
 def test_quoted_spec_through_the_report(quoted_run, tmp_path):
     from ikbench.render import report
 
-    out, specs, script = quoted_run
+    out, specs, commands = quoted_run
     page = tmp_path / "report.html"
     proc = subprocess.run(["/usr/bin/python3", "-m", "ikbench", "report", str(out), "--out", str(page),
                            "--progress", "none"], capture_output=True, text=True, timeout=600,
@@ -216,6 +218,6 @@ def test_quoted_spec_through_the_report(quoted_run, tmp_path):
     data = report.extract_data(page.read_text(encoding="utf-8"))
     assert [(s["spec"], s["name"]) for s in data["solvers"]] == list(zip(specs, ["dls", "ext", "ext", "ext"]))
     sections = {s["spec"]: dict(s["parameters"]) for s in data["solver_sections"]}
-    assert sections[specs[2]]["cmd"] == f"/usr/bin/python3 {script}"
+    assert sections[specs[2]]["cmd"] == commands[0] and sections[specs[3]]["cmd"] == commands[1]
     assert sections[specs[2]]["restarts"] == 2 and sections[specs[2]]["solutions"] == "all"
     assert json.dumps(data)  # the page's data is plain JSON
