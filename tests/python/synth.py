@@ -204,7 +204,7 @@ def make_run(directory, *, seed=1, problems=40, solvers=None, time_scale=1.0, cp
         "families": [{"name": f, "description": "two-link planar chain", "problems": problems, "dof": 2,
                       "effectors": 1, "goal": "pose" if f.endswith("pose") else "position", "sequential": False,
                       "source": None, "robot": None, "models": ["m0"]} for f in families],
-        "solvers": [{"spec": s, "name": s.split(":")[0], "description": "", "parameters": {}} for s in solvers],
+        "solvers": [solver_record(s) for s in solvers],
         "grid": None, "shard": None, "seeds": {"suite": seed, "per_solve": "synthetic"},
         "git_revision": "synthetic", "build": {"compiler": "none", "build_type": "Release", "flags": ""},
         "machine": {"cpu": cpu, "hardware_threads": threads}, "threads": threads,
@@ -219,6 +219,22 @@ def make_run(directory, *, seed=1, problems=40, solvers=None, time_scale=1.0, cp
     meta.update(run_json_extra or {})
     (directory / "run.json").write_text(json.dumps(meta, indent=2) + "\n")
     return directory
+
+
+def solver_record(spec):
+    """run.json's record of a synthetic spec, as the harness writes one: the backend `name`, the
+    spec's own keys in `parameters` (numbers as JSON numbers) and `given`. The synthetic specs are
+    plain `name:key=value:...` texts without quotes; the harness records every parameter of the
+    backend, the synthetic backends have only the ones their specs give."""
+    name, *items = spec.split(":")
+    params = {}
+    for item in items:
+        key, _, value = item.partition("=")
+        try:
+            params[key] = int(value) if value.lstrip("-").isdigit() else float(value)
+        except ValueError:
+            params[key] = value
+    return {"spec": spec, "name": name, "description": "", "parameters": params, "given": sorted(params)}
 
 
 def _row(suite, fam, k, kind, spec, status, conv, its, pe, oe, t, fk, jac, within, q, msg, nsol, dist):

@@ -26,13 +26,17 @@ def test_a_real_difference_is_found(tmp_path):
     res = compare.compare_runs(a, b)
     for fam in ("planar-position", "planar-pose"):
         c = _cell(res, fam, "dls")
-        assert c["success_verdict"] == "better" and c["success_p"] < 0.05
-        assert c["time_verdict"] == "better" and c["time_p"] < 0.05
-        assert c["verdict"] == "better: success, time"
+        assert c["success_verdict"] is compare.Direction.BETTER and c["success_p"] < 0.05
+        assert c["time_verdict"] is compare.Direction.BETTER and c["time_p"] < 0.05
+        assert c["verdict"] == compare.CellVerdict(compare.Outcome.BETTER, compare.Direction.BETTER,
+                                                   compare.Direction.BETTER)
+        assert compare_render.verdict_text(c["verdict"]) == "better: success, time"
         assert c["success_b"] == 1.0 and c["success_diff_pp"] > 0
     # the other way round it is worse
     rev = compare.compare_runs(b, a)
-    assert _cell(rev, "planar-pose", "dls")["verdict"] == "worse: success, time"
+    worse = _cell(rev, "planar-pose", "dls")["verdict"]
+    assert worse.outcome is compare.Outcome.WORSE and worse.figures(compare.Direction.WORSE) == ("success", "time")
+    assert compare_render.verdict_text(worse) == "worse: success, time"
     assert res.time_unit == "us"
 
 
@@ -40,7 +44,7 @@ def test_no_difference_between_samples_of_one_solver(tmp_path):
     a = results.load(synth.make_run(tmp_path / "a", seed=1, problems=80, solvers=BASE))
     b = results.load(synth.make_run(tmp_path / "b", seed=2, problems=80, solvers=BASE))
     res = compare.compare_runs(a, b)
-    assert set(res.rows["verdict"]) == {compare.VERDICT_SAME}
+    assert {v.outcome for v in res.rows["verdict"]} == {compare.Outcome.SAME}
     assert (res.rows["success_p"] >= 0.05).all() and (res.rows["time_p"] >= 0.05).all()
     assert any("different seeds" in n for n in res.notes)
 
@@ -61,7 +65,7 @@ def test_other_machine_is_compared_in_time_units(tmp_path):
     same = results.load(synth.make_run(tmp_path / "t", seed=2, problems=80, solvers=BASE, time_scale=2.5))
     res = compare.compare_runs(a, same)
     assert res.time_unit == "us"
-    assert set(res.rows["time_verdict"]) == {"worse"}
+    assert set(res.rows["time_verdict"]) == {compare.Direction.WORSE}
     # the same model name on other hardware (family, model) is another machine too
     ident = {"cpu": "Synthetic CPU 1", "hardware_threads": 2, "vendor": "AuthenticAMD", "stepping": 1}
     zen4 = results.load(synth.make_run(tmp_path / "z4", seed=2, problems=80, solvers=BASE, run_json_extra={
@@ -84,7 +88,7 @@ def test_specs_of_one_run(tmp_path):
         "ccd": BASE["ccd"], "dls:lambda=0.1": BASE["dls"], "dls:lambda=0.2": BASE["dls"]}))
     res = compare.compare_specs(run, "ccd", "dls:lambda=0.2")
     assert list(res.rows["solver"]) == ["ccd vs dls:lambda=0.2"] * 2
-    assert set(res.rows["time_verdict"]) == {"better"}
+    assert set(res.rows["time_verdict"]) == {compare.Direction.BETTER}
     with pytest.raises(results.ResultsError, match="names several"):
         compare.compare_specs(run, "ccd", "dls")
     with pytest.raises(results.ResultsError, match="not in the run"):
@@ -96,8 +100,10 @@ def test_unsupported_cells_and_cells_of_one_run_only(tmp_path):
     b = results.load(synth.make_run(tmp_path / "b", seed=2, problems=30,
                                     solvers={"dls": (0.9, 1.0, (5, 30)), "two-bone": (1.0, 0.5, (1, 1))}))
     res = compare.compare_runs(a, b)
-    assert _cell(res, "planar-pose", "two-bone")["verdict"] == "n/a (A and B unsupported)"
-    assert _cell(res, "planar-pose", "ccd")["verdict"] == "only in A"
+    na = _cell(res, "planar-pose", "two-bone")["verdict"]
+    assert na.outcome is compare.Outcome.NA and na.unsupported == ("A", "B")
+    assert compare_render.verdict_text(na) == "n/a (A and B unsupported)"
+    assert _cell(res, "planar-pose", "ccd")["verdict"] == compare.CellVerdict(compare.Outcome.ONLY_A)
     text = compare_render.format_text(res)
     assert "only in A" in text
 
@@ -175,8 +181,8 @@ def test_console_shows_significant_cells_in_120_columns_and_all_with_all(tmp_pat
     assert {k for k, _ in rows} == set(zip(res.rows["family"], res.rows["solver"]))   # every name whole
     assert max(len(line) for line in everything.splitlines()) <= 120
     # significant cells first
-    first_quiet = next(i for i, (_, c) in enumerate(rows) if compare.VERDICT_SAME in c)
-    assert all(compare.VERDICT_SAME in c for _, c in rows[first_quiet:])
+    first_quiet = next(i for i, (_, c) in enumerate(rows) if compare_render.SAME_TEXT in c)
+    assert all(compare_render.SAME_TEXT in c for _, c in rows[first_quiet:])
     # colours: green better, red worse, and nothing else changes
     coloured = compare_render.format_text(res, color=True)
     assert "\033[32mbetter" in coloured and "\033[0m" in coloured

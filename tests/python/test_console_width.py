@@ -34,7 +34,7 @@ def test_compare_fits_the_width_and_keeps_every_name(runs, width):
     cells = console_cells(text, prefix="chain7-")
     assert set(cells) == set(zip(res.rows["family"], res.rows["solver"]))   # every family and spec whole
     for r in res.rows.to_dict("records"):
-        assert r["verdict"] in cells[(r["family"], r["solver"])]            # with its own verdict
+        assert compare_render.verdict_text(r["verdict"]) in cells[(r["family"], r["solver"])]  # its own verdict
     assert "~" not in text
     assert "B vs A: better / worse = B is better / worse than A" in text
     # the same through the command line, whose --width says the columns

@@ -48,23 +48,25 @@ def test_compare_gives_no_time_verdict_on_a_noisy_run_unless_allowed(tmp_path):
     a = results.load(synth.make_run(tmp_path / "a", seed=1))
     b = results.load(noisy_run(tmp_path / "b", seed=1, time_scale=3.0))  # every solve 3 times slower
     allowed = compare.compare_runs(a, b, allow_noisy=True).rows
-    assert (allowed["time_verdict"] == "worse").sum() >= 3  # the slow-down is found when asked for
+    assert (allowed["time_verdict"] == compare.Direction.WORSE).sum() >= 3  # the slow-down is found when asked for
     refused = compare.compare_runs(a, b)
-    rows = refused.rows[refused.rows["verdict"] != "n/a (B unsupported)"]
-    assert set(refused.rows["time_verdict"].dropna()) <= {compare.VERDICT_NOISY, "n/a"}
-    assert not rows["verdict"].str.contains("time").any()
+    rows = refused.rows[[v.unsupported != ("B",) for v in refused.rows["verdict"]]]
+    assert set(refused.rows["time_verdict"].dropna()) <= {compare.VERDICT_NOISY, compare.Direction.NA}
+    assert not any("time" in v.figures(compare.Direction.BETTER) + v.figures(compare.Direction.WORSE)
+                   for v in rows["verdict"])
     assert any("noisy run" in n for n in refused.notes)
     # success verdicts still apply: same seed, same successes here; with fewer successes, 'worse: success'
     c = results.load(noisy_run(tmp_path / "c", seed=1, solvers={"dls": (0.2, 1.0, (5, 30)),
                                                                 "ccd": (0.6, 3.0, (20, 80)),
                                                                 "two-bone": (1.0, 0.5, (1, 1))}))
     worse = compare.compare_runs(a, c).rows.set_index(["family", "solver"])
-    assert worse.loc[("planar-position", "dls"), "success_verdict"] == "worse"
+    assert worse.loc[("planar-position", "dls"), "success_verdict"] is compare.Direction.WORSE
     assert worse.loc[("planar-position", "dls"), "time_verdict"] == compare.VERDICT_NOISY
     # two specs of one noisy run
     spec = compare.compare_specs(b, "dls", "ccd")
     assert set(spec.rows["time_verdict"]) == {compare.VERDICT_NOISY}
-    assert (compare.compare_specs(b, "dls", "ccd", allow_noisy=True).rows["time_verdict"] == "worse").all()
+    assert (compare.compare_specs(b, "dls", "ccd", allow_noisy=True).rows["time_verdict"]
+            == compare.Direction.WORSE).all()
 
 
 def test_compare_command_line_allow_noisy(tmp_path):

@@ -16,9 +16,12 @@ unit, the gate's median-ratio unit (the typical time per FK / Jacobian evaluatio
 ikbench.analysis.timeunit), and the table says so.
 
 This module computes: a `Comparison` holds the figures, tests and verdicts of every cell as a
-data frame; ikbench.render.compare_render turns it into console text, markdown or HTML.
+data frame; a verdict is data, a `CellVerdict` (the cell's `Outcome` and each figure's
+`Direction`, beside the p-values in the frame), never text: ikbench.render.compare_render words it
+in console text, markdown or HTML.
 """
 
+import enum
 import math
 from dataclasses import dataclass, field
 
@@ -28,9 +31,53 @@ import pandas as pd
 from . import figures, stats, timeunit
 from .gate_config import BUILTIN_THRESHOLDS
 from ..io.results import ResultsError
+from ..io.specs import named as specs_named, spec_records
 
-VERDICT_SAME = "no significant difference"
-VERDICT_NOISY = "not compared (noisy run)"
+class Direction(enum.Enum):
+    """One figure's verdict, B compared with A."""
+    BETTER = "better"            # its test significant at alpha, B better
+    WORSE = "worse"              # its test significant at alpha, B worse
+    SAME = "same"                # no significant difference
+    NA = "n/a"                   # not tested: a side has no supported solve (success) or no time
+    NOT_COMPARED = "noisy"       # times not compared: a run was noisy (without --allow-noisy)
+
+
+class Outcome(enum.Enum):
+    """A cell's verdict over its figures."""
+    BETTER = "better"            # some figure better, none worse
+    WORSE = "worse"              # some figure worse, none better
+    MIXED = "mixed"              # some better, some worse
+    SAME = "same"                # no figure significantly different
+    NA = "n/a"                   # nothing tested, or a side without a supported solve
+    ONLY_A = "only in A"         # the cell is in run A only
+    ONLY_B = "only in B"         # the cell is in run B only
+
+
+FIGURES = ("success", "time")    # the figures a cell's verdict is made of, in this order
+
+
+@dataclass(frozen=True)
+class CellVerdict:
+    """A cell's verdict as data: its `outcome`, the verdict of each figure (`success`, `time`:
+    Directions, None for a cell of one run only) and `unsupported`, the sides ("A", "B") without a
+    supported solve, which make the outcome NA."""
+    outcome: Outcome
+    success: Direction = None
+    time: Direction = None
+    unsupported: tuple = ()
+
+    def figures(self, direction):
+        """The figures (of FIGURES) whose verdict is `direction`, in order."""
+        return tuple(f for f in FIGURES if getattr(self, f) is direction)
+
+    @property
+    def significant(self):
+        """Worth a reader's attention: better, worse, mixed, or a cell only one run has."""
+        return self.outcome in (Outcome.BETTER, Outcome.WORSE, Outcome.MIXED, Outcome.ONLY_A, Outcome.ONLY_B)
+
+
+VERDICT_SAME = Direction.SAME
+VERDICT_NOISY = Direction.NOT_COMPARED
 
 
 def _noisy_note(runs, allow_noisy):
@@ -57,10 +104,10 @@ class Comparison:
     tests: int = 0
 
 
-def _resolve(spec, specs):
-    if spec in specs:
-        return spec
-    named = [s for s in specs if s.split(":", 1)[0] == spec]
+def _resolve(spec, specs, records):
+    """The spec of the run `spec` stands for: itself, or the only spec written with that name
+    (ikbench.io.specs.named); ResultsError otherwise."""
+    named = specs_named(specs, spec, records)
     if len(named) == 1:
         return named[0]
     raise ResultsError(f"solver spec '{spec}' is not in the run (specs: {', '.join(specs)})"
@@ -84,37 +131,37 @@ def _cells(solves):
 
 def _verdict_success(a, b, alpha):
     if not (a.available and b.available):
-        return "n/a", math.nan
+        return Direction.NA, math.nan
     p = stats.two_proportion_test(int(a.successes), int(a.solves), int(b.successes), int(b.solves))
     if not (p < alpha):
-        return VERDICT_SAME, p
-    return ("better" if b.success_rate > a.success_rate else "worse"), p
+        return Direction.SAME, p
+    return (Direction.BETTER if b.success_rate > a.success_rate else Direction.WORSE), p
 
 
 def _verdict_time(ta, tb, alpha):
     if len(ta) == 0 or len(tb) == 0:
-        return "n/a", math.nan
+        return Direction.NA, math.nan
     if np.all(ta == ta[0]) and np.all(tb == ta[0]):
-        return VERDICT_SAME, 1.0
+        return Direction.SAME, 1.0
     p, a_above = stats.mann_whitney(ta, tb)
     if not (p < alpha):
-        return VERDICT_SAME, p
-    return ("better" if a_above > 0.5 else "worse"), p
+        return Direction.SAME, p
+    return (Direction.BETTER if a_above > 0.5 else Direction.WORSE), p
 
 
 def _overall(vs, vt):
-    parts = {"success": vs, "time": vt}
-    better = [k for k, v in parts.items() if v == "better"]
-    worse = [k for k, v in parts.items() if v == "worse"]
+    """The Outcome of a cell whose figures have the verdicts vs (success) and vt (time)."""
+    verdicts = (vs, vt)
+    better, worse = Direction.BETTER in verdicts, Direction.WORSE in verdicts
     if better and worse:
-        return f"mixed: {', '.join(better)} better, {', '.join(worse)} worse"
+        return Outcome.MIXED
     if better:
-        return "better: " + ", ".join(better)
+        return Outcome.BETTER
     if worse:
-        return "worse: " + ", ".join(worse)
-    if vs == "n/a" and vt == "n/a":
-        return "n/a"
-    return VERDICT_SAME
+        return Outcome.WORSE
+    if vs is Direction.NA and vt is Direction.NA:
+        return Outcome.NA
+    return Outcome.SAME
 
 
 def _compare_cells(pairs, ca, cb, alpha, compare_time=True):
@@ -124,7 +171,7 @@ def _compare_cells(pairs, ca, cb, alpha, compare_time=True):
         b = cb.iloc[ib] if ib is not None else None
         row = {"family": key[0], "solver": key[1]}
         if a is None or b is None:
-            row["verdict"] = "only in A" if b is None else "only in B"
+            row["verdict"] = CellVerdict(Outcome.ONLY_A if b is None else Outcome.ONLY_B)
             for side, c in (("a", a), ("b", b)):
                 if c is not None:
                     row.update({f"solves_{side}": c.solves, f"success_{side}": c.success_rate,
@@ -144,16 +191,14 @@ def _compare_cells(pairs, ca, cb, alpha, compare_time=True):
         if compare_time:
             vt, pt = _verdict_time(np.asarray(a["_times"]), np.asarray(b["_times"]), alpha)
         else:
-            vt, pt = VERDICT_NOISY, math.nan
-        tests += (vs != "n/a") + (vt not in ("n/a", VERDICT_NOISY))
+            vt, pt = Direction.NOT_COMPARED, math.nan
+        tests += (vs is not Direction.NA) + (vt not in (Direction.NA, Direction.NOT_COMPARED))
         with np.errstate(invalid="ignore", divide="ignore"):
             row["success_diff_pp"] = 100 * (b.success_rate - a.success_rate)
             row["time_median_change"] = b.time_us_median / a.time_us_median - 1 if a.time_us_median > 0 else math.nan
+        unsupported = tuple(s for s, c in (("A", a), ("B", b)) if not c.available)
         row.update({"success_p": ps, "success_verdict": vs, "time_p": pt, "time_verdict": vt,
-                    "verdict": _overall(vs, vt)})
-        if not (a.available and b.available):
-            row["verdict"] = "n/a (" + " and ".join(s for s, c in (("A", a), ("B", b)) if not c.available) + \
-                             " unsupported)"
+                    "verdict": CellVerdict(Outcome.NA if unsupported else _overall(vs, vt), vs, vt, unsupported)})
         rows.append(row)
     return pd.DataFrame(rows), tests
 
@@ -213,7 +258,8 @@ def compare_specs(run, spec1, spec2, alpha=0.05, allow_noisy=False):
     """Compares solver spec2 with spec1 inside one run, per family (family x (SPEC1 vs SPEC2)); a
     noisy run gets no time verdict unless `allow_noisy`."""
     specs = list(pd.unique(run.solves["solver"]))
-    s1, s2 = _resolve(spec1, specs), _resolve(spec2, specs)
+    records = spec_records(run)
+    s1, s2 = _resolve(spec1, specs, records), _resolve(spec2, specs, records)
     if s1 == s2:
         raise ResultsError(f"--specs: '{spec1}' and '{spec2}' are the same spec '{s1}'")
     c = _cells(run.solves)
@@ -230,21 +276,19 @@ def compare_specs(run, spec1, spec2, alpha=0.05, allow_noisy=False):
 
 # Verdict classes, in the order the significant cells are listed (worst news first).
 _ORDER = {"worse": 0, "mixed": 1, "better": 2, "only": 3, "same": 4, "n/a": 5}
+_CLASS = {Outcome.BETTER: "better", Outcome.WORSE: "worse", Outcome.MIXED: "mixed", Outcome.ONLY_A: "only",
+          Outcome.ONLY_B: "only", Outcome.SAME: "same", Outcome.NA: "n/a"}
 
 
 def verdict_class(verdict):
-    """'better', 'worse', 'mixed', 'only' (a cell of one run only), 'same' or 'n/a'."""
-    head = str(verdict).split(":")[0].split(" (")[0]
-    if head in ("better", "worse", "mixed"):
-        return head
-    if head.startswith("only in"):
-        return "only"
-    return "same" if head == VERDICT_SAME else "n/a"
+    """The class of a CellVerdict: 'better', 'worse', 'mixed', 'only' (a cell of one run only),
+    'same' or 'n/a' (the order of _ORDER)."""
+    return _CLASS[verdict.outcome]
 
 
 def is_significant(verdict):
-    """A verdict worth a reader's attention: better, worse, mixed, or a cell only one run has."""
-    return verdict_class(verdict) in ("better", "worse", "mixed", "only")
+    """A CellVerdict worth a reader's attention: better, worse, mixed, or a cell only one run has."""
+    return verdict.significant
 
 
 def sorted_rows(result):

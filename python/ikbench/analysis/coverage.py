@@ -26,6 +26,7 @@ import pandas as pd
 
 from . import stats
 from ..io.results import NOT_ATTEMPTED, parse_q
+from ..io.specs import spec_record, spec_records
 from .verify import quat_to_matrix, rotation_angle
 
 DISTINCT_TOL = 1e-3
@@ -113,33 +114,17 @@ def distinct(model, qs, tol=DISTINCT_TOL, plan=None):
     return [qs[i] for i in kept]
 
 
-def _parameters(run):
-    out = {}
-    for s in run.meta.get("solvers", []) if isinstance(run.meta.get("solvers"), list) else []:
-        if isinstance(s, dict) and isinstance(s.get("spec"), str):
-            out[s["spec"]] = s.get("parameters") if isinstance(s.get("parameters"), dict) else {}
-    return out
-
-
-def _spec_value(spec, key):
-    for part in spec.split(":")[1:]:
-        k, _, v = part.partition("=")
-        if k.strip() == key:
-            return v.strip()
-    return None
-
-
 def solver_roles(run):
     """{spec: "reference" | "multi"}: reference = returned more than one solution on some problem
     with restarts 0 (a closed form); multi = solutions=all with restarts above 0."""
-    params = _parameters(run)
+    records = spec_records(run)
     s = run.solves
     most = s.groupby("solver", sort=False)["solutions"].max() if "solutions" in s else pd.Series(dtype=int)
     roles = {}
     for spec in run.solver_specs:
-        p = params.get(spec, {})
-        mode = p.get("solutions", _spec_value(spec, "solutions"))
-        restarts = p.get("restarts", _spec_value(spec, "restarts"))
+        p = spec_record(records, spec).parameters
+        mode = p.get("solutions")
+        restarts = p.get("restarts")
         try:
             restarts = int(restarts or 0)
         except (TypeError, ValueError):

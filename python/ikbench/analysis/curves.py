@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from . import figures
+from ..io.specs import named
 
 ERROR_FLOOR = 1e-16   # exact zeros are drawn at this value on log axes
 TIME_FLOOR_US = 0.1   # the time grid starts at the first record's time, at least this
@@ -280,33 +281,33 @@ DOF_PEERS = ("kdl-lma", "kdl-nr-jl")    # reference peers (Orocos KDL), kdl-lma 
 DOF_CLASSICS = ("dls", "ccd", "fabrik")  # the classic methods every reader knows
 
 
-def _named(specs, name):
-    """The spec equal to `name`, else the first whose backend name is `name`; None when absent."""
-    specs = list(specs)
-    if name in specs:
-        return name
-    return next((s for s in specs if s.split(":", 1)[0] == name), None)
+def _named(specs, name, records=None):
+    """The spec equal to `name`, else the first written with that backend name
+    (ikbench.io.specs.named); None when absent."""
+    hits = named(specs, name, records)
+    return hits[0] if hits else None
 
 
-def dof_picks(ranked, families, max_specs=MAX_DOF_SPECS):
+def dof_picks(ranked, families, max_specs=MAX_DOF_SPECS, records=None):
     """The specs a success-vs-DOF panel of `families` draws by default, at most `max_specs`, in
     this order: the tied leaders of those families (figures.family_leaders over the ranked
     summary `ranked`; a spec leading more families first, then by its best rank), the peers
     (kdl-lma, kdl-nr-jl) and the classic methods (dls, ccd, fabrik), each where it ran with a
     supported solve on one of the families. The rest of the run's specs stay a click away
-    (report) or behind --all-specs (plots)."""
+    (report) or behind --all-specs (plots). `records`: the run's ikbench.io.specs.spec_records,
+    which name the peers' and classics' specs."""
     from . import figures
 
     part = ranked[ranked["family"].isin(list(families))]
     avail = list(dict.fromkeys(part.loc[part["available"], "solver"]))
     leads = {}
-    for v in figures.family_leaders(part).to_dict("records"):
+    for v in figures.family_leaders(part, records=records).to_dict("records"):
         for i, s in enumerate(v["leaders"]):
             n, best = leads.get(s, (0, i))
             leads[s] = (n + 1, min(best, i))
     picks = sorted(leads, key=lambda s: (-leads[s][0], leads[s][1], avail.index(s) if s in avail else 0))
     for name in DOF_PEERS[:1] + DOF_CLASSICS + DOF_PEERS[1:]:
-        s = _named(avail, name)
+        s = _named(avail, name, records)
         if s is not None and s not in picks:
             picks.append(s)
     return picks[:max_specs]

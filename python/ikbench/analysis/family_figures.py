@@ -30,6 +30,7 @@ import numpy as np
 
 from . import curves, figures
 from ..io.results import ResultsError
+from ..io.specs import named, spec_name, spec_records, split_spec_list  # noqa: F401  (spec_name: for the renderers)
 
 MIN_TRACED = 30          # traced problems of a family below which a band gets a note
 X_AXES = ("iteration", "time")
@@ -52,18 +53,14 @@ PEERS = ("kdl-lma", "kdl-nr-jl")      # KDL's solvers: the peers drawn by defaul
 DEFAULT_PICKS = 4                     # best solvers picked by default in the per-family plots
 
 
-def spec_name(spec):
-    """The solver's name of a spec text (`dls:lambda=0.1` -> `dls`)."""
-    return spec.split(":", 1)[0]
-
-
-def default_picks(ranked):
+def default_picks(ranked, records=None):
     """{family: [specs]}: the DEFAULT_PICKS best ranked cells of the family, then the KDL peers
-    (PEERS) that ran on it with a supported solve."""
+    (PEERS) that ran on it with a supported solve. `records`: the run's
+    ikbench.io.specs.spec_records, which name each spec's backend."""
     out = {}
     for fam, part in ranked.groupby("family", sort=False):
         best = part[part["rank"].notna()].sort_values("rank")["solver"].tolist()[:DEFAULT_PICKS]
-        peers = [s for s in part[part["available"]]["solver"] if spec_name(s) in PEERS and s not in best]
+        peers = [s for s in part[part["available"]]["solver"] if spec_name(s, records) in PEERS and s not in best]
         out[fam] = best + peers
     return out
 
@@ -77,12 +74,12 @@ def family_problems(run, family):
     return int(s.loc[s["family"] == family, "problem"].nunique())
 
 
-def _split(values):
-    """A comma-separated option (or a list of them) as a list of names, empty ones dropped. Spec
-    keys are separated by colons, so commas separate specs (docs: "Specs")."""
+def _split(values, what="--solvers"):
+    """A comma-separated option (or a list of them) as a list of names, empty ones dropped: commas
+    separate specs, outside quotes and braces (ikbench.io.specs.split_spec_list, docs: "Specs")."""
     out = []
     for v in values or []:
-        out += [x.strip() for x in str(v).split(",") if x.strip()]
+        out += split_spec_list(v, what)
     return out
 
 
@@ -91,12 +88,10 @@ def resolve_solvers(run, names):
     backend name, which stands for every spec of that backend. ResultsError names the specs of
     the run when a name matches none."""
     specs = list(run.solver_specs)
+    records = spec_records(run)
     out = []
     for name in names:
-        if name in specs:
-            hits = [name]
-        else:
-            hits = [s for s in specs if s.split(":", 1)[0] == name]
+        hits = named(specs, name, records)
         if not hits:
             raise ResultsError(f"--solvers: '{name}' matches no solver spec of {run.path} (its specs: "
                                f"{', '.join(specs)})")
@@ -119,7 +114,7 @@ def select(run, families=None, solvers=None, ranked=None):
     default_picks of each). Only specs with a solve on the family are kept (the others are
     named in its notes); ResultsError when a family is unknown or keeps no spec."""
     run_fams = list(dict.fromkeys(run.solves["family"]))
-    wanted = _split(families) if families else run_fams
+    wanted = _split(families, "--families") if families else run_fams
     unknown = [f for f in wanted if f not in run_fams]
     if unknown:
         raise ResultsError(f"--family: {', '.join(repr(f) for f in unknown)} is not a family of {run.path} "
@@ -130,7 +125,8 @@ def select(run, families=None, solvers=None, ranked=None):
         picks = None
     else:
         chosen = None
-        picks = default_picks(ranked if ranked is not None else figures.summarize(run, intervals=False))
+        picks = default_picks(ranked if ranked is not None else figures.summarize(run, intervals=False),
+                              spec_records(run))
     ran = run.solves.groupby("family", sort=False)["solver"].unique()
     out, empty = Selection(), []
     for fam in wanted:

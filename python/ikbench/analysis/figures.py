@@ -24,6 +24,7 @@ import pandas as pd
 from . import outcomes, stats
 from ..io.safe_io import atomic_write_text
 from ..io.results import NOT_ATTEMPTED, SUMMARY_COLUMNS, optional_json
+from ..io.specs import named
 
 # Point figures of a cell, in the order cell_figures returns them.
 POINT_FIGURES = [
@@ -255,26 +256,25 @@ def rank_cells(summary, times, within="family", alpha=ALPHA):
     return df
 
 
-def peer_spec(specs, peer=PEER):
-    """The reference peer among `specs`: the spec equal to `peer`, else the first whose backend
-    name is `peer`; None when it did not run."""
-    specs = list(specs)
-    if peer in specs:
-        return peer
-    named = [s for s in specs if s.split(":", 1)[0] == peer]
-    return named[0] if named else None
+def peer_spec(specs, peer=PEER, records=None):
+    """The reference peer among `specs`: the spec equal to `peer`, else the first written with
+    that backend name (ikbench.io.specs.named, from run.json's `records` when given); None when it
+    did not run."""
+    hits = named(specs, peer, records)
+    return hits[0] if hits else None
 
 
 VERDICT_WINNER, VERDICT_TIE, VERDICT_NO_SUCCESS, VERDICT_NA = "winner", "tie", "no success", "n/a"
 
 
-def family_leaders(ranked, within="family", peer=PEER):
+def family_leaders(ranked, within="family", peer=PEER, records=None):
     """Per group of a ranked summary (`rank_cells`), the verdict as data, one row per group in
     order: `family` (the group), `ran`, `succeeded` (cells with a success), `leaders` (tuple of
     the tied leaders' specs, best first), `verdict` ("winner": one leader; "tie": several;
     "no success": cells ran and none succeeded, no leader is named; "n/a": nothing ran), `peer`
     (the reference peer's spec, or None) and `peer_row` (its row index in `ranked`, or None), and
-    `failed_most` (the row index of the cell that ran with the lowest success rate, or None)."""
+    `failed_most` (the row index of the cell that ran with the lowest success rate, or None).
+    `records`: the run's ikbench.io.specs.spec_records, which name the peer's specs."""
     out = []
     for fam, part in ranked.groupby(within, sort=False):
         avail = part[part["available"]]
@@ -284,7 +284,7 @@ def family_leaders(ranked, within="family", peer=PEER):
         succeeded = int((avail["successes"] > 0).sum())
         verdict = (VERDICT_NA if avail.empty else VERDICT_NO_SUCCESS if not leaders else
                    VERDICT_WINNER if len(leaders) == 1 else VERDICT_TIE)
-        ps = peer_spec(avail["solver"], peer)
+        ps = peer_spec(avail["solver"], peer, records)
         peer_row = avail.index[avail["solver"] == ps][0] if ps is not None else None
         worst = None
         if not avail.empty:

@@ -28,6 +28,7 @@ malformed file or column, different suites or seeds, a family changed size, a fa
 the baseline missing from the run).
 """
 
+import enum
 import math
 from collections import Counter
 from dataclasses import dataclass, field
@@ -41,6 +42,27 @@ from .stats import quantile  # noqa: F401
 from .timeunit import BUILTIN_TIME_REFERENCE, MEDIAN_RATIO_MIN_CELLS, median, resolve_spec, time_unit  # noqa: F401
 
 
+class Change(enum.StrEnum):
+    """A figure's verdict (MetricVerdict.verdict): the gate decides from these values, the renderer
+    words them. A StrEnum, so the baseline's and the history's JSON hold the plain word."""
+    SAME = "same"                  # equal within SAME_RTOL
+    CHANGED = "changed"            # different, within the thresholds (or excused by the time budget)
+    REGRESSION = "regression"      # worse beyond the thresholds: the gate fails
+    IMPROVEMENT = "improvement"    # better beyond the thresholds
+    NA = "n/a"                     # not compared (no value on either side, or times not compared)
+
+
+class Status(enum.StrEnum):
+    """A cell's verdict (CellVerdict.status): the worst of its figures' Changes for a compared cell."""
+    SAME = "same"
+    CHANGED = "changed"
+    IMPROVED = "improved"
+    REGRESSION = "REGRESSION"
+    NEW = "new"                    # only in the run
+    MISSING = "missing"            # only in the baseline (with --allow-missing)
+    SKIPPED = "skipped"            # an override skips it
+
+
 # Relative tolerance under which two deterministic figures are "the same": the
 # figures of unchanged code are bit-identical, this only absorbs the rounding
 # of a JSON round trip.
@@ -51,22 +73,22 @@ SAME_RTOL = 1e-9
 # --------------------------------------------------------------- comparison
 
 def compare_value(base, run, rel, min_delta=0.0, floor=0.0):
-    """'same' | 'changed' | 'regression' | 'improvement' | 'n/a' for a figure
+    """The Change of a figure
     where larger is worse: a regression when run > base (1 + rel), run - base >=
     min_delta and run > floor; an improvement when run < base / (1 + rel),
     base - run >= min_delta and base > floor."""
     if base is None or run is None:
-        return "n/a" if base is None and run is None else "changed"
+        return Change.NA if base is None and run is None else Change.CHANGED
     if base == run or (math.isfinite(base) and math.isfinite(run)
                        and abs(run - base) <= SAME_RTOL * max(abs(base), abs(run))):
-        return "same"
+        return Change.SAME
     if run > base:
         if run > floor and run - base >= min_delta and run > base * (1 + rel):
-            return "regression"
+            return Change.REGRESSION
     else:
         if base > floor and base - run >= min_delta and run < base / (1 + rel):
-            return "improvement"
-    return "changed"
+            return Change.IMPROVEMENT
+    return Change.CHANGED
 
 
 # Per metric (larger is worse): key and threshold keys (relative increase, least change, floor).
@@ -97,23 +119,23 @@ def compare_cell(b, r, t, unit_b, unit_r, timed, solver_time):
     lost = sb - sr - (min(max(tl_r - tl_b, 0), max(sb - sr, 0)) if excused else 0)
     pb, pr = 100.0 * sb / b["n"], 100.0 * sr / n
     d = pr - pb
-    verdict = "same" if sb == sr else "changed"
+    verdict = Change.SAME if sb == sr else Change.CHANGED
     if lost > 0 and 100.0 * lost / n > t["success_drop_pp"] and lost >= t["success_min_flips"]:
-        verdict = "regression"
+        verdict = Change.REGRESSION
     elif sr > sb and d > t["success_drop_pp"] and sr - sb >= t["success_min_flips"]:
-        verdict = "improvement"
-    if verdict == "improvement" and r.get("targets") == "unreachable":
-        verdict = "changed"  # more "successes" on known unreachable targets: see the outcome rates
+        verdict = Change.IMPROVEMENT
+    if verdict == Change.IMPROVEMENT and r.get("targets") == "unreachable":
+        verdict = Change.CHANGED  # more "successes" on known unreachable targets: see the outcome rates
     out["success"] = MetricVerdict(verdict, "success", pb, pr,
                                    {"successes": (sb, sr), "n": n, "drop_pp": t["success_drop_pp"],
                                     "min_flips": t["success_min_flips"]})
     if r["limit_violations"] > b["limit_violations"]:
-        out["limits"] = MetricVerdict("regression", "limits", b["limit_violations"], r["limit_violations"])
+        out["limits"] = MetricVerdict(Change.REGRESSION, "limits", b["limit_violations"], r["limit_violations"])
     # Wrong answers (docs/protocols.md): a claim of convergence that FK contradicts is a regression
     # whenever there are more of them, whatever the success rate does.
     wb, wr = b["statuses"].get("false-convergence", 0), r["statuses"].get("false-convergence", 0)
     if wr > wb:
-        out["wrong"] = MetricVerdict("regression", "wrong", wb, wr)
+        out["wrong"] = MetricVerdict(Change.REGRESSION, "wrong", wb, wr)
 
     out.update(compare_outcomes(b, r, t, excused))
 
@@ -123,8 +145,8 @@ def compare_cell(b, r, t, unit_b, unit_r, timed, solver_time):
         verdict = compare_value(vb, vr, rel, t[delta_k] if delta_k else 0.0, t[floor_k] if floor_k else 0.0)
         facts = {"factor": t[rel_k], "floor": t[floor_k]} if rel_k == "error_factor" else \
             {"increase": t[rel_k], "min_delta": t[delta_k] if delta_k else None}
-        if excused and verdict == "regression":
-            verdict, facts["budget"] = "changed", True
+        if excused and verdict == Change.REGRESSION:
+            verdict, facts["budget"] = Change.CHANGED, True
         out[key] = MetricVerdict(verdict, key, vb, vr, facts)
 
     # Time, normalised within each run (see time_unit); cells with few or very
@@ -134,15 +156,15 @@ def compare_cell(b, r, t, unit_b, unit_r, timed, solver_time):
     # every family, while load on a shared machine hits cells one at a time.
     tb, tr = b["time_us_median"], r["time_us_median"]
     if unit_b is None or tb is None or tr is None:
-        out["time"] = MetricVerdict("n/a", "time")
+        out["time"] = MetricVerdict(Change.NA, "time")
     elif timed is None or solver_time is None:
-        out["time"] = MetricVerdict("n/a", "time", None, tr / unit_r, {"not_compared": True})
+        out["time"] = MetricVerdict(Change.NA, "time", None, tr / unit_r, {"not_compared": True})
     else:
         nb, nr = timed
         ratio, k = solver_time
         cell_v = compare_value(nb, nr, t["time_increase"])
         solver_v = compare_value(1.0, ratio, t["time_increase_solver"])
-        verdict = cell_v if cell_v in ("regression", "improvement") and solver_v == cell_v else "same"
+        verdict = cell_v if cell_v in (Change.REGRESSION, Change.IMPROVEMENT) and solver_v == cell_v else Change.SAME
         out["time"] = MetricVerdict(verdict, "time", nb, nr,
                                     {"solver_ratio": ratio, "solver_families": k, "increase": t["time_increase"],
                                      "increase_solver": t["time_increase_solver"], "medians_us": (tb, tr)})
@@ -174,14 +196,14 @@ def compare_outcomes(b, r, t, excused=False):
         same = (kb, nb) == (kr, nr)
         p = 1.0 if same else stats.two_proportion_test(kb, nb, kr, nr)
         rb, rr = kb / nb, kr / nr
-        verdict = "same" if same else "changed"
-        if verdict == "changed" and p < t["outcome_alpha"]:
+        verdict = Change.SAME if same else Change.CHANGED
+        if verdict == Change.CHANGED and p < t["outcome_alpha"]:
             worse = rr < rb if o == "refused" else rr > rb
-            verdict = "regression" if worse else "improvement"
+            verdict = Change.REGRESSION if worse else Change.IMPROVEMENT
         facts = {"counts": (kb, kr), "n": (nb, nr), "p": p, "alpha": t["outcome_alpha"], "targets": targets,
                  "ci": (stats.wilson_interval(kb, nb), stats.wilson_interval(kr, nr))}
-        if excused and verdict == "regression":
-            verdict, facts["budget"] = "changed", True
+        if excused and verdict == Change.REGRESSION:
+            verdict, facts["budget"] = Change.CHANGED, True
         out[f"outcome:{o}"] = MetricVerdict(verdict, f"outcome:{o}", 100.0 * rb, 100.0 * rr, facts)
     return out
 
@@ -216,12 +238,11 @@ METRIC_KEYS = ["success"] + [m[0] for m in METRICS] + ["time"]
 
 @dataclass
 class MetricVerdict:
-    """One figure of one cell as data: its verdict ('same', 'changed', 'regression',
-    'improvement' or 'n/a'), which figure (a METRIC_KEYS entry, or 'limits'), the baseline's and
+    """One figure of one cell as data: its verdict (a Change), which figure (a METRIC_KEYS entry, or 'limits'), the baseline's and
     the run's value (success in percent, time in time units) and `facts`, the numbers the verdict
     was reached with (the thresholds, the solves behind a success rate, the solver's time ratio).
     ikbench.render.gate_render words it."""
-    verdict: str
+    verdict: Change
     metric: str
     base: object = None
     run: object = None
@@ -238,22 +259,22 @@ class Finding:
 
 @dataclass
 class CellVerdict:
-    """One family x solver of the comparison. `status`: 'same', 'changed', 'improved' or
-    'REGRESSION' for a compared cell (the worst of its figures), 'new' (only in the run), 'missing'
-    (only in the baseline, with --allow-missing) or 'skipped' (an override skips it). `figures`
+    """One family x solver of the comparison. `status` (a Status): SAME, CHANGED, IMPROVED or
+    REGRESSION for a compared cell (the worst of its figures), NEW (only in the run), MISSING
+    (only in the baseline, with --allow-missing) or SKIPPED (an override skips it). `figures`
     maps METRIC_KEYS, the OUTCOME_KEYS of the cell's target kind (when both sides hold outcome
     counts) and 'limits' / 'wrong' (when more solves end outside the joint limits / are wrong
     answers) to MetricVerdicts; it is empty unless the cell was compared."""
     family: str
     solver: str
     n: int
-    status: str
+    status: Status
     figures: dict = field(default_factory=dict)
     success_rate: float = math.nan   # the run's, for a new cell
 
     @property
     def regression(self):
-        return self.status == "REGRESSION"
+        return self.status == Status.REGRESSION
 
 
 @dataclass
@@ -284,13 +305,13 @@ class GateReport:
 
 
 def _status(verdicts):
-    if "regression" in verdicts:
-        return "REGRESSION"
-    if "improvement" in verdicts:
-        return "improved"
-    if "changed" in verdicts:
-        return "changed"
-    return "same"
+    if Change.REGRESSION in verdicts:
+        return Status.REGRESSION
+    if Change.IMPROVEMENT in verdicts:
+        return Status.IMPROVED
+    if Change.CHANGED in verdicts:
+        return Status.CHANGED
+    return Status.SAME
 
 
 def compare(base, run, config, no_time=False, allow_missing=False, allow_noisy=False):
@@ -348,19 +369,19 @@ def compare(base, run, config, no_time=False, allow_missing=False, allow_noisy=F
     for c in list(base.cells) + [c for c in run.cells if c not in base.cells]:
         family, solver = c
         if c in missing:
-            cells.append(CellVerdict(family, solver, base.cells[c]["n"], "missing"))
-            counts["missing"] += 1
+            cells.append(CellVerdict(family, solver, base.cells[c]["n"], Status.MISSING))
+            counts[Status.MISSING] += 1
             continue
         if c not in base.cells:
             r = run.cells[c]
-            cells.append(CellVerdict(family, solver, r["n"], "new", success_rate=r["successes"] / r["n"]))
-            counts["new"] += 1
+            cells.append(CellVerdict(family, solver, r["n"], Status.NEW, success_rate=r["successes"] / r["n"]))
+            counts[Status.NEW] += 1
             continue
         t, skip = thresholds_for(config, family, solver)
         b, r = base.cells[c], run.cells[c]
         if skip:
-            cells.append(CellVerdict(family, solver, r["n"], "skipped"))
-            counts["skipped"] += 1
+            cells.append(CellVerdict(family, solver, r["n"], Status.SKIPPED))
+            counts[Status.SKIPPED] += 1
             continue
         res, budget = compare_cell(b, r, t, ub, ur, timed.get(c), solver_time.get(solver))
         if budget:
@@ -370,9 +391,9 @@ def compare(base, run, config, no_time=False, allow_missing=False, allow_noisy=F
         verdict = _status([v.verdict for v in res.values()])
         counts[verdict] += 1
         for m, v in res.items():
-            if v.verdict == "regression":
+            if v.verdict == Change.REGRESSION:
                 regressions.append(Finding(family, solver, m))
-            elif v.verdict == "improvement":
+            elif v.verdict == Change.IMPROVEMENT:
                 improvements.append(Finding(family, solver, m))
         if r["statuses"].get("time-limit", 0) and not budget:
             notes.append(f"{family} x {solver}: {r['statuses']['time-limit']} solve(s) ended at the time budget "

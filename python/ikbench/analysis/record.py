@@ -29,6 +29,7 @@ from ..io.redact import redact_value
 from ..io.results import ResultsError, load, read_json_file
 from ..io.store import CELL_FIGURES
 from ..io.store_validate import RECORD_FORMAT, run_key
+from ..io.specs import spec_records
 DEFAULT_THROUGHPUT_PROBLEMS = 2000  # ikbench throughput --problems' default
 MAX_SIDE_FILE_BYTES = 64 << 20   # a Google Benchmark JSON or throughput.json of the run directory
 
@@ -418,8 +419,8 @@ def from_run_dir(run_dir, *, repo=None):
                 "build": meta.get("build") if isinstance(meta.get("build"), dict) else None,
                 "command_line": meta.get("command_line") if isinstance(meta.get("command_line"), str) else None,
                 "run_json": canon},
-        "specs": [{"spec": s.get("spec"), "name": s.get("name"), "parameters": s.get("parameters")}
-                  for s in meta.get("solvers", []) if isinstance(s, dict) and isinstance(s.get("spec"), str)],
+        "specs": [{"spec": r.spec, "name": r.backend, "parameters": dict(r.parameters)}
+                  for r in spec_records(meta).values()],
         "families": [{"family": f.get("name"), "dof": f.get("dof"), "effectors": f.get("effectors"),
                       "goal": f.get("goal"), "problems": f.get("problems"), "robot": f.get("robot"),
                       "description": f.get("description")}

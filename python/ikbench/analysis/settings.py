@@ -15,6 +15,8 @@ spec (`suite.options.position_tolerance_m`, `orientation_tolerance_rad`).
 import math
 from dataclasses import dataclass
 
+from ..io.specs import spec_records
+
 # The common keys whose null in solvers[].parameters means "the run's setting", and their name in
 # suite.options (the same names).
 FROM_RUN = ("max_iterations", "time_budget_us", "stall_iterations", "stall_relative_improvement")
@@ -45,13 +47,9 @@ def suite_options(run):
 
 
 def spec_parameters(run):
-    """{spec: run.json's solvers[].parameters (a dict)} of every spec run.json lists."""
-    out = {}
-    solvers = run.meta.get("solvers") if isinstance(run.meta, dict) else None
-    for s in solvers if isinstance(solvers, list) else []:
-        if isinstance(s, dict) and isinstance(s.get("spec"), str):
-            out[s["spec"]] = s["parameters"] if isinstance(s.get("parameters"), dict) else {}
-    return out
+    """{spec: run.json's solvers[].parameters (a dict)} of every spec run.json lists
+    (ikbench.io.specs)."""
+    return {spec: dict(r.parameters) for spec, r in spec_records(run.meta).items()}
 
 
 def value_text(key, value):

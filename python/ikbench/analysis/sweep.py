@@ -10,8 +10,9 @@ A sweep is a set of specs of one backend that differ in some parameters. From on
 over its axes. Otherwise (and across runs: `python3 -m ikbench compare --sweep RUN...`) the specs
 of each backend name are grouped, and a parameter is swept when its value in force (run.json's
 `solvers[].parameters`, defaults filled in, a common key the spec leaves to the run at the run's
-`suite.options`: ikbench.analysis.settings; else the spec text) differs between them; when the
-same parameters appear in several runs, the run is one more axis.
+`suite.options`: ikbench.analysis.settings) differs between them; when the
+same parameters appear in several runs, the run is one more axis. A spec's backend name and
+parameters come from run.json through ikbench.io.specs: its text is never split.
 
 The figures of a spec are figures.summarize's over the spec's solves, pooled over the families
 (keys solver) or per family: success rate with its Wilson interval, mean time with its bootstrap
@@ -24,6 +25,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from . import figures, settings
+from ..io.specs import spec_name, spec_records
 
 RUN_AXIS = "run"
 ALL_FAMILIES = "all families"
@@ -37,16 +39,6 @@ class SweepGroup:
 
     def cell_name(self, label, spec, multi):
         return f"{label}: {spec}" if multi else spec
-
-
-def parse_spec(spec):
-    """'dls:lambda=0.1:max_step=0.5' -> ('dls', {'lambda': '0.1', 'max_step': '0.5'})."""
-    parts = spec.split(":")
-    params = {}
-    for p in parts[1:]:
-        k, _, v = p.partition("=")
-        params[k.strip()] = v.strip()
-    return parts[0].strip(), params
 
 
 def parameter_number(v):
@@ -83,13 +75,14 @@ def _plain_spec(run, grp, params):
     run.json parameters equal the members' on every key but the swept ones (there it has its
     defaults, e.g. `dls` beside `dls:lambda={0.01,0.1}`). (spec, {axis: value}) or None."""
     members = [spec for _, spec, _ in grp.members]
-    name = parse_spec(members[0])[0]
+    records = spec_records(run)
+    name = spec_name(members[0], records)
     ref = params.get(members[0])
     if ref is None:
         return None
     axes = [k for k, _ in grp.axes]
     for spec in run.solver_specs:
-        if spec in members or parse_spec(spec)[0] != name or spec not in set(run.solves["solver"]):
+        if spec in members or spec_name(spec, records) != name or spec not in set(run.solves["solver"]):
             continue
         p = params.get(spec)
         if p is None or any(k not in p for k in axes):
@@ -99,10 +92,23 @@ def _plain_spec(run, grp, params):
     return None
 
 
+def _axis_text(value, texts):
+    """A member's run.json value on a grid axis as the grid writes it: the axis value of the same
+    text or number (`1e-3` for 0.001), else the value's own text ("" when not recorded)."""
+    if value is None:
+        return ""
+    text = value if isinstance(value, str) else ("true" if value is True else "false" if value is False else str(value))
+    num = parameter_number(value)
+    for t in texts:
+        if t == text or (num is not None and parameter_number(t) == num):
+            return t
+    return text
+
+
 def grid_groups(run, label="run"):
     """The sweeps of run.json's `grid`: one SweepGroup per grid, its axes and specs as listed
-    there, parameter values from the spec text (run.json's typed value when the text is the same
-    number). The run's plain spec of the grid (_plain_spec: the backend with the swept parameters
+    there, a member's value on an axis the grid's text of its run.json parameter (_axis_text).
+    The run's plain spec of the grid (_plain_spec: the backend with the swept parameters
     at their defaults) is a member too, at its default values, so that a curve shows where the
     defaults stand among the grid."""
     grid = run.meta.get("grid")
@@ -110,6 +116,7 @@ def grid_groups(run, label="run"):
     if not isinstance(grid, list):
         return groups
     present = set(run.solves["solver"])
+    params = _parameters(run)
     for g in grid:
         if not isinstance(g, dict) or not isinstance(g.get("axes"), list):
             continue
@@ -118,10 +125,10 @@ def grid_groups(run, label="run"):
         for spec in g.get("specs", []):
             if spec not in present:
                 continue
-            _, params = parse_spec(spec)
-            grp.members.append((label, spec, {k: params.get(k, "") for k, _ in axes}))
+            p = params.get(spec, {})
+            grp.members.append((label, spec, {k: _axis_text(p.get(k), vals) for k, vals in grp.axes}))
         if grp.members:
-            plain = _plain_spec(run, grp, _parameters(run))
+            plain = _plain_spec(run, grp, params)
             if plain is not None:
                 grp.members.append((label, plain[0], plain[1]))
                 grp.axes = [(k, _order(list(vals) + [plain[1][k]])) for k, vals in grp.axes]
@@ -141,13 +148,12 @@ def sweep_groups(labelled_runs):
     by_name = {}
     for label, run in labelled_runs:
         params = _parameters(run)
+        records = spec_records(run)
         for spec in run.solver_specs:
             if spec not in set(run.solves["solver"]):
                 continue
-            name, given = parse_spec(spec)
-            p = {k: v for k, v in params.get(spec, {}).items()}
-            for k, v in given.items():
-                p.setdefault(k, v)
+            name = spec_name(spec, records)
+            p = params.get(spec, {})
             by_name.setdefault(name, []).append((label, spec, {k: ("" if v is None else str(v) if not isinstance(v, str)
                                                                    else v) for k, v in p.items()}))
     groups = []

@@ -17,6 +17,7 @@ Both sides are `ikbench.analysis.cells.Dataset`s (per-cell figures in the gate's
 """
 
 from .stats import quantile
+from ..io.specs import named, spec_records
 
 MEDIAN_RATIO_MIN_CELLS = 3
 BUILTIN_TIME_REFERENCE = ["median-ratio", "solver:dls"]
@@ -26,13 +27,12 @@ def median(values):
     return quantile(sorted(values), 0.5)
 
 
-def resolve_spec(spec, solvers):
-    """The solver spec meant by `spec`: itself, or the only spec named `spec` (dls -> dls:lambda=0.05);
-    None when there is none or several."""
-    if spec in solvers:
-        return spec
-    named = sorted(s for s in solvers if s.split(":", 1)[0] == spec)
-    return named[0] if len(named) == 1 else None
+def resolve_spec(spec, solvers, records=None):
+    """The solver spec meant by `spec`: itself, or the only spec written with that name
+    (dls -> dls:lambda=0.05; ikbench.io.specs.named, from run.json's `records` when given); None
+    when there is none or several."""
+    hits = named(sorted(solvers), spec, records)
+    return hits[0] if len(hits) == 1 else None
 
 
 def _dig(obj, dotted):
@@ -59,7 +59,9 @@ def time_unit(base, run, common, refs, min_solves=0, min_us=0.0):
     tried = []
     for ref in refs:
         if ref.startswith("solver:"):
-            spec = resolve_spec(ref[7:], {s for _, s in common})
+            records = {**spec_records(run.run if isinstance(run.run, dict) else {}),
+                       **spec_records(base.run if isinstance(base.run, dict) else {})}
+            spec = resolve_spec(ref[7:], {s for _, s in common}, records)
             if spec is None:
                 tried.append(f"solver '{ref[7:]}' not in both")
                 continue

@@ -2,7 +2,8 @@
 to the terminal's width by ikbench.render.console without cutting a name, significant cells first,
 verdicts coloured as Google Benchmark's compare.py colours them, the header saying that B is
 compared with A), markdown (a tabulate pipe table) and one self-contained HTML page (the jinja2 template
-templates/compare.html.j2, which escapes every name). Nothing here computes a figure or a verdict.
+templates/compare.html.j2, which escapes every name). Nothing here computes a figure or a verdict:
+the verdicts arrive as data (compare.CellVerdict) and are worded here only (verdict_text).
 """
 
 import math
@@ -13,7 +14,7 @@ from tabulate import tabulate
 
 from . import console, templates
 from .numbers import number
-from ..analysis.compare import _ORDER, VERDICT_SAME, is_significant, sorted_rows, verdict_class
+from ..analysis.compare import _ORDER, Direction, Outcome, is_significant, sorted_rows, verdict_class
 from ..io.results import ResultsError
 from ..io.safe_io import atomic_write_text
 from .tables import fmt_num, fmt_success
@@ -26,6 +27,31 @@ TEXT_COLUMNS = ["family", "solver", "success A", "success B", "diff", "t.med A",
 
 COLUMNS = ["family", "solver", "success A", "success B", "diff", "p", "t.med A", "t.med B", "t.med diff",
            "t.mean A", "t.mean B", "t.p99 A", "t.p99 B", "p(t)", "it.med A", "it.med B", "verdict"]
+
+
+SAME_TEXT = "no significant difference"
+# A figure's verdict (compare.Direction) in words.
+DIRECTION_TEXT = {Direction.BETTER: "better", Direction.WORSE: "worse", Direction.SAME: SAME_TEXT,
+                  Direction.NA: "n/a", Direction.NOT_COMPARED: "not compared (noisy run)"}
+# The name of a cell's outcome in the verdict counts.
+OUTCOME_TEXT = {Outcome.BETTER: "better", Outcome.WORSE: "worse", Outcome.MIXED: "mixed", Outcome.SAME: SAME_TEXT,
+                Outcome.NA: "n/a", Outcome.ONLY_A: "only in A", Outcome.ONLY_B: "only in B"}
+
+
+def verdict_text(verdict):
+    """A cell's verdict (compare.CellVerdict) in words: 'better: success, time', 'mixed: time
+    better, success worse', 'n/a (A unsupported)', 'only in B', 'no significant difference'."""
+    o = verdict.outcome
+    better, worse = verdict.figures(Direction.BETTER), verdict.figures(Direction.WORSE)
+    if o is Outcome.MIXED:
+        return f"mixed: {', '.join(better)} better, {', '.join(worse)} worse"
+    if o is Outcome.BETTER:
+        return "better: " + ", ".join(better)
+    if o is Outcome.WORSE:
+        return "worse: " + ", ".join(worse)
+    if o is Outcome.NA and verdict.unsupported:
+        return f"n/a ({' and '.join(verdict.unsupported)} unsupported)"
+    return OUTCOME_TEXT[o]
 
 
 def _fmt_p(p):
@@ -50,13 +76,14 @@ def _cells_text(row):
             "-" if tch is None else f"{100 * tch:+.1f}%",
             fmt_num(g("time_mean_a"), "time"), fmt_num(g("time_mean_b"), "time"),
             fmt_num(g("time_p99_a"), "time"), fmt_num(g("time_p99_b"), "time"), _fmt_p(g("time_p")),
-            fmt_num(g("iterations_median_a"), "int"), fmt_num(g("iterations_median_b"), "int"), row["verdict"]]
+            fmt_num(g("iterations_median_a"), "int"), fmt_num(g("iterations_median_b"), "int"),
+            verdict_text(row["verdict"])]
 
 
 def _header_lines(result):
     what = (f"A = {result.label_a}\nB = {result.label_b}" if result.mode == "runs"
             else f"A = spec {result.label_a}, B = spec {result.label_b}")
-    counts = result.rows["verdict"].map(lambda v: v.split(":")[0].split(" (")[0]).value_counts()
+    counts = result.rows["verdict"].map(lambda v: OUTCOME_TEXT[v.outcome]).value_counts()
     summary = ", ".join(f"{k}: {v}" for k, v in counts.items())
     legend = (f"success = converged and within limits over all solves [Wilson 95%], diff = B - A, p = Fisher's exact "
               f"test; times in {result.time_unit} over supported solves, p(t) = Mann-Whitney U on per-solve times; "
@@ -94,7 +121,7 @@ def _compact_cells(row):
     diff, tch = g("success_diff_pp"), g("time_median_change")
     return [row["family"], row["solver"], succ("a"), succ("b"), "-" if diff is None else f"{diff:+.1f} pp",
             fmt_num(g("time_median_a"), "time"), fmt_num(g("time_median_b"), "time"),
-            "-" if tch is None else f"{100 * tch:+.1f}%", row["verdict"]]
+            "-" if tch is None else f"{100 * tch:+.1f}%", verdict_text(row["verdict"])]
 
 
 def format_text(result, show_all=False, color=False, width=TEXT_WIDTH):
@@ -111,6 +138,7 @@ def format_text(result, show_all=False, color=False, width=TEXT_WIDTH):
     rows = sorted_rows(result)
     shown = rows if show_all else [r for r in rows if is_significant(r["verdict"])]
     cells = [_compact_cells(r) for r in shown]
+    classes = [verdict_class(r["verdict"]) for r in shown]
     out = []
     for line in what.split("\n") + [direction_line(result)]:
         out += console.wrap_text(line, width, "  ") if width else [line]
@@ -118,8 +146,7 @@ def format_text(result, show_all=False, color=False, width=TEXT_WIDTH):
         out += console.wrap_text(f"note: {n}", width, "  ") if width else [f"note: {n}"]
     out.append("")
     if cells:
-        for c in cells:
-            cls = verdict_class(c[-1])
+        for c, cls in zip(cells, classes):
             if color and cls in _ANSI:
                 c[-1] = f"{_ANSI[cls]}{c[-1]}{_RESET}"
         header = list(TEXT_COLUMNS)
@@ -146,8 +173,8 @@ def format_markdown(result):
     rows = []
     for r in sorted_rows(result):
         cells = _cells_text(r)
-        v = cells[-1]
-        cells[-1] = f"**{v}**" if v.startswith(("worse", "better", "mixed")) else v
+        if verdict_class(r["verdict"]) in ("worse", "better", "mixed"):
+            cells[-1] = f"**{cells[-1]}**"
         rows.append([esc(c) for c in cells])
     table = tabulate(rows, headers=COLUMNS, tablefmt="pipe", disable_numparse=True)
     out = ["# ikbench compare", ""] + [f"- {esc(x)}" for x in what.split("\n") + [direction_line(result)]] + \
@@ -167,7 +194,7 @@ def format_html(result):
         rows.append({"cls": cls, "cells": _cells_text(r), "first_of_rest": rest and first_rest})
         first_rest = first_rest and not rest
     classes = [r["cls"] for r in rows]
-    counts = [(c, {"same": VERDICT_SAME, "only": "one run only", "na": "n/a"}.get(c, c), classes.count(c))
+    counts = [(c, {"same": SAME_TEXT, "only": "one run only", "na": "n/a"}.get(c, c), classes.count(c))
               for c in sorted(set(classes), key=lambda c: _ORDER["n/a" if c == "na" else c])]
     return templates.render("compare.html.j2",
         what=what.split("\n") + [direction_line(result)], notes=result.notes, counts=counts, columns=COLUMNS, rows=rows,

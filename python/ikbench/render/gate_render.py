@@ -7,7 +7,7 @@ import math
 
 from tabulate import tabulate
 
-from ..analysis.gate import METRIC_KEYS, METRICS, OUTCOME_KEYS
+from ..analysis.gate import METRIC_KEYS, METRICS, OUTCOME_KEYS, Change, Status
 
 # Per metric: the table's column title and how a value is written.
 TITLES = {"iterations_median": "iters med", "iterations_p90": "iters p90", "position_error_median": "pos err med",
@@ -62,10 +62,10 @@ def metric_text(v):
         return f"{v.run}", (f"{v.base} -> {v.run} wrong answers (the backend claimed convergence and forward "
                             "kinematics disagrees)")
     if v.metric == "time":
-        if v.verdict == "n/a":
+        if v.verdict is Change.NA:
             return (f"{v.run:.1f} (~)", "") if f.get("not_compared") else ("-", "")
         nb, nr = v.base, v.run
-        text = f"{nr:.1f}" + (f" ({_rel(nb, nr)})" if v.verdict != "same" else "")
+        text = f"{nr:.1f}" + (f" ({_rel(nb, nr)})" if v.verdict is not Change.SAME else "")
         tb, tr = f["medians_us"]
         detail = (f"{nb:.2f} -> {nr:.2f} time units ({_rel(nb, nr)}; this solver over its {f['solver_families']} "
                   f"timed families: {100 * (f['solver_ratio'] - 1):+.1f}%; thresholds {100 * f['increase']:+g}% per "
@@ -76,10 +76,10 @@ def metric_text(v):
     if vr is None:
         text = "-"
     elif factor:
-        text = fmt(vr) + (f" (x{vr / vb:.3g})" if v.verdict != "same" and vb and math.isfinite(vb) and math.isfinite(vr)
+        text = fmt(vr) + (f" (x{vr / vb:.3g})" if v.verdict is not Change.SAME and vb and math.isfinite(vb) and math.isfinite(vr)
                           else "")
     else:
-        text = fmt(vr) + (f" ({_rel(vb, vr)})" if v.verdict != "same" and _rel(vb, vr) else "")
+        text = fmt(vr) + (f" ({_rel(vb, vr)})" if v.verdict is not Change.SAME and _rel(vb, vr) else "")
     if factor:
         limit = f"factor {f['factor']:g} above a floor of {f['floor']:g}"
         change = (f"x{vr / vb:.3g}" if vb and vr is not None and math.isfinite(vb) and math.isfinite(vr)
@@ -103,9 +103,9 @@ LEGEND = ("[R] regression beyond its threshold, [I] improvement; changes in brac
 
 
 def _mark(verdict, text, markdown):
-    if verdict == "regression":
+    if verdict is Change.REGRESSION:
         return f"**{text} [R]**" if markdown else f"{text} [R]"
-    if verdict == "improvement":
+    if verdict is Change.IMPROVEMENT:
         return f"_{text} [I]_" if markdown else f"{text} [I]"
     return text
 
@@ -116,17 +116,17 @@ def outcome_cell(cell, markdown):
     verdicts = [cell.figures[k] for k in OUTCOME_KEYS if k in cell.figures]
     if not verdicts:
         return "n/a"
-    return ", ".join(_mark(v.verdict, metric_text(v)[0], markdown) for v in verdicts if v.verdict != "same")
+    return ", ".join(_mark(v.verdict, metric_text(v)[0], markdown) for v in verdicts if v.verdict is not Change.SAME)
 
 
 def cell_row(cell, markdown):
     """The table row of one CellVerdict: its figures marked [R] / [I], its status last."""
     dashes = ["-"] * (len(METRIC_KEYS) + 1)
-    if cell.status == "missing":
+    if cell.status is Status.MISSING:
         return [cell.family, cell.solver, str(cell.n)] + dashes + ["MISSING"]
-    if cell.status == "new":
+    if cell.status is Status.NEW:
         return [cell.family, cell.solver, str(cell.n), f"{100.0 * cell.success_rate:.1f}%"] + dashes[1:] + ["new"]
-    if cell.status == "skipped":
+    if cell.status is Status.SKIPPED:
         return [cell.family, cell.solver, str(cell.n)] + dashes + ["skipped"]
     figs = [_mark(cell.figures[k].verdict, metric_text(cell.figures[k])[0], markdown) for k in METRIC_KEYS]
     for extra in ("limits", "wrong"):
@@ -163,7 +163,7 @@ def summary_line(rep):
 def format_report(base, run, config, rep, markdown, only_changes=False):
     """The whole report of a GateReport: what was compared, notes, the table, the regressions and
     improvements, and the PASS / FAIL line."""
-    cells = [c for c in rep.cells if c.status != "same"] if only_changes else rep.cells
+    cells = [c for c in rep.cells if c.status is not Status.SAME] if only_changes else rep.cells
     rows = [cell_row(c, markdown) for c in cells]
     verdict = "PASS" if rep.passed else "FAIL"
     summary = summary_line(rep)

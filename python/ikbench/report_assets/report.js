@@ -188,7 +188,7 @@
         tr.appendChild(solverCell(h.peer.solver));
         tr.appendChild(el("td", { text: h.peer.rank_text }));
         tr.appendChild(twoLines(h.peer.success_text));
-        tr.appendChild(el("td", { text: h.peer.available ? tables_time(h.peer) : "" }));
+        tr.appendChild(el("td", { text: h.peer.available ? fmtTime(h.peer.time_us_median) : "" }));
       } else {
         tr.appendChild(el("td", { cls: "l muted", colspan: "4", text: peerName ? "did not run" : "no peer in this run" }));
       }
@@ -197,7 +197,15 @@
     t.appendChild(tb);
     csvBefore(t, "headline");
   }
-  function tables_time(c) { var m = /^(\S+)/.exec(c.time_median_text || ""); return m ? m[1] : "-"; }
+  // A time [µs] as ikbench.render.numbers writes one: one decimal below 1e5 (an exact tie, x.25 or
+  // x.75, to the even digit as Python rounds it), else 3 significant digits.
+  function fmtTime(v) {
+    if (v == null || !isFinite(v)) return "-";
+    v = Number(v);
+    if (Math.abs(v) >= 1e5) return Number(v.toPrecision(3)).toExponential().replace(/e([+-])(\d)$/, "e$10$2");
+    var q = v * 4, n = Math.floor(v * 10);
+    return q === Math.round(q) && Math.abs(q % 2) === 1 ? ((n % 2 === 0 ? n : n + 1) / 10).toFixed(1) : v.toFixed(1);
+  }
 
   // ------------------------------------------------------------------ per robot
   function renderRobots() {
