@@ -39,8 +39,10 @@ MergeReport mergeShards(const std::vector<std::string>& shard_dirs, const std::s
   for (const std::string& d : shard_dirs) {
     // Every file of every shard is read and checked as verify checks it (and
     // the traces too): a merged run holds only rows a reader accepts.
+    // The scenes too: a damaged one (or pairs that are no record of a run) is refused, as verify refuses it.
     shards.push_back(readResults(d, /*require_complete=*/true, /*rows=*/true));
-    checkRows(shards.back(), readProblems(shards.back(), readModels(shards.back())), /*traces=*/true);
+    SceneWorlds scenes;
+    checkRows(shards.back(), readProblems(shards.back(), readModels(shards.back(), &scenes)), /*traces=*/true);
   }
 
   // models.json and problems.jsonl are identical in every shard (checked

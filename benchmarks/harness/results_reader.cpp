@@ -1,6 +1,7 @@
 #include "harness/results_reader.h"
 
 #include "harness/gzip_stream.h"
+#include "ikbench/kinematics/config.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -483,6 +484,11 @@ void checkFile(const ResultsDirectory& r, const std::string& name, const std::ma
             if (pit != problems.end() && q.size() != pit->second.model->nq())
               throw ResultsError(fmt::format("{}: column 'q': {} numbers, the problem's model has nq {}", row_name,
                                              q.size(), pit->second.model->nq()));
+            // An answer (solves.csv, solutions.csv) is a configuration of its
+            // model: finite, unit quaternions (verify's rule, for every reader).
+            if (std::string why; returns_q && pit != problems.end() && name != "traces.csv" &&
+                                 !isValidConfiguration(*pit->second.model, q, &why))
+              throw ResultsError(fmt::format("{}: column 'q': {}", row_name, why));
             break;
           }
         }

@@ -471,10 +471,6 @@ def _zero_traces(d):
 # kinematics and collision checks they call) apply and the Python reader mirrors
 # (ikbench.io.results_schema, ikbench.io.results_models); the valid ones are files both accept.
 
-MERGE_SKIPS_CONFIGURATIONS = {"merge": "refuse an answer that is not a configuration of its model (an entry that is "
-                                       "not finite), as verify does (merge checks rows as verify does)"}
-MERGE_SKIPS_SCENES = {"merge": "read the scenes of models.json (readModels with scenes) and refuse a damaged one, "
-                               "as verify does"}
 
 
 def with_crlf(name):
@@ -571,12 +567,12 @@ def _row_missing(d):
     edit_lines(d, "solves.csv", lambda ls: ls.pop(2))
 
 
-@case("q-not-finite", "solves.csv", cpp_gaps=MERGE_SKIPS_CONFIGURATIONS)
+@case("q-not-finite", "solves.csv")
 def _q_nan(d):
     edit_solves_cell(d, first_attempted_row(d), "q", b"nan 0.1")
 
 
-@case("solution-q-infinite", "solutions.csv", cpp_gaps=MERGE_SKIPS_CONFIGURATIONS)
+@case("solution-q-infinite", "solutions.csv")
 def _solution_inf(d):
     header = lines(d, "solves.csv")[0].split(b",")
     row = lines(d, "solves.csv")[1 + first_attempted_row(d)].split(b",")
@@ -653,40 +649,37 @@ def _valid_scene(d):
     pass
 
 
-PAIRS_TAKEN_AS_RECORDED = MERGE_SKIPS_SCENES  # verify takes scene.pairs as recorded; merge reads no scene
-
-
-@case("pair-names-an-unknown-obstacle", "models.json", base="good-scene", cpp_gaps=PAIRS_TAKEN_AS_RECORDED)
+@case("pair-names-an-unknown-obstacle", "models.json", base="good-scene")
 def _pair_obstacle(d):
     edit_scene(d, lambda s: s["pairs"].__setitem__(0, [0, 99999, "obstacle"]))
 
 
-@case("pairs-leave-out-a-checked-pair", "models.json", base="good-scene", cpp_gaps=PAIRS_TAKEN_AS_RECORDED)
+@case("pairs-leave-out-a-checked-pair", "models.json", base="good-scene")
 def _pair_missing(d):
     edit_scene(d, lambda s: s["pairs"].pop(1))
 
 
-@case("scene-sphere-of-negative-radius", "models.json", base="good-scene", cpp_gaps=MERGE_SKIPS_SCENES)
+@case("scene-sphere-of-negative-radius", "models.json", base="good-scene")
 def _sphere_radius(d):
     edit_scene(d, lambda s: s["obstacles"][0].update(radius=-0.2))
 
 
-@case("scene-obstacle-beyond-1e6-m", "models.json", base="good-scene", cpp_gaps=MERGE_SKIPS_SCENES)
+@case("scene-obstacle-beyond-1e6-m", "models.json", base="good-scene")
 def _far_obstacle(d):
     edit_scene(d, lambda s: s["obstacles"][0].update(xyz=[0.0, 0.0, 3e6]))
 
 
-@case("scene-disabled-pair-of-unknown-names", "models.json", base="good-scene", cpp_gaps=MERGE_SKIPS_SCENES)
+@case("scene-disabled-pair-of-unknown-names", "models.json", base="good-scene")
 def _disabled_unknown(d):
     edit_scene(d, lambda s: s["disabled_pairs"].append(["link1", "nowhere"]))
 
 
-@case("scene-link-on-an-unknown-body", "models.json", base="good-scene", cpp_gaps=MERGE_SKIPS_SCENES)
+@case("scene-link-on-an-unknown-body", "models.json", base="good-scene")
 def _link_body(d):
     edit_scene(d, lambda s: s["links"][1].update(body="wing"))
 
 
-@case("scene-fitted-not-a-flag", "models.json", base="good-scene", cpp_gaps=MERGE_SKIPS_SCENES)
+@case("scene-fitted-not-a-flag", "models.json", base="good-scene")
 def _fitted(d):
     edit_scene(d, lambda s: s["links"][0].update(fitted="yes"))
 
