@@ -80,15 +80,16 @@ def _machines_footer(store):
 
 class PerCommit:
     """One row per commit, in commit order, on each machine identity: columns of
-    (label, source, family, solver, figure)."""
+    (label, source, family, solver, figure), read from the runs of one `suite` only (a run of another
+    suite, or of `--urdf`, on the same commit measures other problems and is not a row of this table)."""
 
-    def __init__(self, title, cols):
-        self.title, self.cols = title, cols
+    def __init__(self, title, cols, *, suite):
+        self.title, self.cols, self.suite = title, cols, suite
 
     def render(self, store):
         by_commit, order = {}, []
         for label, source, family, solver, figure in self.cols:
-            pts = queries.points(store, source=source, family=family, solver=solver, figure=figure)
+            pts = queries.points(store, source=source, family=family, solver=solver, figure=figure, suite=self.suite)
             for key, g in queries.group_series(pts):
                 for r in queries.per_commit(g).itertuples():
                     k = (r.machine, r.commit)
@@ -409,7 +410,8 @@ TABLES = {
          ("`auto` median [us] on ur5-pose", "cell", "ur5-pose", "auto", "time_us_median"),
          ("FK 7 hinges [ns]", "gbench", "gbench:bench_kinematics", "ForwardKinematics/dof:7/joint:revolute",
           "real_time_ns"),
-         ("`dls` solves/s, 2 threads", "throughput", "throughput", "dls/scalar/threads:2", "solves_per_s")]),
+         ("`dls` solves/s, 2 threads", "throughput", "throughput", "dls/scalar/threads:2", "solves_per_s")],
+        suite="quick"),
     "speed": Latest(
         "The speed targets, each measured in one run (Google Benchmark: CPU time, median of 5 repetitions "
         "[their range]; `ikbench throughput`: converged 7-DOF pose solves per second of wall time).",
