@@ -134,3 +134,24 @@ def test_external_overhead_table_reads_the_null_solvers_run(tmp_path):
     medians = [float(r.split(" | ")[1].split(" ")[0]) for r in rows]
     assert medians == sorted(medians) and 20 <= medians[0] and medians[-1] <= 90, medians
     assert "Measured at commit `" + sha(1)[:10] + "`" in text
+
+
+def test_tables_cite_only_commits_of_this_repository():
+    """A run recorded on a commit since rewritten is cited by the repository's commit of the same
+    subject; one with no such commit keeps its stored label (tests/docs_commits_test.py then fails
+    on a document citing it)."""
+    import subprocess
+    import pytest
+    head = subprocess.run(["git", "-C", str(doctables.REPO), "log", "-1", "--format=%H%x00%s"],
+                          capture_output=True, text=True)
+    if head.returncode != 0:
+        pytest.skip(f"{doctables.REPO} is not a git checkout: its commits cannot be looked up")
+    full, subject = head.stdout.strip().split("\0")
+    assert doctables.cite(full, False, "anything") == full[:10]
+    assert doctables.cite(full, True, "anything") == full[:10] + "+dirty"
+    missing = "f" * 40 if not full.startswith("f" * 8) else "e" * 40
+    same = subprocess.run(["git", "-C", str(doctables.REPO), "log", "--all", "--format=%s"],
+                          capture_output=True, text=True).stdout.splitlines().count(subject)
+    if same == 1:
+        assert doctables.cite(missing, True, subject) == full[:10] + "+dirty"
+    assert doctables.cite(missing, False, "a subject no commit of this repository has \0") == missing[:10]

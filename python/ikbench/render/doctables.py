@@ -17,7 +17,9 @@ behind the tables are scripts/docs_measure.sh's runs, added to the store.
 import argparse
 import json
 import math
+import functools
 import re
+import subprocess
 import sys
 from pathlib import Path
 
@@ -72,6 +74,44 @@ def ratio(a, b):
     return "" if r is None else f"{r:.3f}" if r < 1 else f"{r:.2f}x"
 
 
+REPO = Path(__file__).resolve().parents[3]
+
+
+@functools.lru_cache(maxsize=None)
+def _repository_commits():
+    """(set of full hashes, {subject: [full hashes]}) of every commit of the source tree holding this
+    module; None where it is not a git checkout (a tarball): labels are then printed as stored."""
+    try:
+        out = subprocess.run(["git", "-C", str(REPO), "log", "--all", "--format=%H %s"], capture_output=True,
+                             text=True, timeout=60, check=True).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    hashes, by_subject = set(), {}
+    for line in out.splitlines():
+        h, _, subject = line.partition(" ")
+        hashes.add(h)
+        by_subject.setdefault(subject, []).append(h)
+    return (hashes, by_subject) if hashes else None
+
+
+def cite(commit, dirty, subject):
+    """A stored run's commit as a table cites it: its label when the commit is one of this repository;
+    a run recorded on a commit since rewritten (rebased: same change, new hash) is cited by the
+    repository's one commit of the same subject; otherwise the label as stored (a store of another
+    repository's runs; in this repository's docs, tests/docs_commits_test.py fails on such a label)."""
+    label = queries.commit_label(commit, dirty)
+    known = _repository_commits()
+    if known is None or not commit:
+        return label
+    hashes, by_subject = known
+    if any(h.startswith(commit) for h in hashes):
+        return label
+    same = by_subject.get(subject or "", [])
+    if len(same) == 1:
+        return queries.commit_label(same[0], dirty)
+    return label
+
+
 def _machines_footer(store):
     ms = queries.machines(store)
     return ["", "Machines: " + "; ".join(f"`{k}` = {lab}" for k, lab in zip(ms["key"], ms["label"])) + ".",
@@ -92,7 +132,7 @@ class PerCommit:
             pts = queries.points(store, source=source, family=family, solver=solver, figure=figure, suite=self.suite)
             for key, g in queries.group_series(pts):
                 for r in queries.per_commit(g).itertuples():
-                    k = (r.machine, r.commit)
+                    k = (r.machine, cite(r.git_commit, bool(r.dirty), r.subject))
                     if k not in by_commit:
                         by_commit[k] = {"date": (r.commit_date or r.start_time or "")[:10], "subject": r.subject or "",
                                         "order": (r.commit_date or r.start_time or "")}
@@ -207,7 +247,7 @@ class Coverage:
                  f"{rs['machine'].nunique()} machine identit{'y' if rs['machine'].nunique() == 1 else 'ies'} "
                  "(`+dirty`: a modified work tree of that commit):", "",
                  "| machine | commit | date | subject | runs (suite x threads) |", "|---|---|---|---|---|"]
-        rs = rs.assign(commit=[queries.commit_label(c, bool(d)) for c, d in zip(rs["git_commit"], rs["dirty"])])
+        rs = rs.assign(commit=[cite(c, bool(d), sj) for c, d, sj in zip(rs["git_commit"], rs["dirty"], rs["subject"])])
         for (machine, commit), g in rs.groupby(["machine", "commit"], sort=False):
             first = g.iloc[0]
             subj = (first["subject"] or "").replace("|", "\\|")
@@ -254,7 +294,7 @@ def _provenance(store, sel):
     rs = queries.run_rows(store, ids)
     noisy = sum(1 for r in rs if r["noisy"])
     first = sel.iloc[-1]
-    commit = queries.commit_label(first["git_commit"], bool(first["dirty"]))
+    commit = cite(first["git_commit"], bool(first["dirty"]), first["subject"])
     date = (first["commit_date"] or first["start_time"] or "")[:10]
     text = (f"Measured at commit `{commit}` ({date}) on `{first['machine']}` ({first['machine_label']}), "
             f"{len(rs)} run{'s' if len(rs) != 1 else ''}, {_load_text(r['load'] for r in rs)}")
@@ -583,7 +623,7 @@ def main(argv=None):
                    "(none: every document of --repo that holds one)")
     g.add_argument("--check", metavar="DOC", nargs="*", help="exit 1 when a table of a DOC is not what the history "
                    "gives (none: every document of --repo that holds one)")
-    ap.add_argument("--repo", default=str(Path(__file__).resolve().parents[3]),
+    ap.add_argument("--repo", default=str(REPO),
                     help="source tree whose README.md and docs/*.md --write/--check take without DOC (default: "
                          "the one holding this module)")
     args = ap.parse_args(argv)
