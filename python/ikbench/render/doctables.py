@@ -23,6 +23,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pandas as pd
+
 from ..io.safe_io import atomic_write_text
 from ..io import store_queries as queries
 from ..io.store_open import open_history
@@ -157,8 +159,8 @@ def _natural(text):
 
 class Latest:
     """One measurement: the newest commit (and its machine identity) whose runs hold the table's
-    points. Runs are selected by `suite`, or by `specs` (the run's solver specs are exactly these),
-    and `source`.
+    points. Runs are selected by `suite` (a tuple of suites: the newest measurement of each), or by
+    `specs` (the run's solver specs are exactly these), and `source`.
 
     rows: [(label, base)], base a dict of filters (source, family, solver, figure) or a tuple whose
     first item is one; rows=None: every family of those runs, or with `family` and `match` every
@@ -183,7 +185,14 @@ class Latest:
         return {rid for rid, specs in by_run.items() if specs == self.specs}
 
     def _selection(self, store):
-        pts = queries.points(store, suite=self.suite, source=self.source, family=self.family)
+        if isinstance(self.suite, tuple):  # several suites (one per arm): each suite's newest measurement
+            parts = [self._selection_of(store, suite) for suite in self.suite]
+            parts = [p for p in parts if not p.empty]
+            return pd.concat(parts) if parts else queries.points(store, suite=self.suite[0], source="none")
+        return self._selection_of(store, self.suite)
+
+    def _selection_of(self, store, suite):
+        pts = queries.points(store, suite=suite, source=self.source, family=self.family)
         ids = self._runs(store)
         if ids is not None:
             pts = pts[pts["run_id"].isin(ids)]
@@ -327,6 +336,15 @@ EXTERNAL_NULL = {"Python": "ext:cmd='/usr/bin/python3 examples/external/null_sol
 EXTERNAL_SPECS = [s + b for s in EXTERNAL_NULL.values() for b in ("", ":batch=50")]
 EXTERNAL_FAMILY = "ur5-pose"
 CLUTTER_SPECS = ["auto", "auto:collision=avoid", "auto:collision=off", f"{KDL_RESEED}:collision=reject", KDL_RESEED]
+
+
+# The evaluation protocols' runs (docs/protocols.md): the specs each protocol runs.
+PROTOCOL_SPECS = {"trac-ik": ["auto", "kdl-lma:restarts=1000000", "kdl-nr-jl"],
+                  "ikfast-test": ["analytic-6r", "auto", "kdl-lma"],
+                  "seeds": ["auto", "dls", "kdl-lma"], "tracking": ["auto", "dls", "kdl-lma"]}
+PROTOCOL_REGENERATE = ("the `ikbench run --protocol ...` commands of docs/protocols.md, \"Measured\", `ikbench history add` "
+                       "of their run directories, then the export and `python3 -m ikbench.render.doctables "
+                       "results/history/history.json.gz --write DOC` (docs/history.md, \"The project's own history\")")
 
 
 def _gb(file, name):
@@ -572,6 +590,33 @@ TABLES = {
         regenerate="`scripts/docs_measure.sh OUT`, `ikbench history add OUT/external-overhead`, then the export and "
                    "`python3 -m ikbench.render.doctables results/history/history.json.gz --write DOC` "
                    "(docs/history.md, \"The project's own history\")"),
+    "protocol-trac-ik": Latest(
+        "`--protocol trac-ik` on the shipped arms (`ikbench run --protocol trac-ik --urdf ARM --threads 1 --no-trace`: "
+        "10 000 targets per arm from random configurations, nominal starts, a 5 ms budget, 1e-5 m and rad; the "
+        "specs interleaved problem by problem). Each cell: success [Wilson 95 %] · median / mean time · median "
+        "iterations.",
+        None, rows=[(f"`{sp}`", {"solver": sp}) for sp in PROTOCOL_SPECS["trac-ik"]], cell=_cell,
+        suite=tuple(f"trac-ik-{a}" for a in ("ur5", "iiwa14", "panda", "irb2400")), row_label="spec",
+        regenerate=PROTOCOL_REGENERATE),
+    "protocol-ikfast-test": Latest(
+        "`--protocol ikfast-test` on the shipped 6R arms (`ikbench run --protocol ikfast-test --urdf ARM --threads 1 "
+        "--no-trace`). On `*-unreachable` no answer can succeed: the cell's time is what a spec spends before it "
+        "refuses (the rates of wrong, not-found and refused answers: `scripts/protocol_table.py ikfast-test RUN...`). "
+        "Each cell: success [Wilson 95 %] · median / mean time · median iterations.",
+        None, rows=[(f"`{sp}`", {"solver": sp}) for sp in PROTOCOL_SPECS["ikfast-test"]], cell=_cell,
+        suite=("ikfast-test-ur5", "ikfast-test-irb2400"), row_label="spec", regenerate=PROTOCOL_REGENERATE),
+    "protocol-seeds": Latest(
+        "`--protocol seeds` on the UR5 and the Panda (`ikbench run --protocol seeds --urdf ARM --threads 1 "
+        "--no-trace`): one family per seed regime. Each cell: success [Wilson 95 %] · median / mean time · median "
+        "iterations.",
+        None, rows=[(f"`{sp}`", {"solver": sp}) for sp in PROTOCOL_SPECS["seeds"]], cell=_cell,
+        suite=("seeds-ur5", "seeds-panda"), row_label="spec", regenerate=PROTOCOL_REGENERATE),
+    "protocol-tracking": Latest(
+        "`--protocol tracking` on the UR5 and the Panda (`ikbench run --protocol tracking --urdf ARM --threads 1 "
+        "--no-trace`): one family per frame rate, each frame started from the previous answer. Each cell: success "
+        "[Wilson 95 %] · median / mean time · median iterations.",
+        None, rows=[(f"`{sp}`", {"solver": sp}) for sp in PROTOCOL_SPECS["tracking"]], cell=_cell,
+        suite=("tracking-ur5", "tracking-panda"), row_label="spec", regenerate=PROTOCOL_REGENERATE),
     "build": Latest(
         "A clean build of what the main command builds (`scripts/build_time.sh`: a fresh worktree, the release "
         "preset, `-j2`, no ccache; `build/main_job`: the `ikbench` CLI, `bench_kinematics`, `bench_solvers` and "
