@@ -28,7 +28,7 @@ UNIT = (r"\s?(?:ns|us|µs|ms|s|seconds?|min|minutes?|h|hours?|/s|per second|%|KB
         r"(?![\w=])")
 FIGURE = re.compile(NUMBER + UNIT + r"|" + NUMBER + r"[x×](?![\w=])|(?<![\w./])(?!(?:19|20)\d\d/)\d+/\d+(?![\w/.])")
 NOT_MEASURED = re.compile(r"\bbudget|\btarget\b|\blimit|\btimeout|\bat most\b|\bat least\b|\bup to\b|≤|≥|\bcap\b|"
-                          r"\bdefault|\bthreshold|\bmore than\b|[<>] ?\d|\bis worth\b|\btolerance|\bevery \d|\bwithin \d|\bframes per second\b|\ballows?\b|--|= ?\d", re.IGNORECASE)
+                          r"\bdefault|\bthreshold|\bmore than\b|[<>] ?\d|\bis worth\b|\btolerance|\bevery \d|\bwithin \d|\bframes per second\b|\ballows?\b|\bat or (?:below|above)\b|\b(?:below|under|above) \d|\bplanted\b|\bsimulat|\bsynthetic\b|\binjected\b|--|= ?\d", re.IGNORECASE)
 CONFIDENCE = re.compile(r"(?:Wilson|bootstrap|confidence|credible)\s+\d+(?:\.\d+)?\s?%|"
                         r"\d+(?:\.\d+)?\s?% (?:confidence|interval|CI|credible)", re.IGNORECASE)
 COMMAND = re.compile(r"`(?:\./)?(?:ikbench|build/|scripts/|python3|/usr/bin/python3|PYTHONPATH=|bench_|valgrind|"
