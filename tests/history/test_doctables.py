@@ -155,3 +155,30 @@ def test_tables_cite_only_commits_of_this_repository():
     if same == 1:
         assert doctables.cite(missing, True, subject) == full[:10] + "+dirty"
     assert doctables.cite(missing, False, "a subject no commit of this repository has \0") == missing[:10]
+
+
+def test_run_times_table_reads_the_newest_run_of_each_suite(tmp_path):
+    """The run-times table: the newest stored run of the suite, its solve pass (run.json throughput)
+    and its start-to-end time, not an older run's nor another suite's."""
+    old = synthetic_run(tmp_path / "a", 1, suite="quick")
+    new = synthetic_run(tmp_path / "b", 2, suite="quick")
+    other = synthetic_run(tmp_path / "c", 3, suite="ur5")
+    for d, wall, end in ((old, 7.5, "00:00:09"), (new, 2.25, "00:02:04"), (other, 99.0, "00:03:59")):
+        meta = json.loads((d / "run.json").read_text())
+        meta["throughput"]["wall_s"] = wall
+        meta["end_time"] = meta["start_time"][:11] + end + "Z"
+        (d / "run.json").write_text(json.dumps(meta))
+    export = _store_of(tmp_path, [old, new, other])
+    t = doctables.RunTimes("T.", ["quick", "absent-suite"], "`cmd`")
+    from ikbench.io.store_exchange import import_json
+    from ikbench.io.store import open_store
+    with open_store(":memory:") as store:
+        import_json(store, json.loads(export.read_text()))
+        text = t.render(store)
+    rows = [ln for ln in text.splitlines() if ln.startswith("| `")]
+    assert len(rows) == 1 and rows[0].startswith("| `quick` |"), rows
+    cells = [c.strip() for c in rows[0].strip("|").split("|")]
+    assert cells[3] == "2.25" and cells[4] == "4", cells          # run 2 started at 00:02:00
+    assert sha(2)[:10] in cells[5] and "load average 0.5-0.6 on 2 cores" in cells[5], cells
+    with open_store(":memory:") as store:
+        assert "No stored run holds these figures yet" in doctables.RunTimes("T.", ["quick"], "`cmd`").render(store)

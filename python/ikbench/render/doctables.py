@@ -272,6 +272,53 @@ class Coverage:
         return "\n".join(lines + _machines_footer(store)) + "\n"
 
 
+class RunTimes:
+    """How long the newest stored run of each suite took: its solve pass (run.json `throughput`:
+    the timed pass's wall time and solves) and the run from start to end, on the machine and
+    commit it names."""
+
+    def __init__(self, title, suites, regenerate):
+        self.title, self.suites, self.regenerate = title, suites, regenerate
+
+    def render(self, store):
+        lines = [self.title, "", "| suite | threads | solves | solve pass [s] | run, start to end [s] | measured at |",
+                 "|---|---:|---:|---:|---:|---|"]
+        found = False
+        for suite in self.suites:
+            rs = queries.runs(store, suite=suite)
+            if rs.empty:
+                continue
+            r = rs.iloc[-1]
+            extra = store.query("SELECT throughput FROM runs WHERE id = ?", (int(r["run_id"]),))
+            tp = extra[0]["throughput"] if extra else None
+            if isinstance(tp, str):
+                try:
+                    tp = json.loads(tp)
+                except ValueError:
+                    tp = None
+            tp = tp if isinstance(tp, dict) else {}
+            wall = _seconds_between(r["start_time"], r["end_time"])
+            [row] = queries.run_rows(store, [int(r["run_id"])])
+            found = True
+            lines.append(f"| `{suite}` | {r['threads']} | {_g(tp['solves']) if _finite(tp.get('solves')) else ''} | "
+                         f"{_g(tp['wall_s']) if _finite(tp.get('wall_s')) else ''} | {'' if wall is None else _g(wall)} | "
+                         f"commit `{cite(r['git_commit'], bool(r['dirty']), r['subject'])}` on `{r['machine']}`, "
+                         f"{_load_text([row['load']])}{', noisy' if row['noisy'] else ''} |")
+        if not found:
+            return f"{self.title}\n\nNo stored run holds these figures yet; measure them with {self.regenerate}.\n"
+        return "\n".join(lines + _machines_footer(store)[:2] + ["", f"Regenerate: {self.regenerate}."]) + "\n"
+
+
+def _seconds_between(start, end):
+    """Seconds from one ISO 8601 time to another; None when either is absent or unreadable."""
+    from datetime import datetime
+    try:
+        a, b = (datetime.fromisoformat(str(t).replace("Z", "+00:00")) for t in (start, end))
+    except (TypeError, ValueError):
+        return None
+    return (b - a).total_seconds()
+
+
 def _load_text(loads):
     """'load average 1.2-3.4 on 2 cores' from the runs' load objects."""
     vals, cores = [], set()
@@ -617,6 +664,13 @@ TABLES = {
         "[Wilson 95 %] · median / mean time · median iterations.",
         None, rows=[(f"`{sp}`", {"solver": sp}) for sp in PROTOCOL_SPECS["tracking"]], cell=_cell,
         suite=("tracking-ur5", "tracking-panda"), row_label="spec", regenerate=PROTOCOL_REGENERATE),
+    "run-times": RunTimes(
+        "How long a run takes: the newest stored run of each suite, its timed solve pass (`ikbench run` "
+        "prints it; run.json `throughput`) and the whole run from start to end (run.json `start_time`, "
+        "`end_time`; with `--no-trace`, so without the trace pass).",
+        ["quick"],
+        "`ikbench run --suite quick --threads 2 --no-trace --out RUN`, `ikbench history add RUN`, then the export and "
+        "`python3 -m ikbench.render.doctables results/history/history.json.gz --write DOC` (docs/history.md)"),
     "build": Latest(
         "A clean build of what the main command builds (`scripts/build_time.sh`: a fresh worktree, the release "
         "preset, `-j2`, no ccache; `build/main_job`: the `ikbench` CLI, `bench_kinematics`, `bench_solvers` and "
