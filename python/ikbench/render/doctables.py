@@ -667,8 +667,8 @@ TABLES = {
     "run-times": RunTimes(
         "How long a run takes: the newest stored run of each suite, its timed solve pass (`ikbench run` "
         "prints it; run.json `throughput`) and the whole run from start to end (run.json `start_time`, "
-        "`end_time`; with `--no-trace`, so without the trace pass).",
-        ["quick"],
+        "`end_time`, whole seconds; with the trace pass where the run made one).",
+        ["quick", "jacobian-family", "clutter", "trac-ik-ur5"],
         "`ikbench run --suite quick --threads 2 --no-trace --out RUN`, `ikbench history add RUN`, then the export and "
         "`python3 -m ikbench.render.doctables results/history/history.json.gz --write DOC` (docs/history.md)"),
     "build": Latest(
