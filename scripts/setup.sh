@@ -25,7 +25,7 @@ MAIN=(
   emscripten nodejs libjs-three
 )
 TEST=(
-  libgtest-dev python3-pytest
+  libgtest-dev python3-pytest python3-yaml python3-jsonschema
   clang libfuzzer-14-dev libclang-rt-14-dev
   chromium chromium-driver python3-selenium
   slurm-wlm munge

@@ -58,13 +58,13 @@ def sha(i):
 
 
 def synthetic_run(directory, i, *, time_scale=1.0, cpu="Synthetic CPU 1", solvers=None, p_dls=0.9, complete=True,
-                  problems=20, dirty=False):
-    """Synthetic run number i: commit sha(i), start time i minutes after a fixed date."""
+                  problems=20, dirty=False, suite="synthetic"):
+    """Synthetic run number i of `suite`: commit sha(i), start time i minutes after a fixed date."""
     import synth
 
     solvers = solvers or {"dls": (p_dls, 1.0, (5, 30)), "ccd": (0.6, 3.0, (20, 80)), "two-bone": (1.0, 0.5, (1, 1))}
     return synth.make_run(directory, seed=100 + i, problems=problems, solvers=solvers, time_scale=time_scale,
-                          cpu=cpu, complete=complete, run_json_extra={
+                          cpu=cpu, complete=complete, suite=suite, run_json_extra={
                               "git_revision": sha(i) + ("-dirty" if dirty else ""),
                               "start_time": f"2026-01-01T{i // 60:02d}:{i % 60:02d}:00Z",
                               "load": {"start": 0.5, "end": 0.6, "cores": 2, "noisy": False}})

@@ -7,10 +7,16 @@ from ikbench.render import doctables
 
 
 def test_write_then_check(tmp_path, capsys):
+    """The per-commit `quick` table: written between its markers, its rows read from the quick suite's
+    runs only (a run of another suite on the same commit measures other problems), stale once the
+    history changes."""
     db = str(tmp_path / "h.sqlite")
-    d = synthetic_run(tmp_path / "r", 1)
+    d = synthetic_run(tmp_path / "r", 1, suite="quick")
     write_throughput(d, 1234.0)
-    assert main(["history", "add", str(d), "--db", db]) == 0
+    other = synthetic_run(tmp_path / "o", 1, suite="ur5")   # same commit, another suite, other figures
+    write_throughput(other, 5000.0)
+    for run in (d, other):
+        assert main(["history", "add", str(run), "--db", db]) == 0
     export = tmp_path / "history.json"
     assert main(["history", "export", "--format", "json", "--out", str(export), "--db", db]) == 0
     doc = tmp_path / "doc.md"
@@ -21,11 +27,11 @@ def test_write_then_check(tmp_path, capsys):
     text = doc.read_text()
     assert "old" not in text and text.startswith("# Doc\n\nmethod text\n") and text.endswith("after\n")
     rows = [ln for ln in text.splitlines() if ln.startswith("| ") and not ln.startswith("| machine")]
-    assert len(rows) == 1 and "2,221" in rows[0]         # dls solves/s on 2 threads: 1.8 x 1234 from throughput.json
+    assert len(rows) == 1 and "2,221" in rows[0], rows   # dls solves/s on 2 threads: 1.8 x 1234, the quick run's only
     assert doctables.main([str(export), "--check", str(doc)]) == 0
     # a changed history makes the document stale
     data = json.loads(export.read_text())
-    for p in data["records"][0]["points"]:
+    for p in (p for r in data["records"] for p in r["points"]):
         if p["figure"] == "solves_per_s":
             p["value"] *= 2
     export.write_text(json.dumps(data))
@@ -128,3 +134,51 @@ def test_external_overhead_table_reads_the_null_solvers_run(tmp_path):
     medians = [float(r.split(" | ")[1].split(" ")[0]) for r in rows]
     assert medians == sorted(medians) and 20 <= medians[0] and medians[-1] <= 90, medians
     assert "Measured at commit `" + sha(1)[:10] + "`" in text
+
+
+def test_tables_cite_only_commits_of_this_repository():
+    """A run recorded on a commit since rewritten is cited by the repository's commit of the same
+    subject; one with no such commit keeps its stored label (tests/docs_commits_test.py then fails
+    on a document citing it)."""
+    import subprocess
+    import pytest
+    head = subprocess.run(["git", "-C", str(doctables.REPO), "log", "-1", "--format=%H%x00%s"],
+                          capture_output=True, text=True)
+    if head.returncode != 0:
+        pytest.skip(f"{doctables.REPO} is not a git checkout: its commits cannot be looked up")
+    full, subject = head.stdout.strip().split("\0")
+    assert doctables.cite(full, False, "anything") == full[:10]
+    assert doctables.cite(full, True, "anything") == full[:10] + "+dirty"
+    missing = "f" * 40 if not full.startswith("f" * 8) else "e" * 40
+    same = subprocess.run(["git", "-C", str(doctables.REPO), "log", "--all", "--format=%s"],
+                          capture_output=True, text=True).stdout.splitlines().count(subject)
+    if same == 1:
+        assert doctables.cite(missing, True, subject) == full[:10] + "+dirty"
+    assert doctables.cite(missing, False, "a subject no commit of this repository has \0") == missing[:10]
+
+
+def test_run_times_table_reads_the_newest_run_of_each_suite(tmp_path):
+    """The run-times table: the newest stored run of the suite, its solve pass (run.json throughput)
+    and its start-to-end time, not an older run's nor another suite's."""
+    old = synthetic_run(tmp_path / "a", 1, suite="quick")
+    new = synthetic_run(tmp_path / "b", 2, suite="quick")
+    other = synthetic_run(tmp_path / "c", 3, suite="ur5")
+    for d, wall, end in ((old, 7.5, "00:00:09"), (new, 2.25, "00:02:04"), (other, 99.0, "00:03:59")):
+        meta = json.loads((d / "run.json").read_text())
+        meta["throughput"]["wall_s"] = wall
+        meta["end_time"] = meta["start_time"][:11] + end + "Z"
+        (d / "run.json").write_text(json.dumps(meta))
+    export = _store_of(tmp_path, [old, new, other])
+    t = doctables.RunTimes("T.", ["quick", "absent-suite"], "`cmd`")
+    from ikbench.io.store_exchange import import_json
+    from ikbench.io.store import open_store
+    with open_store(":memory:") as store:
+        import_json(store, json.loads(export.read_text()))
+        text = t.render(store)
+    rows = [ln for ln in text.splitlines() if ln.startswith("| `")]
+    assert len(rows) == 1 and rows[0].startswith("| `quick` |"), rows
+    cells = [c.strip() for c in rows[0].strip("|").split("|")]
+    assert cells[3] == "2.25" and cells[4] == "4", cells          # run 2 started at 00:02:00
+    assert sha(2)[:10] in cells[5] and "load average 0.5-0.6 on 2 cores" in cells[5], cells
+    with open_store(":memory:") as store:
+        assert "No stored run holds these figures yet" in doctables.RunTimes("T.", ["quick"], "`cmd`").render(store)

@@ -17,9 +17,13 @@ behind the tables are scripts/docs_measure.sh's runs, added to the store.
 import argparse
 import json
 import math
+import functools
 import re
+import subprocess
 import sys
 from pathlib import Path
+
+import pandas as pd
 
 from ..io.safe_io import atomic_write_text
 from ..io import store_queries as queries
@@ -72,6 +76,44 @@ def ratio(a, b):
     return "" if r is None else f"{r:.3f}" if r < 1 else f"{r:.2f}x"
 
 
+REPO = Path(__file__).resolve().parents[3]
+
+
+@functools.lru_cache(maxsize=None)
+def _repository_commits():
+    """(set of full hashes, {subject: [full hashes]}) of every commit of the source tree holding this
+    module; None where it is not a git checkout (a tarball): labels are then printed as stored."""
+    try:
+        out = subprocess.run(["git", "-C", str(REPO), "log", "--all", "--format=%H %s"], capture_output=True,
+                             text=True, timeout=60, check=True).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    hashes, by_subject = set(), {}
+    for line in out.splitlines():
+        h, _, subject = line.partition(" ")
+        hashes.add(h)
+        by_subject.setdefault(subject, []).append(h)
+    return (hashes, by_subject) if hashes else None
+
+
+def cite(commit, dirty, subject):
+    """A stored run's commit as a table cites it: its label when the commit is one of this repository;
+    a run recorded on a commit since rewritten (rebased: same change, new hash) is cited by the
+    repository's one commit of the same subject; otherwise the label as stored (a store of another
+    repository's runs; in this repository's docs, tests/docs_commits_test.py fails on such a label)."""
+    label = queries.commit_label(commit, dirty)
+    known = _repository_commits()
+    if known is None or not commit:
+        return label
+    hashes, by_subject = known
+    if any(h.startswith(commit) for h in hashes):
+        return label
+    same = by_subject.get(subject or "", [])
+    if len(same) == 1:
+        return queries.commit_label(same[0], dirty)
+    return label
+
+
 def _machines_footer(store):
     ms = queries.machines(store)
     return ["", "Machines: " + "; ".join(f"`{k}` = {lab}" for k, lab in zip(ms["key"], ms["label"])) + ".",
@@ -80,18 +122,19 @@ def _machines_footer(store):
 
 class PerCommit:
     """One row per commit, in commit order, on each machine identity: columns of
-    (label, source, family, solver, figure)."""
+    (label, source, family, solver, figure), read from the runs of one `suite` only (a run of another
+    suite, or of `--urdf`, on the same commit measures other problems and is not a row of this table)."""
 
-    def __init__(self, title, cols):
-        self.title, self.cols = title, cols
+    def __init__(self, title, cols, *, suite):
+        self.title, self.cols, self.suite = title, cols, suite
 
     def render(self, store):
         by_commit, order = {}, []
         for label, source, family, solver, figure in self.cols:
-            pts = queries.points(store, source=source, family=family, solver=solver, figure=figure)
+            pts = queries.points(store, source=source, family=family, solver=solver, figure=figure, suite=self.suite)
             for key, g in queries.group_series(pts):
                 for r in queries.per_commit(g).itertuples():
-                    k = (r.machine, r.commit)
+                    k = (r.machine, cite(r.git_commit, bool(r.dirty), r.subject))
                     if k not in by_commit:
                         by_commit[k] = {"date": (r.commit_date or r.start_time or "")[:10], "subject": r.subject or "",
                                         "order": (r.commit_date or r.start_time or "")}
@@ -116,8 +159,8 @@ def _natural(text):
 
 class Latest:
     """One measurement: the newest commit (and its machine identity) whose runs hold the table's
-    points. Runs are selected by `suite`, or by `specs` (the run's solver specs are exactly these),
-    and `source`.
+    points. Runs are selected by `suite` (a tuple of suites: the newest measurement of each), or by
+    `specs` (the run's solver specs are exactly these), and `source`.
 
     rows: [(label, base)], base a dict of filters (source, family, solver, figure) or a tuple whose
     first item is one; rows=None: every family of those runs, or with `family` and `match` every
@@ -142,7 +185,14 @@ class Latest:
         return {rid for rid, specs in by_run.items() if specs == self.specs}
 
     def _selection(self, store):
-        pts = queries.points(store, suite=self.suite, source=self.source, family=self.family)
+        if isinstance(self.suite, tuple):  # several suites (one per arm): each suite's newest measurement
+            parts = [self._selection_of(store, suite) for suite in self.suite]
+            parts = [p for p in parts if not p.empty]
+            return pd.concat(parts) if parts else queries.points(store, suite=self.suite[0], source="none")
+        return self._selection_of(store, self.suite)
+
+    def _selection_of(self, store, suite):
+        pts = queries.points(store, suite=suite, source=self.source, family=self.family)
         ids = self._runs(store)
         if ids is not None:
             pts = pts[pts["run_id"].isin(ids)]
@@ -206,7 +256,7 @@ class Coverage:
                  f"{rs['machine'].nunique()} machine identit{'y' if rs['machine'].nunique() == 1 else 'ies'} "
                  "(`+dirty`: a modified work tree of that commit):", "",
                  "| machine | commit | date | subject | runs (suite x threads) |", "|---|---|---|---|---|"]
-        rs = rs.assign(commit=[queries.commit_label(c, bool(d)) for c, d in zip(rs["git_commit"], rs["dirty"])])
+        rs = rs.assign(commit=[cite(c, bool(d), sj) for c, d, sj in zip(rs["git_commit"], rs["dirty"], rs["subject"])])
         for (machine, commit), g in rs.groupby(["machine", "commit"], sort=False):
             first = g.iloc[0]
             subj = (first["subject"] or "").replace("|", "\\|")
@@ -220,6 +270,53 @@ class Coverage:
             lines += ["", "Recorded without a run: " + "; ".join(f"`{r['git_commit'][:10]}` ({r['reason']})"
                                                                  for r in skipped) + "."]
         return "\n".join(lines + _machines_footer(store)) + "\n"
+
+
+class RunTimes:
+    """How long the newest stored run of each suite took: its solve pass (run.json `throughput`:
+    the timed pass's wall time and solves) and the run from start to end, on the machine and
+    commit it names."""
+
+    def __init__(self, title, suites, regenerate):
+        self.title, self.suites, self.regenerate = title, suites, regenerate
+
+    def render(self, store):
+        lines = [self.title, "", "| suite | threads | solves | solve pass [s] | run, start to end [s] | measured at |",
+                 "|---|---:|---:|---:|---:|---|"]
+        found = False
+        for suite in self.suites:
+            rs = queries.runs(store, suite=suite)
+            if rs.empty:
+                continue
+            r = rs.iloc[-1]
+            extra = store.query("SELECT throughput FROM runs WHERE id = ?", (int(r["run_id"]),))
+            tp = extra[0]["throughput"] if extra else None
+            if isinstance(tp, str):
+                try:
+                    tp = json.loads(tp)
+                except ValueError:
+                    tp = None
+            tp = tp if isinstance(tp, dict) else {}
+            wall = _seconds_between(r["start_time"], r["end_time"])
+            [row] = queries.run_rows(store, [int(r["run_id"])])
+            found = True
+            lines.append(f"| `{suite}` | {r['threads']} | {_g(tp['solves']) if _finite(tp.get('solves')) else ''} | "
+                         f"{_g(tp['wall_s']) if _finite(tp.get('wall_s')) else ''} | {'' if wall is None else _g(wall)} | "
+                         f"commit `{cite(r['git_commit'], bool(r['dirty']), r['subject'])}` on `{r['machine']}`, "
+                         f"{_load_text([row['load']])}{', noisy' if row['noisy'] else ''} |")
+        if not found:
+            return f"{self.title}\n\nNo stored run holds these figures yet; measure them with {self.regenerate}.\n"
+        return "\n".join(lines + _machines_footer(store)[:2] + ["", f"Regenerate: {self.regenerate}."]) + "\n"
+
+
+def _seconds_between(start, end):
+    """Seconds from one ISO 8601 time to another; None when either is absent or unreadable."""
+    from datetime import datetime
+    try:
+        a, b = (datetime.fromisoformat(str(t).replace("Z", "+00:00")) for t in (start, end))
+    except (TypeError, ValueError):
+        return None
+    return (b - a).total_seconds()
 
 
 def _load_text(loads):
@@ -253,7 +350,7 @@ def _provenance(store, sel):
     rs = queries.run_rows(store, ids)
     noisy = sum(1 for r in rs if r["noisy"])
     first = sel.iloc[-1]
-    commit = queries.commit_label(first["git_commit"], bool(first["dirty"]))
+    commit = cite(first["git_commit"], bool(first["dirty"]), first["subject"])
     date = (first["commit_date"] or first["start_time"] or "")[:10]
     text = (f"Measured at commit `{commit}` ({date}) on `{first['machine']}` ({first['machine_label']}), "
             f"{len(rs)} run{'s' if len(rs) != 1 else ''}, {_load_text(r['load'] for r in rs)}")
@@ -286,6 +383,15 @@ EXTERNAL_NULL = {"Python": "ext:cmd='/usr/bin/python3 examples/external/null_sol
 EXTERNAL_SPECS = [s + b for s in EXTERNAL_NULL.values() for b in ("", ":batch=50")]
 EXTERNAL_FAMILY = "ur5-pose"
 CLUTTER_SPECS = ["auto", "auto:collision=avoid", "auto:collision=off", f"{KDL_RESEED}:collision=reject", KDL_RESEED]
+
+
+# The evaluation protocols' runs (docs/protocols.md): the specs each protocol runs.
+PROTOCOL_SPECS = {"trac-ik": ["auto", "kdl-lma:restarts=1000000", "kdl-nr-jl"],
+                  "ikfast-test": ["analytic-6r", "auto", "kdl-lma"],
+                  "seeds": ["auto", "dls", "kdl-lma"], "tracking": ["auto", "dls", "kdl-lma"]}
+PROTOCOL_REGENERATE = ("the `ikbench run --protocol ...` commands of docs/protocols.md, \"Measured\", `ikbench history add` "
+                       "of their run directories, then the export and `python3 -m ikbench.render.doctables "
+                       "results/history/history.json.gz --write DOC` (docs/history.md, \"The project's own history\")")
 
 
 def _gb(file, name):
@@ -409,7 +515,8 @@ TABLES = {
          ("`auto` median [us] on ur5-pose", "cell", "ur5-pose", "auto", "time_us_median"),
          ("FK 7 hinges [ns]", "gbench", "gbench:bench_kinematics", "ForwardKinematics/dof:7/joint:revolute",
           "real_time_ns"),
-         ("`dls` solves/s, 2 threads", "throughput", "throughput", "dls/scalar/threads:2", "solves_per_s")]),
+         ("`dls` solves/s, 2 threads", "throughput", "throughput", "dls/scalar/threads:2", "solves_per_s")],
+        suite="quick"),
     "speed": Latest(
         "The speed targets, each measured in one run (Google Benchmark: CPU time, median of 5 repetitions "
         "[their range]; `ikbench throughput`: converged 7-DOF pose solves per second of wall time).",
@@ -530,6 +637,40 @@ TABLES = {
         regenerate="`scripts/docs_measure.sh OUT`, `ikbench history add OUT/external-overhead`, then the export and "
                    "`python3 -m ikbench.render.doctables results/history/history.json.gz --write DOC` "
                    "(docs/history.md, \"The project's own history\")"),
+    "protocol-trac-ik": Latest(
+        "`--protocol trac-ik` on the shipped arms (`ikbench run --protocol trac-ik --urdf ARM --threads 1 --no-trace`: "
+        "10 000 targets per arm from random configurations, nominal starts, a 5 ms budget, 1e-5 m and rad; the "
+        "specs interleaved problem by problem). Each cell: success [Wilson 95 %] · median / mean time · median "
+        "iterations.",
+        None, rows=[(f"`{sp}`", {"solver": sp}) for sp in PROTOCOL_SPECS["trac-ik"]], cell=_cell,
+        suite=tuple(f"trac-ik-{a}" for a in ("ur5", "iiwa14", "panda", "irb2400")), row_label="spec",
+        regenerate=PROTOCOL_REGENERATE),
+    "protocol-ikfast-test": Latest(
+        "`--protocol ikfast-test` on the shipped 6R arms (`ikbench run --protocol ikfast-test --urdf ARM --threads 1 "
+        "--no-trace`). On `*-unreachable` no answer can succeed: the cell's time is what a spec spends before it "
+        "refuses (the rates of wrong, not-found and refused answers: `scripts/protocol_table.py ikfast-test RUN...`). "
+        "Each cell: success [Wilson 95 %] · median / mean time · median iterations.",
+        None, rows=[(f"`{sp}`", {"solver": sp}) for sp in PROTOCOL_SPECS["ikfast-test"]], cell=_cell,
+        suite=("ikfast-test-ur5", "ikfast-test-irb2400"), row_label="spec", regenerate=PROTOCOL_REGENERATE),
+    "protocol-seeds": Latest(
+        "`--protocol seeds` on the UR5 and the Panda (`ikbench run --protocol seeds --urdf ARM --threads 1 "
+        "--no-trace`): one family per seed regime. Each cell: success [Wilson 95 %] · median / mean time · median "
+        "iterations.",
+        None, rows=[(f"`{sp}`", {"solver": sp}) for sp in PROTOCOL_SPECS["seeds"]], cell=_cell,
+        suite=("seeds-ur5", "seeds-panda"), row_label="spec", regenerate=PROTOCOL_REGENERATE),
+    "protocol-tracking": Latest(
+        "`--protocol tracking` on the UR5 and the Panda (`ikbench run --protocol tracking --urdf ARM --threads 1 "
+        "--no-trace`): one family per frame rate, each frame started from the previous answer. Each cell: success "
+        "[Wilson 95 %] · median / mean time · median iterations.",
+        None, rows=[(f"`{sp}`", {"solver": sp}) for sp in PROTOCOL_SPECS["tracking"]], cell=_cell,
+        suite=("tracking-ur5", "tracking-panda"), row_label="spec", regenerate=PROTOCOL_REGENERATE),
+    "run-times": RunTimes(
+        "How long a run takes: the newest stored run of each suite, its timed solve pass (`ikbench run` "
+        "prints it; run.json `throughput`) and the whole run from start to end (run.json `start_time`, "
+        "`end_time`, whole seconds; with the trace pass where the run made one).",
+        ["quick", "jacobian-family", "clutter", "trac-ik-ur5"],
+        "`ikbench run --suite quick --threads 2 --no-trace --out RUN`, `ikbench history add RUN`, then the export and "
+        "`python3 -m ikbench.render.doctables results/history/history.json.gz --write DOC` (docs/history.md)"),
     "build": Latest(
         "A clean build of what the main command builds (`scripts/build_time.sh`: a fresh worktree, the release "
         "preset, `-j2`, no ccache; `build/main_job`: the `ikbench` CLI, `bench_kinematics`, `bench_solvers` and "
@@ -581,7 +722,7 @@ def main(argv=None):
                    "(none: every document of --repo that holds one)")
     g.add_argument("--check", metavar="DOC", nargs="*", help="exit 1 when a table of a DOC is not what the history "
                    "gives (none: every document of --repo that holds one)")
-    ap.add_argument("--repo", default=str(Path(__file__).resolve().parents[3]),
+    ap.add_argument("--repo", default=str(REPO),
                     help="source tree whose README.md and docs/*.md --write/--check take without DOC (default: "
                          "the one holding this module)")
     args = ap.parse_args(argv)
