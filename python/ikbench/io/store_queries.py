@@ -8,6 +8,7 @@ the sum of their counts for a success rate). Every query orders its rows complet
 order, `{C}`), so SQLite and PostgreSQL give the same rows in the same order.
 """
 
+import json
 import math
 
 import pandas as pd
@@ -201,6 +202,19 @@ def specs_by_run(store):
     for r in store.query("SELECT run_id, spec FROM specs ORDER BY run_id, spec {C}"):
         out.setdefault(r["run_id"], set()).add(r["spec"])
     return out
+
+
+def run_throughput(store, run_id):
+    """A stored run's run.json `throughput` (the timed pass's wall time and solves) as a dict; empty
+    when it has none or it is not a JSON object."""
+    rows = store.query("SELECT throughput FROM runs WHERE id = ?", (int(run_id),))
+    tp = rows[0]["throughput"] if rows else None
+    if isinstance(tp, str):
+        try:
+            tp = json.loads(tp)
+        except ValueError:
+            tp = None
+    return tp if isinstance(tp, dict) else {}
 
 
 def run_rows(store, ids):

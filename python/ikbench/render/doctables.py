@@ -289,14 +289,7 @@ class RunTimes:
             if rs.empty:
                 continue
             r = rs.iloc[-1]
-            extra = store.query("SELECT throughput FROM runs WHERE id = ?", (int(r["run_id"]),))
-            tp = extra[0]["throughput"] if extra else None
-            if isinstance(tp, str):
-                try:
-                    tp = json.loads(tp)
-                except ValueError:
-                    tp = None
-            tp = tp if isinstance(tp, dict) else {}
+            tp = queries.run_throughput(store, r["run_id"])
             wall = _seconds_between(r["start_time"], r["end_time"])
             [row] = queries.run_rows(store, [int(r["run_id"])])
             found = True
