@@ -325,6 +325,10 @@ int realMain(int argc, char** argv) {
   CLI::App* vf = app.add_subcommand("verify", "recompute FK of every returned q from models.json + problems.jsonl");
   std::string vf_dir;
   vf->add_option("run_dir", vf_dir, "results directory")->required();
+  std::string vf_verdicts;
+  vf->add_option("--verdicts", vf_verdicts,
+                 "also write every answer's verdict (converged, within limits, collision-free, recomputed errors) "
+                 "to this CSV file: the verdict the Python library takes (docs/analysis.md)");
   vf->footer("Exit status: 0 every solve agrees; 1 a disagreement; 2 unreadable or incomplete results.");
 
   // ---- merge ----
@@ -398,7 +402,22 @@ int realMain(int argc, char** argv) {
     return 0;
   }
   if (vf->parsed()) {
-    const VerifyReport r = verifyRun(vf_dir, std::cout);
+    if (!vf_verdicts.empty()) {
+      checkOutputFile(vf_verdicts);
+      // The run's directory holds verify's inputs: nothing is written into it.
+      std::error_code ec;
+      const fs::path run = fs::weakly_canonical(vf_dir, ec), target = fs::weakly_canonical(vf_verdicts, ec);
+      for (fs::path p = target.parent_path(); !p.empty(); p = p.parent_path()) {
+        if (p == run)
+          throw HarnessError(fmt::format("verify: --verdicts '{}' is inside the run directory '{}', whose files are "
+                                         "verify's inputs; write it elsewhere",
+                                         vf_verdicts, vf_dir));
+        if (p == p.parent_path()) break;
+      }
+    }
+    std::ostringstream verdicts;
+    const VerifyReport r = verifyRun(vf_dir, std::cout, 50, vf_verdicts.empty() ? nullptr : &verdicts);
+    if (!vf_verdicts.empty()) writeOutputFile(vf_verdicts, verdicts.str());
     return r.disagreements > 0 ? 1 : 0;
   }
   if (mg->parsed()) {

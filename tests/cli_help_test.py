@@ -17,6 +17,10 @@ import sys
 from pathlib import Path
 
 CPP = ["run", "list", "throughput", "verify", "merge", "compare", "report", "tune", "plot"]
+# The C++ binary's own commands (the others it forwards to the library); `python3 -m ikbench verify`
+# is the library's verify, with options of its own, checked against the library's help.
+CPP_OWN = ["run", "list", "throughput", "verify", "merge"]
+LIBRARY = "python3 -m ikbench "
 PYTHON = ["summary", "gate"]
 # Subcommands whose own subcommands have options of their own.
 NESTED = {"gate": ["compare", "update", "show"]}
@@ -54,10 +58,12 @@ def mentioned_options(repo):
     for f in files:
         for span in code_spans(f.read_text(encoding="utf-8")):
             span = span.split(" # ")[0]  # a shell comment
-            for m in re.finditer(r"(?<![\w/.-])ikbench\s+([a-z]+)\b(.*)", span):
-                sub, rest = m.group(1), m.group(2)
+            for m in re.finditer(r"(?<![\w/.-])(-m\s+)?ikbench\s+([a-z]+)\b(.*)", span):
+                library, sub, rest = m.group(1), m.group(2), m.group(3)
                 if sub not in CPP + PYTHON:
                     continue
+                if library and sub in CPP_OWN:
+                    sub = LIBRARY + sub  # the library's own command of that name (verify)
                 # Up to the end of this command: a shell pipe, ';', '&&', or the arguments that
                 # another program passes on after '--'.
                 rest = re.split(r"\s\|\s|;|&&|\s--\s|\s--$", rest)[0]
@@ -87,6 +93,10 @@ def main(binary, repo):
     mentioned = mentioned_options(repo)
     checked = 0
     for sub, options in sorted(mentioned.items()):
+        if sub.startswith(LIBRARY):
+            env = dict(os.environ, PYTHONPATH=str(Path(repo) / "python"), MPLBACKEND="Agg")
+            helps[sub] = subprocess.run(["/usr/bin/python3", "-m", "ikbench", sub[len(LIBRARY):], "--help"],
+                                        capture_output=True, text=True, env=env, timeout=120).stdout
         listed = set(re.findall(r"(?<![\w-])(--[a-z][a-z0-9-]*)", helps[sub]))
         for opt, where in sorted(options.items()):
             checked += 1

@@ -81,7 +81,7 @@ void verifyQuality(const ResultsDirectory& r, const std::map<std::pair<int, int>
 
 }  // namespace
 
-VerifyReport verifyRun(const std::string& dir, std::ostream& out, int max_listed) {
+VerifyReport verifyRun(const std::string& dir, std::ostream& out, int max_listed, std::ostream* verdicts) {
   // The traces are not verify's (the report reads them): not read.
   const ResultsDirectory r = readResults(dir, /*require_complete=*/true, /*rows=*/true, /*traces=*/false);
   SceneWorlds scenes;
@@ -113,8 +113,10 @@ VerifyReport verifyRun(const std::string& dir, std::ostream& out, int max_listed
   const long c_free = free_it == r.solve_header.end() ? -1 : static_cast<long>(free_it - r.solve_header.begin());
 
   VerifyReport rep;
+  if (verdicts) *verdicts << kVerdictColumns << '\n';
+  // solution: empty for a row of solves.csv, else the extra solution's number.
   auto check = [&](const RowKey& key, const std::string& where, const Eigen::VectorXd& q, int claimed_converged,
-                   int claimed_limits, int claimed_free) {
+                   int claimed_limits, int claimed_free, const std::string& solution) {
     auto pit = problems.find({std::get<0>(key), std::get<1>(key)});
     if (pit == problems.end()) throw ResultsError(fmt::format("{}: no such problem in problems.jsonl", where));
     const Problem& p = pit->second;
@@ -140,6 +142,13 @@ VerifyReport verifyRun(const std::string& dir, std::ostream& out, int max_listed
       ++rep.collision_checks;
     }
     const bool free_bad = claimed_free != -2 && (p.collision ? claimed_free != collision_free : claimed_free >= 0);
+    if (verdicts)
+      *verdicts << fmt::format("{},{},{},{},{},{},{},{},{},{},{}\n", solution.empty() ? "solves.csv" : "solutions.csv",
+                               csvField(r.families[std::get<0>(key)]), std::get<1>(key),
+                               csvField(r.solvers[std::get<2>(key)]), solution, numText(e.position),
+                               numText(e.orientation), edge ? int{claimed_converged == 1} : converged, limits,
+                               collision_free < 0 || claimed_free == -2 ? std::string() : std::to_string(collision_free),
+                               edge ? 1 : 0);
     if (!conv_bad && !lim_bad && !free_bad) return;
     ++rep.disagreements;
     // A false success: the row claims a success (converged, within limits
@@ -171,7 +180,7 @@ VerifyReport verifyRun(const std::string& dir, std::ostream& out, int max_listed
     ++rep.rows;
     const std::string free_cell = c_free >= 0 ? cells[static_cast<size_t>(c_free)] : std::string();
     check(key, where, parseConfigText(cells[c_q], where), cells[c_conv] == "1", cells[c_lim] == "1",
-          free_cell.empty() ? -1 : free_cell == "1");
+          free_cell.empty() ? -1 : free_cell == "1", "");
   }
   // Every extra solution is claimed to converge within the limits.
   for (const auto& [key, lines] : r.solutions) {
@@ -186,7 +195,7 @@ VerifyReport verifyRun(const std::string& dir, std::ostream& out, int max_listed
       const std::vector<std::string> cells = parseCsvLine(line, where);
       ++rep.solutions;
       // An extra solution's collisions are not claimed (solutions.csv has no such column): -2.
-      check(key, where + " solution " + cells.at(3), parseConfigText(cells.at(4), where), 1, 1, -2);
+      check(key, where + " solution " + cells.at(3), parseConfigText(cells.at(4), where), 1, 1, -2, cells.at(3));
     }
   }
   verifyQuality(r, problems, out, max_listed, rep);

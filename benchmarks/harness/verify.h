@@ -22,9 +22,23 @@ struct VerifyReport {
   long quality_disagreements = 0;  // of those, rows whose outcome or a quality figure differs
 };
 
+// The verdict on every checked answer, as CSV (kVerdictColumns): its file
+// (solves.csv or solutions.csv), family, problem, solver spec and solution
+// number (empty for a solve), the recomputed position and orientation
+// errors, and the verdicts converged, within_limits, collision_free (empty
+// off a scene, and for an extra solution) and borderline (an error within a
+// relative 1e-9 of its tolerance: the converged verdict is then the row's
+// own claim). The Python library takes these as the verdict and holds its
+// own numpy recomputation to them (ikbench.analysis.verify).
+inline constexpr const char* kVerdictColumns =
+    "file,family,problem,solver,solution,position_error,orientation_error,converged,within_limits,collision_free,"
+    "borderline";
+
 // Checks the run; prints each disagreement (at most `max_listed`) and a
-// summary to `out`. ResultsError for an unreadable, incomplete or mixed
-// directory.
-VerifyReport verifyRun(const std::string& dir, std::ostream& out, int max_listed = 50);
+// summary to `out`, and, when `verdicts` is given, every answer's verdict
+// (kVerdictColumns, a header line first). ResultsError for an unreadable,
+// incomplete or mixed directory.
+VerifyReport verifyRun(const std::string& dir, std::ostream& out, int max_listed = 50,
+                       std::ostream* verdicts = nullptr);
 
 }  // namespace ikbench::harness

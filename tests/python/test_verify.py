@@ -162,3 +162,57 @@ def test_version_1_run_is_bad_input_for_verify(tmp_path, run_dir):
     (run_dir / "run.json").write_text(json.dumps(meta))
     p = cli("verify", run_dir, check=2)
     assert "format version 2" in p.stderr and len(p.stderr.strip().splitlines()) == 1
+
+
+# ---------------------------------------------------------------- the harness's verdict
+
+def test_harness_verdicts_decide_and_numpy_agrees_with_them(tmp_path):
+    """With the harness's verdicts (`ikbench verify --verdicts`) the findings are the harness's, and
+    the numpy recomputation, held to them, agrees on every row of a tampered run."""
+    from ikbench.io import verdicts
+
+    from conftest import harness_binary
+
+    d = synth.make_run(tmp_path / "r", edit_rows=_tamper)
+    v = verdicts.from_harness(harness_binary(), d)
+    assert len(v) == 200 and set(v["file"]) == {"solves.csv"}
+    report = verify.verify_run(results.load(d), verdicts=v)
+    assert report.verdict_source == "ikbench verify" and report.cross_checked == 200
+    assert report.cross_check.empty, report.cross_check
+    dis = report.disagreements.set_index("problem")
+    assert sorted(dis.index) == [2, 4] and report.false_successes == 1
+    assert dis.loc[2, "finding"] == "false success (converged)"
+    # A verdict the harness did not give (one flipped in its file) is a cross-check finding.
+    v.loc[(v["family"] == "planar-position") & (v["problem"] == 7) & (v["solver"] == "dls"), "converged"] ^= True
+    flipped = verify.verify_run(results.load(d), verdicts=v)
+    assert list(flipped.cross_check["what"]) == ["converged"] and list(flipped.cross_check["problem"]) == [7]
+    # The command line: the harness decides, numpy cross-checks, exit 1 for the findings.
+    p = cli("verify", d, "--ikbench", harness_binary(), check=1)
+    assert "verdict: the harness's" in p.stdout and "agrees with it on all 200 solves" in p.stdout
+
+
+@pytest.mark.parametrize("robot,scene", [("ur5.urdf", "workcell"), ("irb2400.urdf", "workcell"),
+                                         ("panda.urdf", "workcell"), ("iiwa14.urdf", "workcell"),
+                                         ("ur5-meshes.urdf", "workcell"),
+                                         ("ur5.urdf", "box-field")])
+def test_numpy_cross_check_agrees_with_the_harness_on_shipped_robots_and_scenes(robot, scene, tmp_path):
+    """Every shipped arm a shipped scene admits (the Puma's second link turns through the table of
+    both arm scenes: a scene the run refuses) in it: numpy's forward kinematics, limits and distances agree
+    with the harness's verdict (FCL's exact check) on every answer of auto and dls."""
+    import subprocess
+
+    from ikbench.io import verdicts
+
+    from conftest import REPO, harness_binary
+
+    out = tmp_path / "run"
+    p = subprocess.run([harness_binary(), "run", "--urdf", str(REPO / "scenarios/data/robots" / robot),
+                        "--scene", str(REPO / "scenarios/data/scenes" / f"{scene}.json"), "--samples", "12",
+                        "--solvers", "auto,dls", "--seed", "4", "--progress", "none", "--no-summary",
+                        "--out", str(out)], capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stdout + p.stderr
+    v = verdicts.from_harness(harness_binary(), out)
+    report = verify.verify_run(results.load(out), verdicts=v)
+    assert report.cross_checked == 24 and report.collision_checked == 24
+    assert report.cross_check.empty, report.cross_check.to_string()
+    assert report.disagreements.empty, report.disagreements.to_string()

@@ -1,7 +1,14 @@
 """Re-verification of a run from its files alone, with an independent forward kinematics.
 
-    report = verify_run(ikbench.io.results.load(RUN_DIR))
+    report = verify_run(run, verdicts=ikbench.io.verdicts.from_harness(EXE, RUN_DIR))
     print(format_report(report))          # ikbench.render.verify_render: `python3 -m ikbench verify RUN_DIR`
+
+The verdict on a solve is computed once, by the harness (`ikbench verify --verdicts`, read through
+ikbench.io.verdicts): given its verdicts, the report's findings are the harness's, and the numpy
+recomputation below is an independent cross-check held to them: every row where numpy's verdict,
+away from its borderline band, differs from the harness's is listed in `cross_check` (a test
+requires none on every shipped robot and scene). Without verdicts (no harness at hand) the numpy
+recomputation is the verdict, and the report says so (`verdict_source`).
 
 For every solve that returned a configuration `q` (solves.csv), the goals of its problem
 (problems.jsonl) are evaluated on the model (models.json) with a forward kinematics written here
@@ -134,6 +141,9 @@ class VerifyReport:
     recomputed: pd.DataFrame = field(default=None, repr=False)
     collision_checked: int = 0            # rows whose collision_free was re-checked in their scene
     false_successes: int = 0              # rows claiming a success the recomputation does not confirm
+    verdict_source: str = "numpy"         # "ikbench verify" when the harness's verdicts were given
+    cross_check: pd.DataFrame = None      # rows where numpy's verdict differs from the harness's
+    cross_checked: int = 0                # rows held to the harness's verdict
 
 
 def _decide(claimed, strict, loose):
@@ -143,8 +153,13 @@ def _decide(claimed, strict, loose):
     return np.where(border, claimed, strict), border
 
 
-def verify_run(run):
-    """Recomputes errors and limits of every solve with a configuration; see the module text."""
+CROSS_COLUMNS = ["line", "family", "problem", "solver", "what", "harness", "numpy", "position_error",
+                 "numpy_position_error", "orientation_error", "numpy_orientation_error"]
+
+
+def verify_run(run, verdicts=None):
+    """Recomputes errors and limits of every solve with a configuration; see the module text.
+    `verdicts`: the harness's (ikbench.io.verdicts), which then decide and numpy cross-checks."""
     run.require_version(2, "verify")
     if run.models is None or run.problems is None:
         raise ResultsError(f"{run.path}: verify needs models.json and problems.jsonl")
@@ -174,6 +189,12 @@ def verify_run(run):
     claimed_free = solves["collision_free"].to_numpy(dtype=float) if has_free else np.full(n, np.nan)
     free = claimed_free == 1.0
     scene_rows = np.zeros(n, dtype=bool)
+    # numpy's own decisions at the strict and loose thresholds (equal away from the borderline band),
+    # and whether it could check every pair of the row's scene.
+    np_conv = np.zeros((2, n), dtype=bool)
+    np_within = np.zeros((2, n), dtype=bool)
+    np_free = np.zeros((2, n), dtype=bool)
+    np_all_pairs = np.zeros(n, dtype=bool)
     for mid in pd.unique(model_of[has_q]):
         rows = np.flatnonzero(has_q & (model_of == mid))
         model = compiled.setdefault(mid, Model(run.models[mid]))
@@ -216,6 +237,7 @@ def verify_run(run):
             ok_strict &= ~np.bincount(gr[bad_s], minlength=m).astype(bool)
             ok_loose &= ~np.bincount(gr[bad_l], minlength=m).astype(bool)
         c, bc = _decide(claimed_conv[rows], ok_strict, ok_loose)
+        np_conv[0, rows], np_conv[1, rows] = ok_strict, ok_loose
         # within limits, up to LIMIT_SLACK; borderline within a relative 1e-12 of the band's edge.
         v, lo, up = model.limit_values(Q)
         band = LIMIT_BORDERLINE_RTOL * np.maximum(1.0, np.maximum(np.abs(np.where(np.isfinite(lo), lo, 0)),
@@ -223,6 +245,7 @@ def verify_run(run):
         in_strict = np.all((v >= lo - LIMIT_SLACK + band) & (v <= up + LIMIT_SLACK - band), axis=1)
         in_loose = np.all((v >= lo - LIMIT_SLACK - band) & (v <= up + LIMIT_SLACK + band), axis=1)
         w, bw = _decide(claimed_within[rows], in_strict, in_loose)
+        np_within[0, rows], np_within[1, rows] = in_strict, in_loose
         rec_pos[rows], rec_ori[rows] = maxp, maxo
         conv[rows], within[rows], border[rows] = c, w, bc | bw
         if has_free and "scene" in run.models[mid]:
@@ -230,6 +253,8 @@ def verify_run(run):
             d, chk = collision.pair_distances(scene, R, p)
             dmin = np.min(np.where(chk, d, np.inf), axis=1)
             fr, bf = _decide(claimed_free[rows] == 1.0, dmin > COLLISION_BORDERLINE, dmin > -COLLISION_BORDERLINE)
+            np_free[0, rows], np_free[1, rows] = dmin > COLLISION_BORDERLINE, dmin > -COLLISION_BORDERLINE
+            np_all_pairs[rows] = chk.all()
             if not chk.all():
                 # A collision on a pair numpy does not check (a mesh, a box or cylinder link) can be
                 # neither confirmed nor refuted here: a claimed collision the checked pairs do not
@@ -237,6 +262,49 @@ def verify_run(run):
                 fr = np.where(claimed_free[rows] == 0.0, False, fr)
             free[rows], scene_rows[rows] = fr, True
             border[rows] |= bf
+    cross, source = None, "numpy"
+    if verdicts is not None:
+        source = "ikbench verify"
+        v = verdicts[verdicts["file"] == "solves.csv"]
+        at = {(f, int(p), s): k for k, (f, p, s) in enumerate(zip(v["family"], v["problem"], v["solver"]))}
+        idx = np.array([at.get((f, int(p), s), -1) for f, p, s in zip(solves["family"], solves["problem"],
+                                                                      solves["solver"])], dtype=np.int64)
+        for i in np.flatnonzero(has_q & (idx < 0)):
+            raise ResultsError(f"{run.solves_path}:{run.solve_lines[i]}: the harness's verdicts have no row for "
+                               f"{solves['family'].iat[i]} #{solves['problem'].iat[i]} {solves['solver'].iat[i]}")
+        q_rows = np.flatnonzero(has_q)
+        k = idx[q_rows]
+        h_conv, h_within = v["converged"].to_numpy()[k], v["within_limits"].to_numpy()[k]
+        h_free, h_border = v["collision_free"].to_numpy(dtype=float)[k], v["borderline"].to_numpy()[k]
+        # The cross-check: numpy away from its borderline band against the harness's verdict.
+        sure = lambda a: a[0, q_rows] == a[1, q_rows]  # noqa: E731
+        d_conv = sure(np_conv) & (np_conv[0, q_rows] != h_conv) & ~h_border
+        d_within = sure(np_within) & (np_within[0, q_rows] != h_within)
+        # numpy sees a collision on a pair it checks that the harness's exact check does not, or finds every
+        # pair clear where it can check them all and the harness finds a collision.
+        in_scene = scene_rows[q_rows]
+        d_free = in_scene & sure(np_free) & ((~np_free[0, q_rows] & (h_free == 1.0)) |
+                                             (np_free[0, q_rows] & np_all_pairs[q_rows] & (h_free == 0.0)))
+        found = []
+        for j in np.flatnonzero(d_conv | d_within | d_free):
+            i = q_rows[j]
+            for what, bad, h, mine in (("converged", d_conv, h_conv, np_conv[0]),
+                                       ("within_limits", d_within, h_within, np_within[0]),
+                                       ("collision_free", d_free, h_free == 1.0, np_free[0])):
+                if bad[j]:
+                    found.append({"line": int(run.solve_lines[i]), "family": solves["family"].iat[i],
+                                  "problem": int(solves["problem"].iat[i]), "solver": solves["solver"].iat[i],
+                                  "what": what, "harness": int(h[j]), "numpy": int(mine[i]),
+                                  "position_error": float(v["position_error"].iat[k[j]]),
+                                  "numpy_position_error": rec_pos[i],
+                                  "orientation_error": float(v["orientation_error"].iat[k[j]]),
+                                  "numpy_orientation_error": rec_ori[i]})
+        cross = pd.DataFrame(found, columns=CROSS_COLUMNS)
+        # The verdict is the harness's.
+        conv[q_rows], within[q_rows], border[q_rows] = h_conv, h_within, h_border
+        free[q_rows] = np.where(in_scene, h_free == 1.0, free[q_rows])
+        rec_pos[q_rows] = v["position_error"].to_numpy(dtype=float)[k]
+        rec_ori[q_rows] = v["orientation_error"].to_numpy(dtype=float)[k]
     # Rows without a configuration: nothing to recompute; they must not claim anything.
     conv[~has_q] = False
     within[~has_q] = claimed_within[~has_q]  # no configuration: nothing to check the limits of
@@ -284,7 +352,8 @@ def verify_run(run):
     return VerifyReport(str(run.path), (tol_p, tol_o), checked=int(has_q.sum()), skipped=int((~has_q).sum()),
                         borderline=int(border.sum()), disagreements=dis, max_error_difference=maxdiff,
                         recomputed=recomputed, collision_checked=int(scene_rows.sum()),
-                        false_successes=int(false_successes.sum()))
+                        false_successes=int(false_successes.sum()), verdict_source=source, cross_check=cross,
+                        cross_checked=int(has_q.sum()) if cross is not None else 0)
 
 
 __all__ = ["verify_run", "VerifyReport", "Model", "JOINT_TYPES"]

@@ -4,7 +4,7 @@
                                               console table (and per-robot table); --write: summary.csv
     compare A B [--out FILE.md|.html]         two runs, per family x solver, with tests
     compare RUN --specs SPEC1 SPEC2           two solver specs of one run
-    verify RUN_DIR                            re-check every solve with an independent numpy FK
+    verify RUN_DIR [--ikbench PATH]           re-check every solve: the harness's verdict, a numpy cross-check
     compare --sweep RUN [RUN...] [--out F]    success and mean time against each swept solver parameter
     plot RUN_DIR [RUN_DIR...] [--out DIR]     PNG/SVG plots for papers (and report.html for one run)
     plot convergence|time|success RUN_DIR [--family F] [--solvers A,B] [--out FILE] [--x iteration|time]
@@ -178,12 +178,16 @@ def cmd_verify(args):
     from ..analysis import verify, verify_quality
     from ..render import verify_render
 
+    from ..io import verdicts
+
     run = _load(args.run_dir, args)
-    report = verify.verify_run(run)
+    given = verdicts.from_harness(args.ikbench, args.run_dir) if args.ikbench else None
+    report = verify.verify_run(run, verdicts=given)
     sys.stdout.write(verify_render.format_report(report, limit=args.max_rows))
     quality = verify_quality.verify_quality(run)  # None: the run has no quality columns
     sys.stdout.write(verify_render.format_quality(quality, limit=args.max_rows))
-    ok = report.disagreements.empty and (quality is None or quality.disagreements.empty)
+    ok = (report.disagreements.empty and (quality is None or quality.disagreements.empty) and
+          (report.cross_check is None or report.cross_check.empty))
     return EXIT_OK if ok else EXIT_FINDING
 
 
@@ -251,6 +255,9 @@ def build_parser():
     v.add_argument("run_dir")
     v.add_argument("--max-rows", type=int, default=50, help="disagreements listed (default 50; all are counted)")
     v.add_argument("--allow-incomplete", action="store_true", help="read an incomplete or mixed run (marked)")
+    v.add_argument("--ikbench", metavar="PATH", default=None,
+                   help="the harness binary: its verdicts (ikbench verify --verdicts) decide, and the numpy "
+                        "recomputation is held to them as a cross-check")
     v.set_defaults(func=cmd_verify)
 
     pl = sub.add_parser("plot", help="PNG/SVG plots of one or more runs (overlaid), and report.html for one run; "

@@ -10,11 +10,32 @@ def _e(v):
     return number(v, "sci", digits=3, infinite="inf")
 
 
+def format_cross_check(report, limit=50):
+    """The numpy cross-check's lines: held to the harness's verdict, or why there is none."""
+    if report.cross_check is None:
+        return ["verdict: this numpy recomputation's (no harness verdicts given: `--ikbench PATH` takes the "
+                "harness's, `ikbench verify --verdicts`, and holds numpy to them)"]
+    c = report.cross_check
+    if c.empty:
+        return [f"verdict: the harness's (`ikbench verify`); the independent numpy recomputation agrees with it on "
+                f"all {report.cross_checked} solves (away from its borderline band)"]
+    out = [f"CROSS-CHECK: the independent numpy recomputation differs from the harness's verdict on {len(c)} "
+           f"verdict(s):"]
+    for r in c.head(limit).itertuples(index=False):
+        out.append(f"  solves.csv:{r.line}: {r.family} #{r.problem} {r.solver}: {r.what} harness {r.harness}, numpy "
+                   f"{r.numpy}; position error {_e(r.position_error)} / {_e(r.numpy_position_error)} m, orientation "
+                   f"error {_e(r.orientation_error)} / {_e(r.numpy_orientation_error)} rad")
+    if len(c) > limit:
+        out.append(f"  ... and {len(c) - limit} more")
+    return out
+
+
 def format_report(report, limit=50):
     d = report.disagreements
-    out = [f"verify {report.run_path}: {report.checked} solves recomputed with an independent numpy FK "
+    out = [f"verify {report.run_path}: {report.checked} solves recomputed "
            f"({report.skipped} unsupported, invalid-input or without a configuration skipped); tolerances {report.tolerances[0]:g} m, "
            f"{report.tolerances[1]:g} rad from run.json"]
+    out += format_cross_check(report, limit)
     out.append(f"largest |reported - recomputed| error: position {report.max_error_difference[0]:.3g} m, "
                f"orientation {report.max_error_difference[1]:.3g} rad")
     if report.borderline:
