@@ -5,7 +5,7 @@
 // arms (ABB IRB 2400, KUKA KR 210; skipped when absent). A solution counts
 // only when the kinematics' forwardKinematics of the returned q reaches the
 // target.
-#include "../solvers/src/analytic_ik.h"
+#include "../solvers/src/analytic/analytic_ik.h"
 
 #include <gtest/gtest.h>
 

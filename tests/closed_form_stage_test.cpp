@@ -7,7 +7,7 @@
 // closed_form_near) from the idealised chain's closed form. Every answer is
 // checked by the model's forward kinematics, and the lanes' FK (lane_fk.h),
 // whose errors are the answer's verdict, against it.
-#include "../solvers/src/lane_fk.h"
+#include "../solvers/src/kernel/lane_fk.h"
 
 #include <gtest/gtest.h>
 

@@ -7,7 +7,7 @@
 //   generic          Solver::solve with kernel=generic: the model code
 //                    (forward_kinematics.h, goal.h, jacobian_dls.cpp); the reference
 //   kernel           Solver::solve with kernel=auto: the compiled chain kernel
-//                    (solvers/src/kernel_solve.h), one problem per solve
+//                    (solvers/src/kernel/kernel_solve.h), one problem per solve
 //   kernel-packed    kernel=packed: one attempt at a time in the one-problem step
 //   kernel-lanes     kernel=lanes: up to four attempts at once, one per lane
 //   kernel-portable  kernel=auto, the solver made under IKBENCH_BATCH_ISA=portable

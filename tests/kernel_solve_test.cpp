@@ -1,5 +1,5 @@
 // Solver::solve of dls / dls-adaptive:mode=error through the compiled chain
-// kernel (solvers/src/kernel_solve.h): the kernel's evaluation agrees with the
+// kernel (solvers/src/kernel/kernel_solve.h): the kernel's evaluation agrees with the
 // model's FK, errors and Jacobian, traces are recorded without changing the
 // answer, a solver moves between models, problems the kernel does not take get
 // exactly the generic answer, restarts and the budget end a solve. The

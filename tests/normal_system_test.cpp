@@ -1,11 +1,11 @@
-// NormalSystem (solvers/src/jacobian_common.h): the damped normal equations
+// NormalSystem (solvers/src/backends/jacobian_common.h): the damped normal equations
 // behind dls, dls-adaptive and lm, with hand-written kernels for n <= 6.
 // Checked against Eigen's LLT and eigensolver on the same matrices.
 #include <gtest/gtest.h>
 
 #include <Eigen/Dense>
 
-#include "../solvers/src/jacobian_common.h"
+#include "../solvers/src/backends/jacobian_common.h"
 #include "ikbench/kinematics/rng.h"
 
 namespace ikbench::jacobian {

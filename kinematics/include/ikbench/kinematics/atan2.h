@@ -1,6 +1,6 @@
 // atan2 for the closed-form solvers' angles, inline.
 //
-// Why not libm: the closed form (solvers/src/analytic_ik.h, CosSin::angle)
+// Why not libm: the closed form (solvers/src/analytic/analytic_ik.h, CosSin::angle)
 // turns every joint of every solution from its cosine and sine into an angle,
 // up to 48 atan2 per 6R pose, and glibc's atan2 is an out-of-line call that
 // works for a correctly rounded result (a larger share of the closed form

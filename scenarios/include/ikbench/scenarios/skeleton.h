@@ -7,7 +7,7 @@
 // * a ball joint's twist axis is the coordinate axis e_k of its joint frame
 //   nearest to its bone (the sum of the unit rest offsets of its children;
 //   e_y if it has none), the same rule the geometric solvers use
-//   (solvers/src/geometric_util.h, rotationLimits), so the two agree on which
+//   (solvers/src/backends/geometric_util.h, rotationLimits), so the two agree on which
 //   component is twist;
 // * `cone` bounds the two swing components to [-cone, cone], `twist` the
 //   twist component to [twist_lo, twist_hi] (each may be left infinite);

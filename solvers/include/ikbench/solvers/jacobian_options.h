@@ -1,6 +1,6 @@
 // Options of the Jacobian family of backends (jt, gd-momentum, pinv, gn, dls,
 // dls-adaptive, dls-marquardt, lm, sdls). Each backend's spec keys are bound
-// to these fields once (solvers/src/jacobian_solvers.cpp); the defaults here
+// to these fields once (solvers/src/backends/jacobian_solvers.cpp); the defaults here
 // are the defaults everywhere.
 //
 // Units: residual rows are metres (orientation rows via
@@ -46,7 +46,7 @@ inline constexpr EnumTable<NullTarget, 2> kNullTargetNames{
 
 // Which code runs the iteration of dls and dls-adaptive:mode=error.
 enum class KernelChoice {
-  // The compiled chain kernel (solvers/src/kernel_solve.h: the batch path's
+  // The compiled chain kernel (solvers/src/kernel/kernel_solve.h: the batch path's
   // SIMD kernel, one problem per solve) for the problems it takes: one
   // pose or position goal on a chain of hinges and sliders, every DOF on the
   // goal's path, unit DOF weights, at most 16 DOF; the generic model code

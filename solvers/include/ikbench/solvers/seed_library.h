@@ -38,7 +38,7 @@
 // a row of eight floats), so that a run of entries is a few contiguous
 // cache lines, and ranked a block at a time in single precision by
 // |p|^2 - 2 p . p_t - 8 rho^2 (q . q_t)^2, the distance less a constant per
-// target (solvers/src/seed_search.h). A k-d
+// target (solvers/src/attempts/seed_search.h). A k-d
 // tree over the 12 coordinates (p, rho R) gives the exact nearest, but the
 // entries fill a 6-dimensional manifold in them, where a k-d tree prunes
 // little and costs far more per query than the grid's contiguous scan,

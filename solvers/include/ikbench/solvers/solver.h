@@ -179,7 +179,7 @@ class Solver {
 
  protected:
   // A backend that has a compiled strategy (the `dls` family's factories
-  // choose the chain kernel, solvers/src/kernel_solve.h) hands it over here:
+  // choose the chain kernel, solvers/src/kernel/kernel_solve.h) hands it over here:
   // problems it takes are solved by it, the others by solveImpl, both under
   // the same attempt policy. Null: solveImpl always.
   void useKernel(std::unique_ptr<KernelSolve> kernel);

@@ -11,7 +11,7 @@
 // No header is included here and nothing here has external linkage outside
 // those namespaces, so the two copies never meet at link time.
 //
-// Each lane runs exactly the iteration of solvers/src/jacobian_dls.cpp and
+// Each lane runs exactly the iteration of solvers/src/backends/jacobian_dls.cpp and
 // jacobian_solvers.cpp (DLS step, freeze loop, max-step clamp, clamp into
 // the limits) and the stopping rules of SolveContext, on its own problem
 // (to rounding: the freeze loop downdates the normal matrix, see dlsStep);
