@@ -140,7 +140,8 @@ def build(run, opts=None, plots_index=None, progress=None):
     desc = {s.get("spec"): s for s in run.meta.get("solvers", []) if isinstance(s, dict)} \
         if isinstance(run.meta.get("solvers"), list) else {}
     for s in specs:
-        solvers.append({"spec": s, "name": spec_name(s), "colour": styles[s]["colour"], "dash": styles[s]["dash"],
+        solvers.append({"spec": s, "name": spec_name(s), "label": styles[s]["label"], "colour": styles[s]["colour"],
+                        "dash": styles[s]["dash"],
                         "description": desc.get(s, {}).get("description"), "peer": spec_name(s) in PEERS})
     progress.stage("headline, per robot, per family figures")
     heads = headline(ranked)
@@ -156,7 +157,7 @@ def build(run, opts=None, plots_index=None, progress=None):
         "figures": {"headline": headline_figure(heads, styles), "convergence": convs, "ecdf": ecdf_figures(run, styles),
                     "iterations": iteration_figures(ranked, styles), "dof": dof, "dof_sweeps": sweeps_,
                     "boxes": box_figures(run, ranked, styles), "success": success_figures(ranked, styles),
-                    "heatmap": heatmap_figure(ranked, specs)},
+                    "heatmap": heatmap_figure(ranked, specs, styles)},
         "solver_sections": solver_sections(run, ranked, convs_list),
     }
     progress.stage("parameter sweeps")

@@ -190,6 +190,28 @@ def _outcomes(model, goals, tolerances, row, q, trace, several):
     return out
 
 
+Q_DRAW_DECIMALS = 6   # rad or m: a traced configuration between attempt ends, as the 3D view draws it
+
+
+def _slim(solve):
+    """One solve of the viewer without what the page needs only once: solution 0's q is the
+    solve's q (left out; the page takes it from there), and the traced configurations that only
+    animate the 3D view (every record but an attempt's last, whose FK verdict the page states) are
+    rounded to Q_DRAW_DECIMALS (1e-6 rad moves a 1 m link by 1 µm, far below a drawn pixel)."""
+    sols = solve.get("solutions") or []
+    if sols and sols[0].get("solution") == 0 and solve.get("q") is not None and sols[0]["q"] == solve["q"]:
+        sols[0]["q"] = None
+    tr = solve.get("trace")
+    if tr is not None and len(tr["q"]):
+        ends = {a["last"] for a in solve.get("attempts") or []}
+        q = np.asarray(tr["q"], dtype=float)
+        keep = np.zeros(len(q), dtype=bool)
+        keep[[k for k in ends if k < len(q)]] = True
+        q[~keep] = np.round(q[~keep], Q_DRAW_DECIMALS)
+        tr["q"] = q
+    return solve
+
+
 def viewer_data(run, opts, sequential, traces_table=None):
     """The solve viewer's data: the models used, and per family either the first
     `trace_problems` problems with each solver's outcome (solves.csv), thinned trace (traces.csv:
@@ -332,6 +354,7 @@ def viewer_data(run, opts, sequential, traces_table=None):
                     "time_us": r["time_us"], "message": r["message"] or "", "q": q,
                     **_collision_info(r),
                     "trace": trace, **_outcomes(model, rec["goals"], run.tolerances, r, q, trace, several.get(key))}
+                _slim(sv[r["solver"]])
             plist.append({"problem": int(rec["problem"]), "name": rec.get("name"), "model": rec["model"],
                           "q0": rec["q0"], "goals": _goals(rec["goals"]), "solves": sv})
         out[fam] = {"mode": "trace", "problems": plist}
