@@ -461,7 +461,7 @@ class Plotter:
             ax.set_xlabel("family")
             ax.set_ylabel("solver spec")
             ax.set_title(f"{self.labels[k] if self.multi else self.runs[k].suite}: colour = success [%], "
-                         "text = median time [µs]", fontsize=10)
+                         "text = median time [µs] (k = 1,000)", fontsize=10)
             cb = fig.colorbar(im, ax=ax, shrink=0.8)
             cb.set_label("success rate [%]")
             cb.ax._ikbench_skip = True
@@ -702,10 +702,11 @@ def readable(fig):
 
 
 def _short_time(us):
-    """A median time in a heatmap cell: 3 significant digits, µs below 10 ms, else ms."""
-    if us is None:
-        return "-"
-    return f"{us:.3g}" if us < 1e4 else f"{us / 1e3:.3g}ms"
+    """A median time in a heatmap cell, in µs, at most 4 characters (numbers.number's "compact":
+    1.2k = 1,200 µs); "-" when none."""
+    from .numbers import number
+
+    return number(us, "compact")
 
 
 def _fnum(x):

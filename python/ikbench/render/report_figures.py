@@ -422,15 +422,11 @@ def success_figures(ranked, styles):
 
 
 def cell_time(us):
-    """A median time in a heatmap cell, in µs, at most 4 characters: 3 significant digits below
-    1000 ("0.87", "12.3", "456"), then k and M ("1.2k", "35k", "1.5M"); "-" when none."""
-    if us is None or not math.isfinite(us):
-        return "-"
-    for scale, unit in ((1e6, "M"), (1e3, "k")):
-        if abs(us) >= scale * 0.9995:
-            v = us / scale
-            return f"{v:.1f}{unit}" if v < 9.95 else f"{v:.0f}{unit}"
-    return f"{us:.3g}"
+    """A median time in a heatmap cell, in µs, at most 4 characters (numbers.number's "compact":
+    "0.87", "12.3", "456", "1.2k", "35k", "1.5M"); "-" when none."""
+    from .numbers import number
+
+    return number(us, "compact")
 
 
 def heatmap_figure(ranked, specs, styles=None):
