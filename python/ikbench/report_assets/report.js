@@ -808,7 +808,7 @@
         var info = p.solves[s], tr = info.trace, v = { spec: s, info: info, fk: [], attempts: info.attempts || [],
           // solution 0 is the solve's q, embedded once (report_viewer._slim)
           sols: (info.solutions || []).map(function (x) { return x.q == null && x.solution === 0 ? Object.assign({}, x, { q: info.q }) : x; }) };
-        if (tr && tr.q.length) v.recs = { it: tr.it, q: tr.q, pe: tr.pe, oe: tr.oe, a: tr.a };
+        if (tr && traceQ(tr).length) v.recs = { it: tr.it, q: tr.q, pe: tr.pe, oe: tr.oe, a: tr.a };
         else { v.recs = { it: [0], q: [p.q0], pe: [null], oe: [null], a: [null] }; if (info.q) v.untraced = true; else v.unsupported = true; }
         v.keys = recordKeys(v.recs.it);
         v.keys.forEach(function (k) { keys[k[0] + ":" + k[1]] = k; });
@@ -1097,7 +1097,7 @@
           parts.push(info.collision_free ? "collision-free (clearance " + fmtNum(info.min_clearance * 1000, 1) + " mm, " + info.collision_pair + ")"
             : "COLLIDES: " + info.collision_pair + " (" + fmtNum(-info.min_clearance * 1000, 1) + " mm deep)");
         parts.push(st.label);
-        if (info.trace && info.trace.records > info.trace.q.length) parts.push("trace of " + info.trace.records + " records thinned to " + info.trace.q.length + " (each attempt's first and last kept)");
+        if (info.trace && info.trace.records > traceQ(info.trace).length) parts.push("trace of " + info.trace.records + " records thinned to " + info.trace.q.length + " (each attempt's first and last kept)");
       }
       if (st.eff) {
         parts.push("effector–target error (drawn): " + (st.pe == null ? "" : fmtSci(st.pe, 2) + " m") + (st.pe != null && st.oe != null ? ", " : "") + (st.oe == null ? "" : fmtSci(st.oe, 2) + " rad"));
@@ -1186,6 +1186,24 @@
       if (V.frame >= V.frames.length - 1) { stop(); return; }
       setFrame(V.frame + 1);
     }, 120);
+  }
+
+  // A trace's configurations travel delta-coded (report_viewer.encode_trace_q): row k is
+  // unit * (delta[0] + ... + delta[k]), except the exact rows (each attempt's last record).
+  // Decoded once, when the viewer first shows the solve.
+  function traceQ(tr) {
+    if (tr.q) return tr.q;
+    var qd = tr.qd, rows = [];
+    if (qd) {
+      var acc = qd.delta.length ? qd.delta[0].map(function () { return 0; }) : [];
+      qd.delta.forEach(function (d) {
+        for (var j = 0; j < d.length; j++) acc[j] += d[j];
+        rows.push(acc.map(function (x) { return x * qd.unit; }));
+      });
+      qd.exact.forEach(function (e) { rows[e[0]] = e[1]; });
+    }
+    tr.q = rows;
+    return rows;
   }
 
   // state for tests and tools: what the viewer draws now
