@@ -222,9 +222,9 @@ def test_readable_thins_colliding_numeric_labels_and_keeps_category_labels():
 
     _, plt = matplotlib_modules()
     fig, (a, b) = plt.subplots(1, 2, figsize=(4, 2.5))
-    a.plot(range(40), range(40))
-    a.set_xticks(range(0, 40), [str(10000 + 100 * i) for i in range(40)], fontsize=6)
-    a.xaxis.set_major_formatter(plt.FixedFormatter([str(10000 + 100 * i) for i in range(40)]))
+    a.plot([10000, 14000], [0, 1])
+    a.xaxis.set_major_locator(plt.MaxNLocator(40))
+    a.tick_params(labelsize=6)
     assert _texts_readable(fig)                      # built to fail the check
     b.bar(range(3), [1, 2, 3])
     b.set_xticks(range(3), ["dls", "ccd", "auto#12ab"], rotation=90, fontsize=6)

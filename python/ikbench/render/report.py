@@ -22,7 +22,9 @@ as `ikbench run`'s, or 'all': the first K of the run's traced sample, run.json
 trace.problems), each thinned to its first N records (--trace-head, default 40) and then at most M
 more at an even stride (--trace-points, default 40), always with the last; a sequential family
 (trajectory tracking) is embedded as a clip of its first F problems' returned configurations
-(--clip-frames, default 300). The page says what it embeds.
+(--clip-frames, default 300). The page says what it embeds. Traced configurations travel
+delta-coded in 1e-4 steps, each attempt's end exact (report_viewer.encode_trace_q); the page draws
+a figure only when it comes near the window, so it is interactive once its first screen is drawn.
 """
 
 import html
