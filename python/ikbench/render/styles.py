@@ -108,12 +108,15 @@ LABEL_MAX = 15
 
 def short_label(spec, digits=4):
     """The axis label of a solver spec, a function of its text alone (stable across runs and
-    figures): the spec itself when it has at most LABEL_MAX characters, else its backend (cut to 8
+    figures): the spec itself when it has at most LABEL_MAX characters, else the name it is written
+    with (its backend or preset, cut to 8
     characters) and `digits` hex digits of the spec's hash, e.g. "auto#3fa0"."""
+    from ..analysis.family_figures import spec_name   # the name a spec is written with
+
     spec = str(spec)
     if len(spec) <= LABEL_MAX:
         return spec
-    backend = spec.split(":", 1)[0][:8]
+    backend = spec_name(spec)[:8]
     return f"{backend}#{spec_hash(spec) % (16 ** digits):0{digits}x}"
 
 
