@@ -261,7 +261,7 @@ def test_page_is_self_contained(page):
     assert report.extract_script(text, "ikbench-plotly").count("plotly.js v") == 1  # the offline bundle, once
     assert len(text) < len(report.extract_script(text, "ikbench-data")) + 4_000_000  # both packed (gzip)
     assert external_references(text) == []
-    assert '<body data-ikbench-ready="0">' in text  # the script sets "1" once everything is drawn
+    assert '<body data-ikbench-ready="0">' in text  # the script sets "1" once the first screen is drawn
     assert 'id="summary-table"' in text and 'id="solve-viewer"' in text
     assert data["format"] == report.REPORT_FORMAT
 
