@@ -386,9 +386,12 @@ def box_figures(run, ranked, styles):
                          "lowerfence": [q[3]], "upperfence": [q[4]], "name": spec, "meta": spec,
                          "showlegend": False, "marker": {"color": col}, "line": {"color": col, "width": 1.4},
                          "fillcolor": _rgba(col, 0.35), "hoverinfo": "y+name"})
+        lo_hi = (min(boxes["lowerfence"], default=1.0), max(boxes["upperfence"], default=1.0))
+        decades = math.log10(max(lo_hi[1], 1e-12) / max(lo_hi[0], 1e-12))
         lay = {"margin": {"l": 80, "r": 20, "t": 20},
+               # labelled by decades when the boxes span two or more, else with 2 and 5 between
                "yaxis": {"type": "log", "title": {"text": "solve time [µs], log"}, "automargin": True,
-                         "nticks": 6, "tickfont": {"size": 11}},
+                         "dtick": 1 if decades >= 2 else "D2", "tickfont": {"size": 11}},
                "hovermode": "closest"}
         _spec_axis([_label(styles, x) for x in boxes["solver"]], lay)
         out[fam] = {"data": data, "layout": lay, "boxes": boxes}
