@@ -196,7 +196,8 @@ def test_one_look_per_spec_in_every_figure(tmp_path):
     for spec in ("dls", "dls:lambda=0.1"):
         assert plots.Styles(a)[spec]["color"] == plots.Styles(b)[spec]["color"] == styles.spec_style(spec).colour
         assert report.solver_styles(a)[spec] == report.solver_styles(b)[spec] == \
-            {"colour": styles.spec_style(spec).colour, "dash": styles.spec_style(spec).dash}
+            {"colour": styles.spec_style(spec).colour, "dash": styles.spec_style(spec).dash,
+             "label": styles.short_label(spec)}
     # the report page of a run carries those colours
     d = synth.make_run(tmp_path / "run", problems=4)
     data = report.build(results.load(d), report.Options(trace_problems=1))

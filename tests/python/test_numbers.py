@@ -15,6 +15,8 @@ from ikbench.render.numbers import interval, is_finite, number
     (0.935, "percent", "93.5"), (12345.6, "grouped", "12,346"), (0.0123, "grouped", "0.0123"),
     (3, "int", "3"), (2.5e-7, "sci", "2.50e-07"), (0.0004, "p", "4e-04"), (0.25, "p", "0.250"),
     (np.float64(1.5), "fixed", "1.5"), (np.int64(7), "int", "7"), (1 / 3, "sig", "0.333"),
+    (0.791, "compact", "0.791"), (456.2, "compact", "456"), (1234.0, "compact", "1.2k"),
+    (9960.0, "compact", "10k"), (35400.0, "compact", "35k"), (1.5e6, "compact", "1.5M"),
 ])
 def test_each_style(v, style, text):
     assert number(v, style) == text

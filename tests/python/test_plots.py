@@ -155,3 +155,84 @@ def test_a_transparent_png_figure_keeps_its_alpha(tmp_path):
     plt.close(fig)
     assert Image.open(tmp_path / "opaque.png").mode == "P"
     assert Image.open(tmp_path / "clear.png").mode == "RGBA"
+
+
+LONG = "dls:lambda=0.05:max_step=0.25"     # a spec longer than styles.LABEL_MAX
+
+
+def _texts_readable(fig):
+    """What test_saved_figures_are_readable asserts of one figure as it is saved: failures."""
+    from ikbench.render import plots
+
+    bad = []
+    renderer = fig.canvas.get_renderer()
+    fig.draw_without_rendering()
+    for ax in fig.axes:
+        if not ax.get_visible():
+            continue
+        ticks = {w: plots.tick_texts(ax, w) for w in ("x", "y")}
+        for w, ts in ticks.items():
+            bad += [f"{ax.get_title()!r}: {w} tick {t.get_text()!r} at {t.get_fontsize()} pt" for t in ts
+                    if t.get_fontsize() < plots.TICK_PT]
+        texts = ticks["x"] + ticks["y"] + [t for t in (ax.xaxis.label, ax.yaxis.label, ax.title)
+                                            if t.get_visible() and t.get_text()]
+        boxes = [(t.get_text(), t.get_window_extent(renderer)) for t in texts]
+        for i, (ta, a) in enumerate(boxes):
+            for tb, b in boxes[i + 1:]:
+                if plots._overlap(a, b):
+                    bad.append(f"{ax.get_title()!r}: {ta!r} overlaps {tb!r}")
+    return bad
+
+
+def test_saved_figures_are_readable(tmp_path, monkeypatch):
+    """Every figure of `ikbench plot` as it is saved: tick labels of at least 9 pt at a dpi of at
+    least 96 (12 px or more at 100 % zoom), no two tick labels, axis labels or titles of a panel
+    overlapping, a long spec drawn by its abbreviation with the key under the figure."""
+    from ikbench.render import plots, styles
+
+    solvers = {"dls": (0.9, 1.0, (5, 30)), "ccd": (0.6, 3.0, (20, 80)), LONG: (0.7, 1500.0, (900, 4000)),
+               "kdl-lma": (0.8, 12000.0, (3, 10)), "two-bone": (1.0, 0.5, (1, 1))}
+    d = synth.make_run(tmp_path / "run", problems=12, solvers=solvers)
+    seen, failures = [], []
+    real = plots.save_figure
+
+    def inspect(fig, path, **kw):
+        assert kw.get("dpi", 0) >= 96, path
+        seen.append((path.name, [t.get_text() for t in fig.texts]))
+        failures.extend(f"{path.name}: {f}" for f in _texts_readable(fig))
+        return real(fig, path, **kw)
+
+    monkeypatch.setattr(plots, "save_figure", inspect)
+    assert plot_commands.main([str(d), "--formats", "png", "--no-report"]) == 0
+    assert {"success.png", "time_distribution.png", "success_heatmap.png", "iterations.png"} <= {n for n, _ in seen}
+    assert failures == []
+    abbr = styles.short_label(LONG)
+    assert abbr != LONG
+    for name in ("success.png", "time_distribution.png", "success_heatmap.png"):
+        notes = " ".join(t for n, texts in seen if n == name for t in texts)
+        assert f"{abbr} = {LONG}" in notes, (name, notes)
+
+
+def test_readable_thins_colliding_numeric_labels_and_keeps_category_labels():
+    """readable() on a figure built to collide: 40 numeric ticks in a narrow panel are thinned until
+    none overlap; small fonts are raised to 9 pt; the category labels of a spec axis are left as
+    the figure set them (all of them)."""
+    from ikbench.render import plots
+    from ikbench.render.styles import matplotlib_modules
+
+    _, plt = matplotlib_modules()
+    fig, (a, b) = plt.subplots(1, 2, figsize=(4, 2.5))
+    a.plot([10000, 14000], [0, 1])
+    a.xaxis.set_major_locator(plt.MaxNLocator(40))
+    a.tick_params(labelsize=6)
+    assert _texts_readable(fig)                      # built to fail the check
+    b.bar(range(3), [1, 2, 3])
+    b.set_xticks(range(3), ["dls", "ccd", "auto#12ab"], rotation=90, fontsize=6)
+    b._ikbench_categories = True
+    plots.readable(fig)
+    assert all(t.get_fontsize() >= plots.TICK_PT for t in a.get_xticklabels() + b.get_xticklabels())
+    assert [t.get_text() for t in plots.tick_texts(b, "x")] == ["dls", "ccd", "auto#12ab"]
+    shown = plots.tick_texts(a, "x")
+    assert 1 < len(shown) < 40
+    assert _texts_readable(fig) == []
+    plt.close(fig)

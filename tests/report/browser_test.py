@@ -357,9 +357,12 @@ def check_csv(page, data):
 def check_figures(d, data):
     """The heatmap, the per-family success bars and box plots, and the section per solver spec are
     drawn from the page's data."""
+    d.execute_script("return window.ikbench.drawAll()")
     hm = d.execute_script("var p = document.getElementById('heatmap-plot'); return p.data && "
                           "p.data.map(function (t) { return [t.type, t.y.length, t.x.length]; })")
-    check(hm == [["heatmap", len(data["solvers"]), len(data["families"])]], f"the solver x family heatmap is drawn ({hm})")
+    cells = data["figures"]["heatmap"]["cells"]
+    check(hm == [["heatmap", len(data["solvers"]), len(data["families"])], ["scatter", len(cells), len(cells)]],
+          f"the solver x family heatmap is drawn with a text per cell ({hm})")
     fam = d.execute_script("return document.getElementById('family-select').value")
     boxes = d.execute_script("var p = document.getElementById('box-plot'); return p.data && "
                              "p.data.map(function (t) { return t.type + ':' + t.name; })")
@@ -381,6 +384,71 @@ def check_figures(d, data):
     fams = d.execute_script("return Array.prototype.map.call(document.querySelectorAll('#solver-families tbody tr'),"
                             " function (r) { return r.getAttribute('data-family'); })")
     check(fams == [r["family"] for r in sec["families"]], f"the section of {sec['spec']} has a row per family")
+
+
+LAYOUT_FIGURES = ["headline-chart", "heatmap-plot", "success-plot", "box-plot", "convergence-plot", "ecdf-plot",
+                  "iterations-plot", "dof-plot", "solver-convergence"]
+
+
+def check_layout(d, page_path, data):
+    """The page in a 1280 x 900 window: it is ready with the first screen drawn and the figures
+    further down not yet (drawn when scrolled to); the heatmap draws each cell's median time (or
+    n/a) as text; a long spec is drawn by its abbreviation with a key to the spec; in every figure
+    no two texts (tick labels, axis titles, annotations) overlap and none is clipped; the box plot
+    keeps more than half its height for the data."""
+    d.set_window_size(1280, 900)
+    d.get(page_path.resolve().as_uri())
+    if not wait(d, lambda: d.find_element("tag name", "body").get_attribute("data-ikbench-ready") == "1",
+                "page ready at 1280 px"):
+        check(False, "the page got ready in a 1280 x 900 window")
+        return
+    lazy = d.execute_script("""var q = Array.from(document.querySelectorAll('[data-lazy="queued"]'));
+      return [document.getElementById('headline-chart').getAttribute('data-lazy'),
+              !!document.querySelector('#headline-chart .main-svg'), q.map(function (e) { return e.id; }),
+              q.some(function (e) { return !!e.querySelector('.main-svg'); }), window.ikbenchTimes];""")
+    check(lazy[0] is None and lazy[1] and len(lazy[2]) >= 3 and not lazy[3],
+          f"ready with the first screen drawn, the figures further down queued until scrolled to ({lazy})")
+    if lazy[2]:
+        last = lazy[2][-1]
+        d.execute_script("document.getElementById(arguments[0]).scrollIntoView()", last)
+        drawn = wait(d, lambda: d.execute_script("var e = document.getElementById(arguments[0]); return "
+                                                 "e.getAttribute('data-lazy') === 'drawn' && !!e.querySelector('.main-svg')",
+                                                 last), f"{last} drawn after scrolling", timeout=STEP_TIMEOUT)
+        check(bool(drawn), f"scrolling to the queued figure {last} draws it")
+    d.execute_script("return window.ikbench.drawAll()")
+    time.sleep(1)
+    texts = d.execute_script("""var p = document.getElementById('heatmap-plot');
+      return Array.from(p.querySelectorAll('.textpoint text')).map(function (t) { return t.textContent; });""")
+    cells = data["figures"]["heatmap"]["cells"]
+    want = sorted(c.get("text") or "n/a" for c in cells)
+    check(sorted(texts) == want and any(t != "n/a" for t in texts),
+          f"the heatmap draws the median time or n/a in each of its {len(cells)} cells ({len(texts)} texts)")
+    long = [s for s in data["solvers"] if s["label"] != s["spec"]]
+    ticks = d.execute_script("return Array.from(document.querySelectorAll('#heatmap-plot .ytick text'))"
+                             ".map(function (t) { return t.textContent; })")
+    key = d.execute_script("return Array.from(document.querySelectorAll('#heatmap-key .key')).map(function (k) "
+                           "{ return [k.getAttribute('data-label'), k.getAttribute('data-spec')]; })")
+    check(long and all(s["label"] in ticks and s["spec"] not in ticks for s in long) and
+          sorted(key) == sorted([s["label"], s["spec"]] for s in long),
+          f"long specs are drawn abbreviated, with the key beside the heatmap ({key})")
+    boxes = Path(__file__).with_name("text_boxes.js").read_text(encoding="utf-8")
+    for fam in (data["families"][0]["name"], data["families"][-1]["name"]):
+        page_family(d, fam)
+        time.sleep(1)
+        found = d.execute_script(boxes, LAYOUT_FIGURES)
+        for fig, r in found.items():
+            if r is None or not r["texts"]:
+                continue
+            check(r["n_overlaps"] == 0 and not r["clipped"],
+                  f"{fam}: {fig}: {r['texts']} texts, none overlapping ({r['overlaps']}) nor clipped ({r['clipped']})")
+        share = d.execute_script("var l = document.getElementById('box-plot')._fullLayout; return l._size.h / l.height")
+        check(share > 0.5, f"{fam}: the box plot keeps {share:.0%} of its height for the data")
+    d.set_window_size(1400, 1000)
+
+
+def page_family(d, fam):
+    d.execute_script("var s = document.getElementById('family-select'); s.value = arguments[0]; "
+                     "s.dispatchEvent(new Event('change')); return window.ikbench.drawAll()", fam)
 
 
 def shown_problems(run, family, embedded):
@@ -581,6 +649,7 @@ def browse(d, run_dir, page_path, work):
           f"the filter 'ur5 kdl' keeps {[(r['family'], r['solver']) for r in shown]}")
 
     check_figures(d, data)
+    check_layout(d, page_path, data)
     check_headline(d, work)
 
     log = d.get_log("browser")

@@ -13,7 +13,7 @@ import synth
 from conftest import GRID_SPECS, REPO, external_references
 
 from ikbench.analysis import curves, figures
-from ikbench.render import report
+from ikbench.render import report, report_viewer
 from ikbench.io import results
 
 
@@ -213,7 +213,7 @@ def test_viewer_embeds_the_first_problems_thinned(page):
                 keep = kept(len(t), 3, 1)
                 assert sv["trace"]["records"] == len(t)
                 assert sv["trace"]["it"] == t["iteration"].to_numpy()[keep].tolist()
-                assert sv["trace"]["q"][-1] == [float(x) for x in t["q"].iloc[-1].split()]
+                assert report_viewer.trace_q(sv["trace"])[-1] == [float(x) for x in t["q"].iloc[-1].split()]
                 assert sv["q"] == [float(x) for x in row["q"].split()]
     assert v["records"]["embedded"] < v["records"]["total"]
     assert data["embedding"] == {"trace_problems": 2, "trace_head": 3, "trace_points": 1,
@@ -261,7 +261,7 @@ def test_page_is_self_contained(page):
     assert report.extract_script(text, "ikbench-plotly").count("plotly.js v") == 1  # the offline bundle, once
     assert len(text) < len(report.extract_script(text, "ikbench-data")) + 4_000_000  # both packed (gzip)
     assert external_references(text) == []
-    assert '<body data-ikbench-ready="0">' in text  # the script sets "1" once everything is drawn
+    assert '<body data-ikbench-ready="0">' in text  # the script sets "1" once the first screen is drawn
     assert 'id="summary-table"' in text and 'id="solve-viewer"' in text
     assert data["format"] == report.REPORT_FORMAT
 

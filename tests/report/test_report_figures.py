@@ -8,7 +8,7 @@ import pytest
 import synth
 
 from ikbench.analysis import curves, figures
-from ikbench.render import report
+from ikbench.render import report, report_figures
 from ikbench.io import results
 
 
@@ -21,17 +21,42 @@ def built(rich_dir):
 def test_heatmap_cells_equal_the_figures(built):
     data, run, summ = built
     hm = data["figures"]["heatmap"]
-    assert hm["data"][0]["y"] == run.solver_specs and hm["data"][0]["x"] == ["planar-position", "planar-pose"]
+    labels = {s["spec"]: s["label"] for s in data["solvers"]}
+    assert hm["data"][0]["y"] == [labels[s] for s in run.solver_specs]
+    assert hm["data"][0]["x"] == ["planar-position", "planar-pose"]
     by = summ.set_index(["family", "solver"])
     assert len(hm["cells"]) == len(by)
+    # the cell texts: a text trace over the heatmap, one text per cell at its (family, spec label)
+    text = hm["data"][1]
+    assert text["type"] == "scatter" and text["mode"] == "text"
+    drawn = {(x, y): t for x, y, t in zip(text["x"], text["y"], text["text"])}
+    assert len(drawn) == len(hm["cells"])
     for c in hm["cells"]:
         r = by.loc[(c["family"], c["solver"])]
         if r["available"]:
             assert c["success_rate"] == r["success_rate"] and c["time_us_median"] == r["time_us_median"]
             i, j = run.solver_specs.index(c["solver"]), hm["data"][0]["x"].index(c["family"])
-            assert hm["data"][0]["z"][i][j] == pytest.approx(100 * r["success_rate"])
+            assert hm["data"][0]["z"][i][j] == pytest.approx(100 * r["success_rate"], abs=0.05)  # colour: 0.1 %
+            assert drawn[(c["family"], labels[c["solver"]])] == report_figures.cell_time(r["time_us_median"])
         else:
             assert c["success_rate"] is None and (c["family"], c["solver"]) == ("planar-pose", "two-bone")
+            assert drawn[(c["family"], labels[c["solver"]])] == "n/a"
+
+
+def test_long_specs_are_drawn_by_a_stable_abbreviation():
+    """styles.short_labels: a short spec is its own label; a long one its backend and hash digits,
+    the same whatever the other specs, and distinct labels for distinct specs."""
+    from ikbench.render import styles
+
+    long_a, long_b = "auto:restarts=100:time_budget_us=0", "auto:solutions=all:restarts=30:time_budget_us=0"
+    one = styles.short_labels(["dls", long_a])
+    two = styles.short_labels([long_b, "planar-analytic", long_a])
+    assert one["dls"] == "dls" and two["planar-analytic"] == "planar-analytic"
+    assert one[long_a] == two[long_a] and one[long_a].startswith("auto#") and len(one[long_a]) <= styles.LABEL_MAX
+    assert two[long_a] != two[long_b]
+    assert styles.label_key(two) == [(two[long_b], long_b), (two[long_a], long_a)]
+    assert report_figures.cell_time(1234.0) == "1.2k" and report_figures.cell_time(0.791) == "0.791"
+    assert report_figures.cell_time(float("nan")) == "-"
 
 
 def test_boxes_are_the_quartiles_of_each_cell(built):

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ikbench.render import report
+from ikbench.render import report, report_viewer
 from ikbench.io import results
 from ikbench.analysis import verify
 
@@ -95,11 +95,12 @@ def test_every_drawn_configuration_reproduces_its_label(real):
         # the last frame: solution 0 is the returned q of solves.csv, under solves.csv's verdict
         if v["q"] is not None:
             assert v["solutions"], where
-            assert v["solutions"][0]["q"] == list(results.parse_q(row["q"])), where
+            # solution 0 is the solve's q, embedded once (the page reads it from there)
+            assert v["solutions"][0]["q"] is None and v["q"] == list(results.parse_q(row["q"])), where
             assert v["solutions"][0]["converged"] == bool(row["converged"]), where
             assert len(v["solutions"]) == max(int(row["solutions"]), 1), where
         for sol in v["solutions"]:
-            pe, oe = errors(model, p["goals"], sol["q"])
+            pe, oe = errors(model, p["goals"], v["q"] if sol["q"] is None else sol["q"])
             assert agrees(sol["converged"], pe, oe, tol), f"{where} solution {sol['solution']}: {pe}, {oe}"
             checked["solution"] += 1
         tr = v["trace"]
@@ -111,7 +112,7 @@ def test_every_drawn_configuration_reproduces_its_label(real):
             last = att["last"]
             # the record labelled with the attempt's end is that attempt's last record
             assert a[last] == k and (last + 1 == len(a) or a[last + 1] == k + 1), where
-            pe, oe = errors(model, p["goals"], tr["q"][last])
+            pe, oe = errors(model, p["goals"], report_viewer.trace_q(tr)[last])
             assert agrees(att["converged"], pe, oe, tol), f"{where} attempt {k + 1}: {pe}, {oe}"
             checked["attempt"] += 1
             if row["converged"] and not att["converged"] and verdict(pe, oe, tol) is False:
@@ -145,7 +146,7 @@ def test_thinning_keeps_every_attempt_end(real):
         starts = report.attempt_starts(it)
         ends = np.concatenate((starts[1:] - 1, [len(it) - 1]))
         assert [att["iteration"] for att in v["attempts"]] == it[ends].tolist()
-        assert len(v["trace"]["q"]) <= v["trace"]["records"]
+        assert len(report_viewer.trace_q(v["trace"])) <= v["trace"]["records"]
 
 
 def test_attempt_starts_and_thinning():
@@ -188,9 +189,9 @@ def test_page_kinematics_match_the_harness_and_numpy(real):
     models, cases, expect, harness_rows = {}, [], [], []
     for fam, p, spec, v in trace_solves(data):
         model = models.setdefault(p["model"], verify.Model(run.models[p["model"]]))
-        configurations = [sol["q"] for sol in v["solutions"]]
+        configurations = [v["q"] if sol["q"] is None else sol["q"] for sol in v["solutions"]]
         if v["trace"] is not None:
-            configurations += [q for q in v["trace"]["q"] if q is not None]
+            configurations += report_viewer.trace_q(v["trace"])
         for k, q in enumerate(configurations):
             cases.append({"model": data["viewer"]["models"][p["model"]], "goals": p["goals"], "q": q})
             expect.append(errors(model, p["goals"], q))
@@ -223,3 +224,19 @@ def test_page_kinematics_match_the_harness_and_numpy(real):
     assert compared["harness"] > 10, compared
     # configurations far from their targets, where a wrong joint transform could not hide
     assert far > 10, far
+
+
+def test_trace_q_coding():
+    """The viewer's delta coding of traced configurations: rows within half a step (1e-4 / 2) of
+    the recorded ones, the exact rows (attempt ends) bit for bit; the JSON of the page round-trips."""
+    import json
+
+    rng = np.random.default_rng(7)
+    q = np.cumsum(rng.normal(0, 0.05, size=(30, 7)), axis=0)
+    enc = report_viewer.encode_trace_q(q, [12, 29, 99])     # 99: no such row, ignored
+    assert [k for k, _ in enc["exact"]] == [12, 29]
+    back = report_viewer.trace_q({"qd": json.loads(report.to_json(enc))})
+    assert len(back) == 30
+    assert np.max(np.abs(np.array(back) - q)) <= report_viewer.Q_UNIT / 2 + 1e-12
+    assert back[12] == q[12].tolist() and back[29] == q[29].tolist()
+    assert report_viewer.trace_q({"qd": None}) == [] and report_viewer.trace_q(None) == []

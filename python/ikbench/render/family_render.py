@@ -261,7 +261,10 @@ def run_command(args, kind, out=sys.stdout, width=None):
                  "n/a" if not b.available else f"{100 * b.rate:.1f}% [{100 * b.low:.1f}, {100 * b.high:.1f}]"]
                 for bs in bars.values() for b in bs]
     _, plt = _mpl()
-    save_figure(fig, path, inputs=run.inputs, dpi=110, bbox_inches="tight",
+    from .plots import DPI, readable
+
+    readable(fig)    # 9 pt ticks and notes, numeric ticks that do not collide
+    save_figure(fig, path, inputs=run.inputs, dpi=DPI, bbox_inches="tight",
                 metadata={"Date": None} if fmt in ("svg", "svgz") else None)
     plt.close(fig)
     text_cols = 3 if kind == "convergence" else 2

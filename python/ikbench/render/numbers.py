@@ -7,6 +7,7 @@ with its 95 % interval), in one of a few named styles.
     number(0.935, "percent")               '93.5'      (a proportion in percent, one decimal)
     number(12345.6, "grouped")             '12,346'    (3 significant digits, thousands separated from 1000)
     number(3, "int"), number(2.5e-7, "sci"), number(0.0004, "p")      '3', '2.50e-07', '4e-04'
+    number(1234.0, "compact"), number(0.87, "compact")   '1.2k', '0.87'  (at most 4 characters: a chart cell)
     interval(6.2, 5.9, 6.6, "time")        '6.2 [5.9, 6.6]'
     interval(0.935, 0.9, 0.96, "percent", unit="%")   '93.5% [90.0, 96.0]'
 
@@ -18,6 +19,16 @@ when one is given. `digits` changes the digits of the fixed, percent, sig and sc
 import math
 import numbers as _numbers
 
+def _compact(v, d):
+    """3 significant digits below 1000, then thousands (k) and millions (M) with one decimal below
+    10 of them, none above."""
+    for scale, unit in ((1e6, "M"), (1e3, "k")):
+        if abs(v) >= scale * 0.9995:
+            x = v / scale
+            return f"{x:.1f}{unit}" if abs(x) < 9.95 else f"{x:.0f}{unit}"
+    return f"{v:.{d}g}"
+
+
 # style -> (digits by default, writer of a finite value)
 _STYLES = {
     "fixed": (1, lambda v, d: f"{v:.{d}f}"),
@@ -28,6 +39,7 @@ _STYLES = {
     "percent": (1, lambda v, d: f"{100 * v:.{d}f}"),
     "grouped": (3, lambda v, d: f"{v:,.0f}" if abs(v) >= 1000 else f"{v:.{d}g}"),
     "p": (3, lambda v, d: f"{v:.{d}f}" if v >= 0.001 else f"{v:.0e}"),
+    "compact": (3, _compact),
 }
 STYLES = tuple(_STYLES)
 

@@ -31,7 +31,10 @@ family, never pooled across families (a 2-DOF planar chain beside a 60-DOF human
 Each solver spec keeps one look in every plot, run and report (ikbench.render.styles: a colour of a
 24-colour palette, a line style and a marker, from the spec's text alone); with several runs, each
 run has its own line style. Legends sit outside the data, titles are per
-panel with one figure title above them (constrained layout). plots/index.json lists every plot
+panel with one figure title above them (constrained layout). Each figure is made readable at 100 %
+zoom before it is saved (`readable`: 9 pt ticks at 110 dpi, compact numbers, colliding numeric
+labels thinned); a spec longer than 15 characters is drawn by its abbreviation
+(styles.short_labels) with the key under the figure. plots/index.json lists every plot
 with its files, panels and the series drawn in each panel (for the heatmap also its cells); tests
 and tools read it back. SVG text is kept as text.
 """
@@ -49,8 +52,11 @@ import pandas as pd
 from ..analysis import curves, family_figures, figures
 from ..io.results import optional_json
 from ..io.safe_io import atomic_write_text, save_figure
-from .styles import matplotlib_modules as _mpl, safe_name, spec_style
+from .styles import label_key, matplotlib_modules as _mpl, safe_name, short_labels, spec_style
 
+DPI = 110          # of the PNG files: a 9 pt text is 14 px high at 100 % zoom
+TICK_PT = 9        # the smallest tick label, legend and note text of a saved figure
+LABEL_PT = 10      # axis labels and panel titles
 RUN_LINES = ("-", "--", ":", "-.")
 RUN_MARKERS = ("o", "s", "^", "D")
 
@@ -105,8 +111,32 @@ class Plotter:
     def label(self, k, solver):
         return f"{self.labels[k]}: {solver}" if self.multi else solver
 
+    def tick(self, k, solver):
+        """A spec's tick label: its abbreviation (styles.short_labels; the key under the figure
+        spells it out), after the run's number when runs are overlaid."""
+        if not hasattr(self, "_short"):
+            self._short = short_labels(self.solvers)
+        return f"{k + 1}: {self._short[solver]}" if self.multi else self._short[solver]
+
+    def most_specs(self):
+        """The most specs that one family's panel draws side by side (over the overlaid runs)."""
+        return max((sum(len(self._family_specs(k, f)) for k in range(len(self.runs))) for f in self.families()),
+                   default=0)
+
+    def key(self, fig, specs, notes=()):
+        """Under the figure, the key of its abbreviated specs (abbreviation = spec), with runs
+        overlaid the run numbers of the tick labels, then `notes`."""
+        pairs = label_key({s: lab for s, lab in short_labels(self.solvers).items() if s in set(specs)})
+        lines = [f"{lab} = {spec}" for lab, spec in pairs] + list(notes)
+        if self.multi:
+            lines.insert(0, "runs: " + ", ".join(f"{i + 1}: {lab}" for i, lab in enumerate(self.labels)))
+        if lines:
+            fig.text(0.0, -0.01, "\n".join(textwrap.wrap("; ".join(lines), 140)), ha="left", va="top",
+                     fontsize=TICK_PT, family="monospace")
+
     def save(self, fig, stem, title):
         _, plt = _mpl()
+        readable(fig)
         panels = []
         for ax in fig.axes:
             if not ax.get_visible() or getattr(ax, "_ikbench_skip", False) or not ax.has_data():
@@ -122,7 +152,7 @@ class Plotter:
         paths = []
         for ext in self.formats:
             p = self.outdir / f"{stem}.{ext}"
-            save_figure(fig, p, inputs=self.inputs, dpi=110, bbox_inches="tight",
+            save_figure(fig, p, inputs=self.inputs, dpi=DPI, bbox_inches="tight",
                         metadata={"Date": None} if ext in ("svg", "svgz") else None)
             paths.append(p)
         plt.close(fig)
@@ -138,7 +168,7 @@ class Plotter:
         labels = sorted(seen, key=lambda lab: (lab.startswith("tolerance"), lab))
         if labels:
             fig.legend([seen[lab] for lab in labels], labels, loc="center left", bbox_to_anchor=(1.0, 0.5),
-                       fontsize=8, ncol=ncol, frameon=False)
+                       fontsize=TICK_PT, ncol=ncol, frameon=False)
 
     def title_suffix(self):
         if self.multi:
@@ -146,9 +176,12 @@ class Plotter:
                                        for i, lab in enumerate(self.labels))
         return f"suite {self.runs[0].suite}"
 
-    def grid(self, n, width=4.6, height=3.6, max_cols=4):
-        """A constrained-layout figure of n panels (at most max_cols per row); unused axes hidden."""
+    def grid(self, n, width=4.6, height=3.6, max_cols=4, labels=0):
+        """A constrained-layout figure of n panels (at most max_cols per row); unused axes hidden.
+        `labels`: the most category labels a panel puts side by side on its x axis (each needs
+        a 9 pt line, 0.17 in with its gap), which widens the panels."""
         _, plt = _mpl()
+        width = max(width, 0.17 * labels + 1.3)
         ncols = max(1, min(max_cols, n))
         nrows = max(1, (n + ncols - 1) // ncols)
         fig, axes = plt.subplots(nrows, ncols, figsize=(width * ncols, height * nrows), squeeze=False,
@@ -311,9 +344,10 @@ class Plotter:
         """One panel per family: a box plot of `column` per spec over the supported solves (box =
         quartiles, whiskers = Tukey's 1.5 IQR fences, outliers as dots), specs best first."""
         families = self.families()
-        fig, axes = self.grid(len(families))
+        fig, axes = self.grid(len(families), labels=self.most_specs())
+        used = set()
         for ax, fam in zip(axes, families):
-            vals, names, colours = [], [], []
+            vals, names, colours, ticks = [], [], [], []
             for k, run in enumerate(self.runs):
                 s = run.solves[run.solves["family"] == fam]
                 att = s[figures.attempted_mask(s)]
@@ -324,6 +358,8 @@ class Plotter:
                     if len(v):
                         vals.append(v)
                         names.append(self.label(k, sv))
+                        ticks.append(self.tick(k, sv))
+                        used.add(sv)
                         colours.append(self.styles.colour(sv))
             if vals:
                 bp = ax.boxplot(vals, whis=1.5, patch_artist=True, widths=0.6, sym="",
@@ -331,15 +367,17 @@ class Plotter:
                 for patch, c in zip(bp["boxes"], colours):
                     patch.set_facecolor(c)
                     patch.set_alpha(0.75)
-                ax.set_xticks(range(1, len(names) + 1), names, rotation=90, fontsize=6)
+                ax.set_xticks(range(1, len(names) + 1), ticks, rotation=90, fontsize=TICK_PT)
+                ax._ikbench_categories = True
             if log:
                 ax.set_yscale("log")
             elif vals and max(float(np.max(v)) for v in vals) > 50:
                 ax.set_yscale("symlog", linthresh=1)
-            ax.set_ylabel(ylabel, fontsize=8)
-            ax.set_title(fam, fontsize=9)
+            ax.set_ylabel(ylabel, fontsize=LABEL_PT)
+            ax.set_title(fam, fontsize=LABEL_PT)
             ax.grid(True, axis="y", which="major", alpha=0.3)
             ax._ikbench_series = names
+        self.key(fig, used)
         fig.suptitle(f"{title}, {self.title_suffix()}: one panel per family, specs best ranked first", fontsize=11)
         return [self.save(fig, stem, title)]
 
@@ -355,9 +393,10 @@ class Plotter:
         """One panel per family: success rate per spec (bars) with Wilson 95 % intervals; specs
         that ran best first; n/a specs (nothing supported) are listed in the panel, not drawn."""
         families = self.families()
-        fig, axes = self.grid(len(families))
+        fig, axes = self.grid(len(families), labels=self.most_specs())
+        used, nas = set(), []
         for ax, fam in zip(axes, families):
-            names, na = [], []
+            names, na, ticks = [], [], []
             x = 0
             for k in range(len(self.runs)):
                 for r in self._family_specs(k, fam).to_dict("records"):
@@ -370,17 +409,20 @@ class Plotter:
                            yerr=[[y - 100 * r["success_ci_low"]], [100 * r["success_ci_high"] - y]],
                            error_kw={"lw": 0.8, "capsize": 1.5})
                     names.append(name)
+                    ticks.append(self.tick(k, r["solver"]))
+                    used.add(r["solver"])
                     x += 1
             if names:
-                ax.set_xticks(range(len(names)), names, rotation=90, fontsize=6)
+                ax.set_xticks(range(len(names)), ticks, rotation=90, fontsize=TICK_PT)
+                ax._ikbench_categories = True
             ax.set_ylim(0, 103)
-            ax.set_ylabel("success [%] (Wilson 95 %)", fontsize=8)
-            ax.set_title(fam, fontsize=9)
+            ax.set_ylabel("success [%] (Wilson 95 %)", fontsize=LABEL_PT)
+            ax.set_title(fam, fontsize=LABEL_PT)
             ax.grid(True, axis="y", alpha=0.3)
-            if na:
-                ax.text(0.99, 0.02, "n/a: " + ", ".join(na), transform=ax.transAxes, ha="right", va="bottom",
-                        fontsize=5, color="#555", wrap=True)
             ax._ikbench_series = names
+            if na:
+                nas.append(f"{fam}: {', '.join(na)}")
+        self.key(fig, used, ["n/a (nothing supported): " + "; ".join(nas)] if nas else [])
         fig.suptitle(f"Success rate per family, {self.title_suffix()}: converged and within limits / all solves, "
                      "specs best ranked first", fontsize=11)
         return [self.save(fig, "success", "Success rate per family")]
@@ -391,7 +433,8 @@ class Plotter:
         matplotlib, plt = _mpl()
         families = self.families()
         n = len(self.runs)
-        fig, axes = plt.subplots(n, 1, figsize=(max(8, 0.62 * len(families) + 3), (0.32 * len(self.solvers) + 2.6) * n),
+        labels = short_labels(self.solvers)
+        fig, axes = plt.subplots(n, 1, figsize=(max(8, 0.62 * len(families) + 3), (0.3 * len(self.solvers) + 3.2) * n),
                                  squeeze=False, layout="constrained")
         for k, ax in enumerate(axes[:, 0]):
             summ = self.summary(k).set_index(["family", "solver"])
@@ -408,24 +451,26 @@ class Plotter:
                     cells.append({"family": fam, "solver": sv, "success_rate": rate, "time_us_median": med})
                     if avail:
                         m[i, j] = rate
-                        ax.text(j, i, _short_time(med), ha="center", va="center", fontsize=6,
+                        ax.text(j, i, _short_time(med), ha="center", va="center", fontsize=8,
                                 color="white" if rate < 0.5 else "black")
                     else:
-                        ax.text(j, i, "n/a", ha="center", va="center", fontsize=6, color="#444")
+                        ax.text(j, i, "n/a", ha="center", va="center", fontsize=8, color="#444")
             cmap = plt.get_cmap("cividis").copy()
             cmap.set_bad("#d9d9d9")
             im = ax.imshow(np.ma.masked_invalid(m) * 100, cmap=cmap, vmin=0, vmax=100, aspect="auto")
-            ax.set_xticks(range(len(families)), families, rotation=60, ha="right", fontsize=7)
-            ax.set_yticks(range(len(self.solvers)), self.solvers, fontsize=7)
+            ax.set_xticks(range(len(families)), families, rotation=90, fontsize=TICK_PT)
+            ax.set_yticks(range(len(self.solvers)), [labels[s] for s in self.solvers], fontsize=TICK_PT)
+            ax._ikbench_categories = True
             ax.set_xlabel("family")
             ax.set_ylabel("solver spec")
             ax.set_title(f"{self.labels[k] if self.multi else self.runs[k].suite}: colour = success [%], "
-                         "text = median time [µs]", fontsize=10)
+                         "text = median time [µs] (k = 1,000)", fontsize=10)
             cb = fig.colorbar(im, ax=ax, shrink=0.8)
             cb.set_label("success rate [%]")
             cb.ax._ikbench_skip = True
             ax._ikbench_series = list(self.solvers)
             ax._ikbench_cells = cells
+        self.key(fig, self.solvers)
         fig.suptitle(f"Success and median time, solver x family, {self.title_suffix()}", fontsize=11)
         return [self.save(fig, "success_heatmap", "Success x family heatmap")]
 
@@ -571,11 +616,101 @@ class Plotter:
         return atomic_write_text(p, json.dumps(doc, indent=1) + "\n", inputs=self.inputs)
 
 
+def _overlap(a, b):
+    """Whether two display boxes (matplotlib Bbox) intersect by more than a pixel both ways."""
+    return min(a.x1, b.x1) - max(a.x0, b.x0) > 1 and min(a.y1, b.y1) - max(a.y0, b.y0) > 1
+
+
+def _compact(v, _pos=None):
+    """A tick value in at most 5 characters: 0.02, 3, 250, 1,500, 20k, 3M."""
+    a = abs(v)
+    if a >= 1e6:
+        return f"{v / 1e6:g}M"
+    if a >= 1e4:
+        return f"{v / 1e3:g}k"
+    if a >= 1000:
+        return f"{v:,.0f}"
+    return f"{v:g}"
+
+
+def tick_texts(ax, which):
+    """The visible, non-empty tick labels of an axis ('x' or 'y') of `ax`, major then minor."""
+    axis = ax.xaxis if which == "x" else ax.yaxis
+    lo, hi = sorted(ax.get_xlim() if which == "x" else ax.get_ylim())
+    out = []
+    for t in axis.get_ticklabels(which="both"):
+        v = t.get_position()[0 if which == "x" else 1]
+        if t.get_visible() and t.get_text().strip() and lo - 1e-9 * abs(lo) <= v <= hi + 1e-9 * abs(hi):
+            out.append((v, t))
+    return [t for _, t in sorted(out, key=lambda vt: vt[0])]
+
+
+def readable(fig):
+    """Makes a figure readable at 100 % zoom before it is saved: every tick label at least TICK_PT
+    (axis labels and titles LABEL_PT); numeric axes labelled compactly (1,500, 20k; log axes by
+    their decades, with 2 and 5 between them when they span less than two); and where the labels of
+    a numeric axis still collide, every second (third, ...) one hidden until none does. Category
+    axes (spec and family names) are laid out by their figures so that they never collide."""
+    import matplotlib.ticker as mt
+
+    for ax in fig.axes:
+        if not ax.get_visible():
+            continue
+        for which in ("x", "y"):
+            axis = ax.xaxis if which == "x" else ax.yaxis
+            if getattr(ax, "_ikbench_categories", False) and isinstance(axis.get_major_formatter(), mt.FixedFormatter):
+                continue
+            scale = axis.get_scale()
+            lo, hi = sorted(ax.get_xlim() if which == "x" else ax.get_ylim())
+            if scale == "log" and lo > 0 and isinstance(axis.get_major_locator(), mt.LogLocator):
+                subs = (1.0,) if hi / lo >= 100 else (1.0, 2.0, 5.0)
+                axis.set_major_locator(mt.LogLocator(base=10, subs=subs, numticks=12))
+                axis.set_minor_locator(mt.LogLocator(base=10, subs=np.arange(2, 10) * 1.0, numticks=12))
+                axis.set_major_formatter(mt.FuncFormatter(_compact))
+                axis.set_minor_formatter(mt.NullFormatter())
+            elif scale in ("linear", "symlog") and isinstance(axis.get_major_formatter(), mt.ScalarFormatter) \
+                    and max(abs(lo), abs(hi)) >= 1000:
+                axis.set_major_formatter(mt.FuncFormatter(_compact))
+        for t in ax.get_xticklabels(which="both") + ax.get_yticklabels(which="both"):
+            if t.get_fontsize() < TICK_PT:
+                t.set_fontsize(TICK_PT)
+        for t in (ax.xaxis.label, ax.yaxis.label, ax.title):
+            if t.get_fontsize() < LABEL_PT:
+                t.set_fontsize(LABEL_PT)
+        leg = ax.get_legend()
+        if leg is not None:
+            for t in leg.get_texts():
+                t.set_fontsize(max(t.get_fontsize(), TICK_PT))
+    for leg in fig.legends:
+        for t in leg.get_texts():
+            t.set_fontsize(max(t.get_fontsize(), TICK_PT))
+    for t in fig.texts:
+        t.set_fontsize(max(t.get_fontsize(), TICK_PT))
+    renderer = fig.canvas.get_renderer()
+    fig.draw_without_rendering()
+    for ax in fig.axes:
+        if not ax.get_visible():
+            continue
+        for which in ("x", "y"):
+            axis = ax.xaxis if which == "x" else ax.yaxis
+            if getattr(ax, "_ikbench_categories", False) or isinstance(axis.get_major_formatter(), mt.FixedFormatter):
+                continue   # names set by the figure (specs, families): each one is needed
+            labels = tick_texts(ax, which)
+            for step in range(2, len(labels) + 1):
+                boxes = [t.get_window_extent(renderer) for t in labels if t.get_visible()]
+                if not any(_overlap(a, b) for a, b in zip(boxes, boxes[1:])):
+                    break
+                for i, t in enumerate(labels):
+                    t.set_visible(i % step == 0)
+    return fig
+
+
 def _short_time(us):
-    """A median time in a heatmap cell: 3 significant digits, µs below 10 ms, else ms."""
-    if us is None:
-        return "-"
-    return f"{us:.3g}" if us < 1e4 else f"{us / 1e3:.3g}ms"
+    """A median time in a heatmap cell, in µs, at most 4 characters (numbers.number's "compact":
+    1.2k = 1,200 µs); "-" when none."""
+    from .numbers import number
+
+    return number(us, "compact")
 
 
 def _fnum(x):

@@ -22,7 +22,9 @@ as `ikbench run`'s, or 'all': the first K of the run's traced sample, run.json
 trace.problems), each thinned to its first N records (--trace-head, default 40) and then at most M
 more at an even stride (--trace-points, default 40), always with the last; a sequential family
 (trajectory tracking) is embedded as a clip of its first F problems' returned configurations
-(--clip-frames, default 300). The page says what it embeds.
+(--clip-frames, default 300). The page says what it embeds. Traced configurations travel
+delta-coded in 1e-4 steps, each attempt's end exact (report_viewer.encode_trace_q); the page draws
+a figure only when it comes near the window, so it is interactive once its first screen is drawn.
 """
 
 import html
@@ -140,7 +142,8 @@ def build(run, opts=None, plots_index=None, progress=None):
     desc = {s.get("spec"): s for s in run.meta.get("solvers", []) if isinstance(s, dict)} \
         if isinstance(run.meta.get("solvers"), list) else {}
     for s in specs:
-        solvers.append({"spec": s, "name": spec_name(s), "colour": styles[s]["colour"], "dash": styles[s]["dash"],
+        solvers.append({"spec": s, "name": spec_name(s), "label": styles[s]["label"], "colour": styles[s]["colour"],
+                        "dash": styles[s]["dash"],
                         "description": desc.get(s, {}).get("description"), "peer": spec_name(s) in PEERS})
     progress.stage("headline, per robot, per family figures")
     heads = headline(ranked)
@@ -156,7 +159,7 @@ def build(run, opts=None, plots_index=None, progress=None):
         "figures": {"headline": headline_figure(heads, styles), "convergence": convs, "ecdf": ecdf_figures(run, styles),
                     "iterations": iteration_figures(ranked, styles), "dof": dof, "dof_sweeps": sweeps_,
                     "boxes": box_figures(run, ranked, styles), "success": success_figures(ranked, styles),
-                    "heatmap": heatmap_figure(ranked, specs)},
+                    "heatmap": heatmap_figure(ranked, specs, styles)},
         "solver_sections": solver_sections(run, ranked, convs_list),
     }
     progress.stage("parameter sweeps")

@@ -253,16 +253,16 @@ def iteration_figures(ranked, styles):
         hi = part["iterations_median_ci_high"].to_numpy(dtype=float)
         p90 = part["iterations_p90"].to_numpy(dtype=float)
         cols = [styles.get(s, {"colour": "#444"})["colour"] for s in specs]
-        data = [{"type": "scatter", "mode": "markers", "x": specs, "y": med, "name": "median [bootstrap 95%]",
+        labels = [_label(styles, s) for s in specs]
+        data = [{"type": "scatter", "mode": "markers", "x": labels, "y": med, "customdata": specs, "name": "median [bootstrap 95%]",
                  "marker": {"color": cols, "size": 10},
                  "error_y": {"type": "data", "array": np.where(np.isfinite(hi), hi - med, 0),
                              "arrayminus": np.where(np.isfinite(lo), med - lo, 0), "thickness": 1.2},
-                 "hovertemplate": "%{x}<br>median %{y} iterations<extra></extra>"},
-                {"type": "scatter", "mode": "markers", "x": specs, "y": p90, "name": "90th percentile",
+                 "hovertemplate": "%{customdata}<br>median %{y} iterations<extra></extra>"},
+                {"type": "scatter", "mode": "markers", "x": labels, "y": p90, "customdata": specs, "name": "90th percentile",
                  "marker": {"color": cols, "size": 9, "symbol": "line-ew-open", "line": {"width": 2, "color": cols}},
-                 "hovertemplate": "%{x}<br>p90 %{y} iterations<extra></extra>"}]
-        lay = {"height": 340, "margin": {"l": 70, "r": 20, "t": 30, "b": 130},
-               "xaxis": {"type": "category", "tickangle": -35, "title": {"text": "solver (best first)"}},
+                 "hovertemplate": "%{customdata}<br>p90 %{y} iterations<extra></extra>"}]
+        lay = {"margin": {"l": 80, "r": 20, "t": 40},
                "yaxis": {"title": {"text": "iterations (supported solves)"}, "rangemode": "tozero"},
                "legend": {"orientation": "h", "y": 1.12},
                "updatemenus": [{"type": "buttons", "direction": "right", "x": 1, "xanchor": "right", "y": 1.12,
@@ -270,6 +270,7 @@ def iteration_figures(ranked, styles):
                                 "buttons": [{"label": "linear", "method": "relayout",
                                              "args": [{"yaxis.type": "linear"}]},
                                             {"label": "log", "method": "relayout", "args": [{"yaxis.type": "log"}]}]}]}
+        _spec_axis(labels, lay, data_px=260)
         out[fam] = {"data": data, "layout": lay}
     return out
 
@@ -328,6 +329,32 @@ def _family_order(part):
                                                                                            kind="stable")
 
 
+SPEC_TICK_PX = 6.6      # px per character of an 11 px tick label (the page's sans-serif font, generous)
+PLOT_AREA_PX = 300      # the height of a per-family figure's data area
+
+
+def _label(styles, spec):
+    """The axis label of a spec: its abbreviation (styles.short_labels) or the spec itself."""
+    return styles.get(spec, {}).get("label", spec)
+
+
+def _spec_axis(labels, layout, data_px=PLOT_AREA_PX):
+    """A category axis of spec labels (best first) on `layout`: horizontal ticks when they fit a
+    1280 px page side by side, else vertical (a label's box is then its column's width, so
+    neighbours never overlap, where rotated labels reach under their neighbours and the first under
+    the y axis); the bottom margin sized to the labels (and plotly's automargin as a guard) and the
+    figure's height to keep `data_px` for the data, so that labels neither overlap each other nor
+    the axis titles nor eat the plot."""
+    longest = max((len(x) for x in labels), default=1)
+    flat = (longest + 2) * SPEC_TICK_PX * len(labels) < 1000
+    tick_px = 16 if flat else int(longest * SPEC_TICK_PX) + 12
+    margin = dict(layout.get("margin", {}), b=tick_px + 20)
+    layout.update({"margin": margin, "height": data_px + margin.get("t", 30) + margin["b"]})
+    layout["xaxis"] = {"type": "category", "tickangle": 0 if flat else -90, "automargin": True,
+                       "tickfont": {"size": 11}, "categoryorder": "array", "categoryarray": list(labels)}
+    return layout
+
+
 def box_figures(run, ranked, styles):
     """{family: plotly figure}: per spec (best first) a box of its solve times over the supported
     solves (quartiles, whiskers at Tukey's 1.5 IQR fences clipped to the data, as Criterion.rs and
@@ -355,15 +382,18 @@ def box_figures(run, ranked, styles):
                 boxes[k].append(x)
             col = styles.get(spec, {"colour": "#444"})["colour"]
             q = sig([a, m, b, lo, hi])
-            data.append({"type": "box", "x": [spec], "q1": [q[0]], "median": [q[1]], "q3": [q[2]],
+            data.append({"type": "box", "x": [_label(styles, spec)], "q1": [q[0]], "median": [q[1]], "q3": [q[2]],
                          "lowerfence": [q[3]], "upperfence": [q[4]], "name": spec, "meta": spec,
                          "showlegend": False, "marker": {"color": col}, "line": {"color": col, "width": 1.4},
                          "fillcolor": _rgba(col, 0.35), "hoverinfo": "y+name"})
-        lay = {"height": 380, "margin": {"l": 70, "r": 20, "t": 30, "b": 130},
-               "xaxis": {"type": "category", "tickangle": -35, "title": {"text": "solver (best first)"},
-                         "categoryorder": "array", "categoryarray": boxes["solver"]},
-               "yaxis": {"type": "log", "title": {"text": "solve time [µs] (supported solves), log"}},
+        lo_hi = (min(boxes["lowerfence"], default=1.0), max(boxes["upperfence"], default=1.0))
+        decades = math.log10(max(lo_hi[1], 1e-12) / max(lo_hi[0], 1e-12))
+        lay = {"margin": {"l": 80, "r": 20, "t": 20},
+               # labelled by decades when the boxes span two or more, else with 2 and 5 between
+               "yaxis": {"type": "log", "title": {"text": "solve time [µs], log"}, "automargin": True,
+                         "dtick": 1 if decades >= 2 else "D2", "tickfont": {"size": 11}},
                "hovermode": "closest"}
+        _spec_axis([_label(styles, x) for x in boxes["solver"]], lay)
         out[fam] = {"data": data, "layout": lay, "boxes": boxes}
     return out
 
@@ -376,16 +406,16 @@ def success_figures(ranked, styles):
         part = _family_order(part)
         ran = part[part["available"]]
         y = 100 * ran["success_rate"].to_numpy(dtype=float)
-        data = [{"type": "bar", "x": ran["solver"].tolist(), "y": y,
+        data = [{"type": "bar", "x": [_label(styles, x) for x in ran["solver"]], "y": y,
                  "marker": {"color": [styles.get(x, {"colour": "#444"})["colour"] for x in ran["solver"]]},
                  "error_y": {"type": "data", "array": 100 * ran["success_ci_high"].to_numpy(dtype=float) - y,
                              "arrayminus": y - 100 * ran["success_ci_low"].to_numpy(dtype=float), "thickness": 1.2},
-                 "customdata": ran[["solves"]].to_numpy(), "name": "success",
-                 "hovertemplate": "%{x}<br>success %{y:.1f}% of %{customdata[0]} solves<extra></extra>"}]
+                 "customdata": ran[["solves", "solver"]].to_numpy(), "name": "success",
+                 "hovertemplate": "%{customdata[1]}<br>success %{y:.1f}% of %{customdata[0]} solves<extra></extra>"}]
         na = part.loc[~part["available"], "solver"].tolist()
-        lay = {"height": 360, "margin": {"l": 70, "r": 20, "t": 30, "b": 130},
-               "xaxis": {"type": "category", "tickangle": -35, "title": {"text": "solver (best first)"}},
+        lay = {"margin": {"l": 80, "r": 20, "t": 30},
                "yaxis": {"range": [0, 103], "title": {"text": "success [%] (Wilson 95 %)"}}}
+        _spec_axis([_label(styles, x) for x in ran["solver"]], lay, data_px=260)
         if na:
             lay["annotations"] = [{"text": "n/a (nothing supported): " + ", ".join(na), "xref": "paper",
                                    "yref": "paper", "x": 1, "y": 1.02, "xanchor": "right", "yanchor": "bottom",
@@ -394,39 +424,63 @@ def success_figures(ranked, styles):
     return out
 
 
-def heatmap_figure(ranked, specs):
+def cell_time(us):
+    """A median time in a heatmap cell, in µs, at most 4 characters (numbers.number's "compact":
+    "0.87", "12.3", "456", "1.2k", "35k", "1.5M"); "-" when none."""
+    from .numbers import number
+
+    return number(us, "compact")
+
+
+def heatmap_figure(ranked, specs, styles=None):
     """Solver x family: colour = success rate (cividis: colour-blind safe), text = median time [µs]
-    (figures.summarize); n/a cells empty with "n/a". `cells` holds the figures drawn."""
+    (figures.summarize, cell_time); n/a cells empty with "n/a". The texts are a scatter trace of
+    text over the heatmap (the bundled plotly.js draws no heatmap text), black on the light half of
+    the colour scale, white on the dark. Rows are the specs' axis labels (styles' "label"), the
+    hover names the spec. `cells` holds the figures drawn."""
+    styles = styles or {}
     fams = list(dict.fromkeys(ranked["family"]))
     by = {(r["family"], r["solver"]): r for r in ranked.to_dict("records")}
-    z, text, cells = [], [], []
-    for spec in specs:
-        zr, tr = [], []
+    labels = [_label(styles, s) for s in specs]
+    z, hover, cells = [], [], []
+    tx, ty, tt, tc = [], [], [], []
+    for spec, lab in zip(specs, labels):
+        zr, hr = [], []
         for fam in fams:
             r = by.get((fam, spec))
             if r is None:
                 zr.append(None)
-                tr.append("")
+                hr.append("")
                 continue
             if not r["available"]:
                 zr.append(None)
-                tr.append("n/a")
+                hr.append(f"{spec} on {fam}: n/a (nothing supported)")
+                tx.append(fam), ty.append(lab), tt.append("n/a"), tc.append("#666")
                 cells.append({"family": fam, "solver": spec, "success_rate": None, "time_us_median": None})
                 continue
             med = float(r["time_us_median"])
-            zr.append(100 * float(r["success_rate"]))
-            tr.append(tables.fmt_num(med, "time") if math.isfinite(med) else "-")
+            rate = 100 * float(r["success_rate"])
+            zr.append(round(rate, 1))
+            text = cell_time(med)
+            hr.append(f"{spec} on {fam}<br>success {rate:.1f}%<br>median {text} µs")
+            tx.append(fam), ty.append(lab), tt.append(text), tc.append("#000" if rate >= 50 else "#fff")
             cells.append({"family": fam, "solver": spec, "success_rate": float(r["success_rate"]),
-                          "time_us_median": med if math.isfinite(med) else None})
+                          "time_us_median": med if math.isfinite(med) else None, "text": text})
         z.append(zr)
-        text.append(tr)
-    data = [{"type": "heatmap", "x": fams, "y": list(specs), "z": z, "text": text, "texttemplate": "%{text}",
-             "textfont": {"size": 9}, "colorscale": "Cividis", "zmin": 0, "zmax": 100,
-             "colorbar": {"title": {"text": "success [%]"}}, "xgap": 1, "ygap": 1,
-             "hovertemplate": "%{y} on %{x}<br>success %{z:.1f}%<br>median %{text} µs<extra></extra>"}]
-    lay = {"height": 24 * len(specs) + 190, "margin": {"l": 230, "r": 20, "t": 20, "b": 150},
-           "xaxis": {"tickangle": -45, "type": "category"}, "yaxis": {"autorange": "reversed", "type": "category"},
-           "plot_bgcolor": "#eee"}
+        hover.append(hr)
+    data = [{"type": "heatmap", "x": fams, "y": labels, "z": z, "text": hover, "colorscale": "Cividis",
+             "zmin": 0, "zmax": 100, "colorbar": {"title": {"text": "success [%]", "side": "right"}, "thickness": 14},
+             "xgap": 1, "ygap": 1, "hovertemplate": "%{text}<extra></extra>"},
+            {"type": "scatter", "mode": "text", "x": tx, "y": ty, "text": tt, "name": "median time [µs]",
+             "textfont": {"size": 10, "color": tc}, "hoverinfo": "skip", "showlegend": False}]
+    longest_fam = max((len(f) for f in fams), default=1)
+    longest_spec = max((len(x) for x in labels), default=1)
+    bottom = int(longest_fam * SPEC_TICK_PX) + 20
+    lay = {"height": 24 * len(specs) + 40 + bottom, "margin": {"l": int(longest_spec * SPEC_TICK_PX) + 20, "r": 20,
+                                                              "t": 20, "b": bottom},
+           "xaxis": {"tickangle": -90, "type": "category", "automargin": True, "tickfont": {"size": 11}},
+           "yaxis": {"autorange": "reversed", "type": "category", "automargin": True, "tickfont": {"size": 11}},
+           "plot_bgcolor": "#eee", "hovermode": "closest"}
     return {"data": data, "layout": lay, "cells": cells}
 
 
@@ -472,8 +526,7 @@ def solver_sections(run, ranked, convs):
             conv = {"data": data, "layout": {
                 "height": 380, "margin": {"l": 70, "r": 20, "t": 30, "b": 50}, "hovermode": "closest",
                 "xaxis": {"title": {"text": "iteration"}, "type": "linear"},
-                "yaxis": {"type": "log", "title": {"text": "median largest goal error (solid: position [m], "
-                                                           "dashed: orientation [rad])"}, "exponentformat": "power"},
+                "yaxis": {"type": "log", "title": {"text": "median largest goal error"}, "exponentformat": "power"},
                 "legend": {"font": {"size": 10}}}}
         m = meta.get(spec, {})
         in_force = settings.settings_in_force(run, spec, params)

@@ -10,12 +10,14 @@ from . import tables
 
 
 def solver_styles(specs):
-    """{spec: {"colour", "dash"}} in the given order: the package's look of each spec
+    """{spec: {"colour", "dash", "label"}} in the given order: the package's look of each spec
     (ikbench.render.styles.spec_style, a function of the spec's text alone: the same in every figure,
-    plot and report)."""
-    from .styles import spec_style
+    plot and report) and its axis label (styles.short_labels: the spec, or its abbreviation when
+    long)."""
+    from .styles import short_labels, spec_style
 
-    return {s: {"colour": spec_style(s).colour, "dash": spec_style(s).dash} for s in specs}
+    labels = short_labels(specs)
+    return {s: {"colour": spec_style(s).colour, "dash": spec_style(s).dash, "label": labels[s]} for s in specs}
 
 
 def _rgba(hex_colour, alpha):

@@ -190,6 +190,48 @@ def _outcomes(model, goals, tolerances, row, q, trace, several):
     return out
 
 
+Q_UNIT = 1e-4   # rad or m: the step of a traced configuration that only animates the 3D view
+
+
+def _slim(solve):
+    """One solve of the viewer without what the page needs only once: solution 0's q is the
+    solve's q (left out; the page takes it from there), and the traced configurations travel as
+    `qd` (encode_trace_q): those that only animate the 3D view in steps of Q_UNIT (1e-4 rad turns a
+    1 m link by 0.1 mm, below a pixel of the view), each as its change from the record before,
+    which compresses to half; an attempt's last record, whose FK verdict the page states, exact."""
+    sols = solve.get("solutions") or []
+    if sols and sols[0].get("solution") == 0 and solve.get("q") is not None and sols[0]["q"] == solve["q"]:
+        sols[0]["q"] = None
+    tr = solve.get("trace")
+    if tr is not None:
+        q = tr.pop("q")
+        tr["qd"] = encode_trace_q(q, [a["last"] for a in solve.get("attempts") or []]) if len(q) else None
+    return solve
+
+
+def encode_trace_q(q, exact_rows):
+    """A trace's configurations (records x nq) as {"unit", "delta", "exact"}: row k of q is
+    unit * (delta[0] + ... + delta[k]) (integers), except the rows listed in `exact`
+    ([k, q_k] pairs), which are q's own."""
+    q = np.asarray(q, dtype=float)
+    steps = np.round(q / Q_UNIT).astype(np.int64)
+    delta = np.vstack([steps[:1], np.diff(steps, axis=0)])
+    exact = sorted({int(k) for k in exact_rows if 0 <= int(k) < len(q)})
+    return {"unit": Q_UNIT, "delta": delta, "exact": [[k, q[k]] for k in exact]}
+
+
+def trace_q(trace):
+    """The configurations of a viewer trace (a list of lists; [] without q): encode_trace_q's
+    inverse, as the page decodes them."""
+    qd = trace.get("qd") if trace else None
+    if not qd:
+        return []
+    rows = (np.cumsum(np.asarray(qd["delta"], dtype=np.int64), axis=0) * qd["unit"]).tolist()
+    for k, row in qd["exact"]:
+        rows[k] = list(row)
+    return rows
+
+
 def viewer_data(run, opts, sequential, traces_table=None):
     """The solve viewer's data: the models used, and per family either the first
     `trace_problems` problems with each solver's outcome (solves.csv), thinned trace (traces.csv:
@@ -332,6 +374,7 @@ def viewer_data(run, opts, sequential, traces_table=None):
                     "time_us": r["time_us"], "message": r["message"] or "", "q": q,
                     **_collision_info(r),
                     "trace": trace, **_outcomes(model, rec["goals"], run.tolerances, r, q, trace, several.get(key))}
+                _slim(sv[r["solver"]])
             plist.append({"problem": int(rec["problem"]), "name": rec.get("name"), "model": rec["model"],
                           "q0": rec["q0"], "goals": _goals(rec["goals"]), "solves": sv})
         out[fam] = {"mode": "trace", "problems": plist}

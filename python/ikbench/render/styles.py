@@ -98,3 +98,42 @@ def matplotlib_modules():
 def safe_name(s):
     """`s` with every character but letters, digits and -_. replaced by _: a file name part."""
     return "".join(c if c.isalnum() or c in "-_." else "_" for c in s)
+
+
+# A spec longer than this is drawn on a figure's axis by its abbreviation (short_label), with a key
+# from abbreviation to spec beside the figure: tick labels of a 1280 px page or a PNG panel then
+# neither overlap one another nor the axis titles.
+LABEL_MAX = 15
+
+
+def short_label(spec, digits=4):
+    """The axis label of a solver spec, a function of its text alone (stable across runs and
+    figures): the spec itself when it has at most LABEL_MAX characters, else the name it is written
+    with (its backend or preset, cut to 8
+    characters) and `digits` hex digits of the spec's hash, e.g. "auto#3fa0"."""
+    from ..analysis.family_figures import spec_name   # the name a spec is written with
+
+    spec = str(spec)
+    if len(spec) <= LABEL_MAX:
+        return spec
+    backend = spec_name(spec)[:8]
+    return f"{backend}#{spec_hash(spec) % (16 ** digits):0{digits}x}"
+
+
+def short_labels(specs):
+    """{spec: short_label(spec)} of the given specs, distinct: should two long specs share an
+    abbreviation, their labels take more hash digits until they differ."""
+    specs = list(dict.fromkeys(str(s) for s in specs))
+    out = {s: short_label(s) for s in specs}
+    digits = 4
+    while len(set(out.values())) < len(out) and digits < 16:
+        digits += 2
+        clash = {lab for lab in out.values() if list(out.values()).count(lab) > 1}
+        out.update({s: short_label(s, digits) for s in specs if out[s] in clash})
+    return out
+
+
+def label_key(labels):
+    """[(abbreviation, spec)] of the specs that `labels` (short_labels) abbreviates: the key that a
+    figure drawing abbreviations shows beside it."""
+    return [(lab, spec) for spec, lab in labels.items() if lab != spec]

@@ -14,7 +14,9 @@
   window.addEventListener("error", function (e) { showError(e.message || String(e)); });
   window.addEventListener("unhandledrejection", function (e) { showError("promise: " + (e.reason && e.reason.message || e.reason)); });
 
+  var TIMES = window.ikbenchTimes = window.ikbenchTimes || {};   // ms since navigation start: when each stage ended
   var DATA = JSON.parse(window.IKBENCH_DATA_TEXT);   // unpacked by the page (report.html)
+  TIMES.parsed = Math.round(performance.now());
   var TEMPLATE = JSON.parse(document.getElementById("ikbench-template").textContent);
   var CONFIG = { displaylogo: false, responsive: true };
   var STYLE = {};
@@ -44,13 +46,59 @@
   function fmtNum(v, d) { return v == null ? "-" : Number(v).toFixed(d == null ? 1 : d); }
   function deepCopy(x) { return JSON.parse(JSON.stringify(x)); }
   function withTemplate(layout) { var l = deepCopy(layout); l.template = TEMPLATE; return l; }
+  // Lazy drawing: a figure is drawn when its element comes near the window (IntersectionObserver,
+  // 400 px ahead), so that the page is interactive once the first screen is drawn instead of after
+  // every figure of every section. Until then the element holds its latest figure (a newer call
+  // replaces it) and carries data-lazy="queued"; once drawn, data-lazy="drawn". Without
+  // IntersectionObserver everything is drawn at once. window.ikbench.drawAll() draws what is queued.
+  var LAZY = typeof IntersectionObserver === "function";
+  var queued = new Map(), near = new WeakSet();
+  var observer = LAZY ? new IntersectionObserver(function (entries) {
+    entries.forEach(function (e) {
+      if (!e.isIntersecting) return;
+      near.add(e.target);
+      observer.unobserve(e.target);
+      flush(e.target);
+    });
+  }, { rootMargin: "400px 0px" }) : null;
+  function nearNow(div) {   // within 400 px of the window now (the observer answers only later)
+    var r = div.getBoundingClientRect();
+    return (r.width > 0 || r.height > 0) && r.top < window.innerHeight + 400 && r.bottom > -400;
+  }
+  function node(div) { return typeof div === "string" ? document.getElementById(div) : div; }
+  function flush(div) {
+    var draw = queued.get(div);
+    if (!draw) return Promise.resolve();
+    queued.delete(div);
+    return draw();
+  }
+  function whenNear(div, draw) {   // draw() now if div is near the window, else when it comes near
+    div = node(div);
+    if (!LAZY || near.has(div) || nearNow(div)) { near.add(div); return draw(); }
+    queued.set(div, function () {
+      var p = draw();
+      div.setAttribute("data-lazy", "drawn");
+      return p;
+    });
+    div.setAttribute("data-lazy", "queued");
+    observer.observe(div);
+    return Promise.resolve();
+  }
+  function unplot(div) { div = node(div); queued.delete(div); if (div.hasAttribute("data-lazy")) div.setAttribute("data-lazy", "empty"); Plotly.purge(div); }
+  function drawAll() {
+    var all = [];
+    Array.from(queued.keys()).forEach(function (div) { near.add(div); observer.unobserve(div); all.push(flush(div)); });
+    return Promise.all(all);
+  }
+  function firstDrawn() { if (TIMES.first_figure == null) TIMES.first_figure = Math.round(performance.now()); }
   function plot(div, fig, visible) {
     var data = fig.data.map(function (t) {
       var c = Object.assign({}, t);
       if (visible && t.meta != null) c.visible = visible.has(t.meta);
       return c;
     });
-    var p = Plotly.react(div, data, withTemplate(fig.layout), CONFIG);
+    var layout = withTemplate(fig.layout);
+    var p = whenNear(div, function () { return Plotly.react(div, data, layout, CONFIG).then(function (x) { firstDrawn(); return x; }); });
     pending.push(p);
     return p;
   }
@@ -373,6 +421,7 @@
     document.getElementById("family-desc").textContent = (f.description || "") + " — " + f.dof + " DOF, " + f.effectors +
       " effector(s), " + f.goal + " goals" + (f.sequential ? ", sequential (each problem starts from the previous answer)" : "");
     buildPicker(fam);
+    specKey("family-key", familySolvers(fam).filter(function (c) { return c.available; }).map(function (c) { return c.solver; }));
     drawFamily();
   }
 
@@ -389,7 +438,7 @@
       plot("convergence-plot", conv, picked);
     } else {
       ex.textContent = "No traces for this family (the run was made with --no-trace, or the family had no traced problem).";
-      Plotly.purge("convergence-plot");
+      unplot("convergence-plot");
     }
     if (DATA.figures.ecdf[fam]) plot("ecdf-plot", DATA.figures.ecdf[fam], picked);
     if (DATA.figures.iterations[fam]) plot("iterations-plot", DATA.figures.iterations[fam], null);
@@ -398,8 +447,22 @@
   }
 
   // ------------------------------------------------------------------ solver x family, per solver
+  // A figure names a long spec by its abbreviation (styles.short_labels: backend#hash); the key
+  // below the figure spells out each abbreviation the figure uses.
+  function specKey(id, specs) {
+    var box = document.getElementById(id);
+    box.textContent = "";
+    var long = specs.filter(function (s) { return STYLE[s] && STYLE[s].label && STYLE[s].label !== s; });
+    if (!long.length) return;
+    box.appendChild(el("span", { cls: "muted", text: "abbreviations: " }));
+    long.forEach(function (s, i) {
+      if (i) box.appendChild(document.createTextNode(" · "));
+      box.appendChild(el("span", { cls: "key", "data-label": STYLE[s].label, "data-spec": s }, [swatch(s), el("b", { text: STYLE[s].label }), " = ", el("code", { text: s })]));
+    });
+  }
   function renderHeatmap() {
     if (DATA.figures.heatmap) plot("heatmap-plot", DATA.figures.heatmap, null);
+    specKey("heatmap-key", DATA.solvers.map(function (s) { return s.spec; }));
   }
 
   function renderSolvers() {
@@ -446,10 +509,10 @@
     ft.appendChild(ftb);
     box.appendChild(el("div", { cls: "scroll" }, [ft]));
     if (s.convergence) {
-      box.appendChild(el("p", { cls: "explain", text: "Convergence of " + spec + " on every traced family: the median largest goal error against the iteration (the family's first error kind; a stopped solve keeps its final error)." }));
+      box.appendChild(el("p", { cls: "explain", text: "Convergence of " + spec + " on every traced family: the median largest goal error against the iteration (the family's first error kind: solid lines position [m], dashed orientation [rad]; a stopped solve keeps its final error)." }));
       plot("solver-convergence", s.convergence, null);
     } else {
-      Plotly.purge("solver-convergence");
+      unplot("solver-convergence");
     }
   }
 
@@ -570,7 +633,7 @@
     var holder = el("div", { id: "quality-plots" });
     box.appendChild(holder);
     function draw() {
-      Array.prototype.forEach.call(holder.children, function (d) { Plotly.purge(d); });
+      Array.prototype.forEach.call(holder.children, function (d) { unplot(d); });
       holder.textContent = "";
       q.figures[sel.value].forEach(function (fig, k) {
         var div = el("div", { cls: "plot", id: "quality-plot-" + k });
@@ -750,8 +813,10 @@
       V.model = VIEWER.models[p.model];
       var keys = {}, anyResult = false;
       V.solvers.forEach(function (s) {
-        var info = p.solves[s], tr = info.trace, v = { spec: s, info: info, fk: [], sols: info.solutions || [], attempts: info.attempts || [] };
-        if (tr && tr.q.length) v.recs = { it: tr.it, q: tr.q, pe: tr.pe, oe: tr.oe, a: tr.a };
+        var info = p.solves[s], tr = info.trace, v = { spec: s, info: info, fk: [], attempts: info.attempts || [],
+          // solution 0 is the solve's q, embedded once (report_viewer._slim)
+          sols: (info.solutions || []).map(function (x) { return x.q == null && x.solution === 0 ? Object.assign({}, x, { q: info.q }) : x; }) };
+        if (tr && traceQ(tr).length) v.recs = { it: tr.it, q: tr.q, pe: tr.pe, oe: tr.oe, a: tr.a };
         else { v.recs = { it: [0], q: [p.q0], pe: [null], oe: [null], a: [null] }; if (info.q) v.untraced = true; else v.unsupported = true; }
         v.keys = recordKeys(v.recs.it);
         v.keys.forEach(function (k) { keys[k[0] + ":" + k[1]] = k; });
@@ -994,7 +1059,8 @@
     V.states = states;
     var div = document.getElementById("viewer-3d");
     var drawnKey = [V.fam, V.problem == null ? "" : V.problem, V.solvers.join(","), n].join("|");
-    var p = Plotly.react(div, traces, withTemplate(layout), CONFIG).then(function () {
+    var p = whenNear(div, function () { return Plotly.react(div, traces, withTemplate(layout), CONFIG).then(drawn); });
+    function drawn() {
       // what is on screen now (for tests and tools): family|problem|solvers|frame
       document.getElementById("solve-viewer").setAttribute("data-drawn", drawnKey);
       if (!div._ikbSync) {
@@ -1010,7 +1076,7 @@
           Plotly.relayout(div, upd).then(function () { V.syncing = false; }, function () { V.syncing = false; });
         });
       }
-    });
+    }
     pending.push(p);
     writeStatus();
     drawCurve();
@@ -1039,7 +1105,7 @@
           parts.push(info.collision_free ? "collision-free (clearance " + fmtNum(info.min_clearance * 1000, 1) + " mm, " + info.collision_pair + ")"
             : "COLLIDES: " + info.collision_pair + " (" + fmtNum(-info.min_clearance * 1000, 1) + " mm deep)");
         parts.push(st.label);
-        if (info.trace && info.trace.records > info.trace.q.length) parts.push("trace of " + info.trace.records + " records thinned to " + info.trace.q.length + " (each attempt's first and last kept)");
+        if (info.trace && info.trace.records > traceQ(info.trace).length) parts.push("trace of " + info.trace.records + " records thinned to " + info.trace.q.length + " (each attempt's first and last kept)");
       }
       if (st.eff) {
         parts.push("effector–target error (drawn): " + (st.pe == null ? "" : fmtSci(st.pe, 2) + " m") + (st.pe != null && st.oe != null ? ", " : "") + (st.oe == null ? "" : fmtSci(st.oe, 2) + " rad"));
@@ -1109,7 +1175,8 @@
       title: { text: fd.mode === "clip" ? "error of each problem's returned configuration (solves.csv)" : "error over the traced iterations (traces.csv; one line per attempt), ★ the returned configuration", font: { size: 13 } },
       xaxis: { title: { text: fd.mode === "clip" ? "problem (frame)" : "iteration (over all attempts)" } },
       yaxis: { type: "log", title: { text: "error (dotted: tolerance)" }, exponentformat: "power" }, legend: { font: { size: 10 } }, uirevision: "c" + V.rev };
-    pending.push(Plotly.react("viewer-curve", data, withTemplate(layout), CONFIG));
+    var lay = withTemplate(layout);
+    pending.push(whenNear("viewer-curve", function () { return Plotly.react("viewer-curve", data, lay, CONFIG); }));
   }
 
   function setFrame(n) {
@@ -1127,6 +1194,24 @@
       if (V.frame >= V.frames.length - 1) { stop(); return; }
       setFrame(V.frame + 1);
     }, 120);
+  }
+
+  // A trace's configurations travel delta-coded (report_viewer.encode_trace_q): row k is
+  // unit * (delta[0] + ... + delta[k]), except the exact rows (each attempt's last record).
+  // Decoded once, when the viewer first shows the solve.
+  function traceQ(tr) {
+    if (tr.q) return tr.q;
+    var qd = tr.qd, rows = [];
+    if (qd) {
+      var acc = qd.delta.length ? qd.delta[0].map(function () { return 0; }) : [];
+      qd.delta.forEach(function (d) {
+        for (var j = 0; j < d.length; j++) acc[j] += d[j];
+        rows.push(acc.map(function (x) { return x * qd.unit; }));
+      });
+      qd.exact.forEach(function (e) { rows[e[0]] = e[1]; });
+    }
+    tr.q = rows;
+    return rows;
   }
 
   // state for tests and tools: what the viewer draws now
@@ -1148,7 +1233,7 @@
       family: viewerFamily, problem: viewerProblem, setFrame: setFrame,
       solvers: function (list) { stop(); V.solvers = list.slice(0, 4); buildViewerPicker(); return viewerSelect(); }
     },
-    sortSummary: sortSummary, fk: fk,
+    sortSummary: sortSummary, fk: fk, drawAll: drawAll,
     csv: function (name) { return CSV_TABLES[name](); }
   };
 
@@ -1167,7 +1252,9 @@
     renderQuality();
     renderRun();
     var v = renderViewer();
+    TIMES.laid_out = Math.round(performance.now());
     Promise.resolve(v).then(function () { return Promise.all(pending); }).then(function () {
+      TIMES.ready = Math.round(performance.now());
       document.body.setAttribute("data-ikbench-ready", errors.length ? "error" : "1");
     }, function (e) { showError(String(e && e.message || e)); document.body.setAttribute("data-ikbench-ready", "error"); });
   }
