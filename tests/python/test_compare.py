@@ -28,7 +28,7 @@ def test_a_real_difference_is_found(tmp_path):
         c = _cell(res, fam, "dls")
         assert c["success_verdict"] is compare.Direction.BETTER and c["success_p"] < 0.05
         assert c["time_verdict"] is compare.Direction.BETTER and c["time_p"] < 0.05
-        assert c["verdict"] == compare.CellVerdict(compare.Outcome.BETTER, compare.Direction.BETTER,
+        assert c["verdict"] == compare.PairVerdict(compare.Outcome.BETTER, compare.Direction.BETTER,
                                                    compare.Direction.BETTER)
         assert compare_render.verdict_text(c["verdict"]) == "better: success, time"
         assert c["success_b"] == 1.0 and c["success_diff_pp"] > 0
@@ -103,7 +103,7 @@ def test_unsupported_cells_and_cells_of_one_run_only(tmp_path):
     na = _cell(res, "planar-pose", "two-bone")["verdict"]
     assert na.outcome is compare.Outcome.NA and na.unsupported == ("A", "B")
     assert compare_render.verdict_text(na) == "n/a (A and B unsupported)"
-    assert _cell(res, "planar-pose", "ccd")["verdict"] == compare.CellVerdict(compare.Outcome.ONLY_A)
+    assert _cell(res, "planar-pose", "ccd")["verdict"] == compare.PairVerdict(compare.Outcome.ONLY_A)
     text = compare_render.format_text(res)
     assert "only in A" in text
 

@@ -77,7 +77,7 @@ def test_gate_renderer_draws_the_cells_and_escapes_markdown():
 
 
 def _comparison(family):
-    verdict = compare.CellVerdict(compare.Outcome.BETTER, compare.Direction.BETTER, compare.Direction.SAME)
+    verdict = compare.PairVerdict(compare.Outcome.BETTER, compare.Direction.BETTER, compare.Direction.SAME)
     rows = pd.DataFrame([{"family": family, "solver": "dls", "verdict": verdict,
                           "solves_a": 10, "success_a": 0.5, "success_ci_low_a": 0.2, "success_ci_high_a": 0.8,
                           "solves_b": 10, "success_b": 1.0, "success_ci_low_b": 0.7, "success_ci_high_b": 1.0,

@@ -16,7 +16,7 @@ unit, the gate's median-ratio unit (the typical time per FK / Jacobian evaluatio
 ikbench.analysis.timeunit), and the table says so.
 
 This module computes: a `Comparison` holds the figures, tests and verdicts of every cell as a
-data frame; a verdict is data, a `CellVerdict` (the cell's `Outcome` and each figure's
+data frame; a verdict is data, a `PairVerdict` (the cell's `Outcome` and each figure's
 `Direction`, beside the p-values in the frame), never text: ikbench.render.compare_render words it
 in console text, markdown or HTML.
 """
@@ -57,7 +57,7 @@ FIGURES = ("success", "time")    # the figures a cell's verdict is made of, in t
 
 
 @dataclass(frozen=True)
-class CellVerdict:
+class PairVerdict:
     """A cell's verdict as data: its `outcome`, the verdict of each figure (`success`, `time`:
     Directions, None for a cell of one run only) and `unsupported`, the sides ("A", "B") without a
     supported solve, which make the outcome NA."""
@@ -171,7 +171,7 @@ def _compare_cells(pairs, ca, cb, alpha, compare_time=True):
         b = cb.iloc[ib] if ib is not None else None
         row = {"family": key[0], "solver": key[1]}
         if a is None or b is None:
-            row["verdict"] = CellVerdict(Outcome.ONLY_A if b is None else Outcome.ONLY_B)
+            row["verdict"] = PairVerdict(Outcome.ONLY_A if b is None else Outcome.ONLY_B)
             for side, c in (("a", a), ("b", b)):
                 if c is not None:
                     row.update({f"solves_{side}": c.solves, f"success_{side}": c.success_rate,
@@ -198,7 +198,7 @@ def _compare_cells(pairs, ca, cb, alpha, compare_time=True):
             row["time_median_change"] = b.time_us_median / a.time_us_median - 1 if a.time_us_median > 0 else math.nan
         unsupported = tuple(s for s, c in (("A", a), ("B", b)) if not c.available)
         row.update({"success_p": ps, "success_verdict": vs, "time_p": pt, "time_verdict": vt,
-                    "verdict": CellVerdict(Outcome.NA if unsupported else _overall(vs, vt), vs, vt, unsupported)})
+                    "verdict": PairVerdict(Outcome.NA if unsupported else _overall(vs, vt), vs, vt, unsupported)})
         rows.append(row)
     return pd.DataFrame(rows), tests
 
@@ -281,13 +281,13 @@ _CLASS = {Outcome.BETTER: "better", Outcome.WORSE: "worse", Outcome.MIXED: "mixe
 
 
 def verdict_class(verdict):
-    """The class of a CellVerdict: 'better', 'worse', 'mixed', 'only' (a cell of one run only),
+    """The class of a PairVerdict: 'better', 'worse', 'mixed', 'only' (a cell of one run only),
     'same' or 'n/a' (the order of _ORDER)."""
     return _CLASS[verdict.outcome]
 
 
 def is_significant(verdict):
-    """A CellVerdict worth a reader's attention: better, worse, mixed, or a cell only one run has."""
+    """A PairVerdict worth a reader's attention: better, worse, mixed, or a cell only one run has."""
     return verdict.significant
 
 

@@ -3,7 +3,7 @@ to the terminal's width by ikbench.render.console without cutting a name, signif
 verdicts coloured as Google Benchmark's compare.py colours them, the header saying that B is
 compared with A), markdown (a tabulate pipe table) and one self-contained HTML page (the jinja2 template
 templates/compare.html.j2, which escapes every name). Nothing here computes a figure or a verdict:
-the verdicts arrive as data (compare.CellVerdict) and are worded here only (verdict_text).
+the verdicts arrive as data (compare.PairVerdict) and are worded here only (verdict_text).
 """
 
 import math
@@ -39,7 +39,7 @@ OUTCOME_TEXT = {Outcome.BETTER: "better", Outcome.WORSE: "worse", Outcome.MIXED:
 
 
 def verdict_text(verdict):
-    """A cell's verdict (compare.CellVerdict) in words: 'better: success, time', 'mixed: time
+    """A cell's verdict (compare.PairVerdict) in words: 'better: success, time', 'mixed: time
     better, success worse', 'n/a (A unsupported)', 'only in B', 'no significant difference'."""
     o = verdict.outcome
     better, worse = verdict.figures(Direction.BETTER), verdict.figures(Direction.WORSE)
