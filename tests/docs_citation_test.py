@@ -13,10 +13,13 @@ type software, the entity "ikbench contributors", licence Apache-2.0 (as LICENSE
 has been registered).
 """
 import sys
+
 from pathlib import Path
 
 import jsonschema
 import yaml
+
+import docs_check
 
 CFF_KEYS = ["abstract", "authors", "cff-version", "commit", "contact", "date-released", "doi", "identifiers",
             "keywords", "license", "license-url", "message", "preferred-citation", "references", "repository",
@@ -88,17 +91,7 @@ def self_test():
 
 
 def main(argv):
-    if argv[1:2] == ["--self-test"]:
-        self_test()
-        argv = argv[:1] + argv[2:]
-    if len(argv) != 2:
-        print(__doc__.strip().splitlines()[2].strip(), file=sys.stderr)
-        return 2
-    bad = check(argv[1])
-    for b in bad:
-        print(b)
-    print(f"{len(bad)} problems in LICENSE and CITATION.cff")
-    return 1 if bad else 0
+    return docs_check.main(argv, __doc__, self_test, check, "problems in LICENSE and CITATION.cff")
 
 
 if __name__ == "__main__":

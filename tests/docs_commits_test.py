@@ -13,7 +13,10 @@ succeeds; outside a git checkout (a source tarball) the test is skipped with a m
 import re
 import subprocess
 import sys
+
 from pathlib import Path
+
+import docs_check
 
 HEX = re.compile(r"(?<![\w/.#-])([0-9a-f]{7,40})(?:\+dirty)?(?![\w/.-])")
 MACHINE_KEY = re.compile(r"`([0-9a-f]{7,40})` = ")
@@ -70,22 +73,17 @@ def self_test():
     print("self-test passed")
 
 
-def main(argv):
-    if argv[1:2] == ["--self-test"]:
-        self_test()
-        argv = argv[:1] + argv[2:]
-    if len(argv) != 2:
-        print(__doc__.strip().splitlines()[2].strip(), file=sys.stderr)
-        return 2
-    inside = subprocess.run(["git", "-C", argv[1], "rev-parse", "--git-dir"], capture_output=True)
+def not_a_checkout(repo):
+    """(SKIP, why) outside a git checkout, where no commit can be looked up; else None."""
+    inside = subprocess.run(["git", "-C", repo, "rev-parse", "--git-dir"], capture_output=True)
     if inside.returncode != 0:
-        print(f"{argv[1]}: not a git checkout, so its commits cannot be looked up: skipped")
-        return SKIP
-    bad = check(argv[1])
-    for b in bad:
-        print(b)
-    print(f"{len(bad)} cited commits not in this repository")
-    return 1 if bad else 0
+        return SKIP, f"{repo}: not a git checkout, so its commits cannot be looked up: skipped"
+    return None
+
+
+def main(argv):
+    return docs_check.main(argv, __doc__, self_test, check, "cited commits not in this repository",
+                           skip=not_a_checkout)
 
 
 if __name__ == "__main__":

@@ -21,7 +21,10 @@ table says where and when.
 """
 import re
 import sys
+
 from pathlib import Path
+
+import docs_check
 
 NUMBER = r"(?<![\w.])\d(?:[\d,  ]*\d)?(?:\.\d+)?(?:\s*(?:[-–]|to)\s*\d+(?:\.\d+)?)?"
 UNIT = (r"\s?(?:ns|us|µs|ms|s|seconds?|min|minutes?|h|hours?|/s|per second|%|KB|kB|MB|GB|KiB|MiB|GiB)"
@@ -169,17 +172,7 @@ def self_test():
 
 
 def main(argv):
-    if argv[1:2] == ["--self-test"]:
-        self_test()
-        argv = argv[:1] + argv[2:]
-    if len(argv) != 2:
-        print(__doc__.strip().splitlines()[2].strip(), file=sys.stderr)
-        return 2
-    bad = check(argv[1])
-    for b in bad:
-        print(b)
-    print(f"{len(bad)} measured figures without their command, or diaries")
-    return 1 if bad else 0
+    return docs_check.main(argv, __doc__, self_test, check, "measured figures without their command, or diaries")
 
 
 if __name__ == "__main__":
