@@ -12,6 +12,7 @@
 #include <fcl/narrowphase/distance.h>
 #endif
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -29,34 +30,171 @@ namespace ikbench {
 
 // ---- fitted capsules ------------------------------------------------------------
 
+namespace {
+
+bool adjacentBodies(const Model& m, int a, int b) { return m.parent(a) == b || m.parent(b) == a; }
+
+// Signed distance of a point (world) to an inner-loop shape: negative inside.
+double pointDistance(const ApproxShape& s, const Eigen::Vector3d& x) {
+  if (s.is_box) return boxSignedDistance(s.box, x);
+  const Eigen::Vector3d ab = s.capsule.b - s.capsule.a;
+  const double len2 = ab.squaredNorm();
+  const double t = len2 > 0.0 ? std::clamp((x - s.capsule.a).dot(ab) / len2, 0.0, 1.0) : 0.0;
+  return (x - (s.capsule.a + t * ab)).norm() - s.capsule.radius;
+}
+
+}  // namespace
+
 std::vector<LinkShape> fitLinkCapsules(const Model& model, const CapsuleRule& rule, std::vector<LinkShape> given) {
   for (const auto& [name, radius] : rule.link_radius)
     if (model.bodyIndex(name) < 0)
       throw std::invalid_argument(
           fmt::format("robot.links.{}: the model '{}' has no link of this name", name, model.name()));
-  std::vector<char> has(static_cast<size_t>(model.numJoints()), 0);
+  const int n = model.numJoints();
+  std::vector<char> has(static_cast<size_t>(n), 0);
   for (const LinkShape& s : given)
-    if (s.body >= 0 && s.body < model.numJoints()) has[static_cast<size_t>(s.body)] = 1;
+    if (s.body >= 0 && s.body < n) has[static_cast<size_t>(s.body)] = 1;
+  const size_t n_given = given.size();
   std::vector<LinkShape> out = std::move(given);
-  for (int b = 0; b < model.numJoints(); ++b) {
+  auto radiusFor = [&](int b, double len) {
+    const auto own = rule.link_radius.find(model.bodyName(b));
+    return own != rule.link_radius.end() ? own->second : std::clamp(rule.fraction * len, rule.min_radius, rule.max_radius);
+  };
+  auto moving = [&](int b) { return !model.supportingJoints(b).empty(); };
+  // Every fitted capsule's segment (body frame), for trimming below.
+  std::vector<std::pair<Eigen::Vector3d, Eigen::Vector3d>> seg(
+      n_given, {Eigen::Vector3d::Zero(), Eigen::Vector3d::Zero()});
+  // 1. A capsule along every segment of at least min_segment (from the
+  //    body's origin to a child joint's origin).
+  std::vector<char> point_body(static_cast<size_t>(n), 0);
+  for (int b = 0; b < n; ++b) {
     if (has[static_cast<size_t>(b)]) continue;
-    const std::string& name = model.bodyName(b);
-    const auto own = rule.link_radius.find(name);
     int made = 0;
     for (int c : model.children(b)) {
       const Eigen::Vector3d end = model.parentTJoint(c).p;
       const double len = end.norm();
       if (len < rule.min_segment) continue;
-      const double r = own != rule.link_radius.end()
-                           ? own->second
-                           : std::clamp(rule.fraction * len, rule.min_radius, rule.max_radius);
-      out.push_back({b, Shape::capsuleBetween(name, Eigen::Vector3d::Zero(), end, r), true});
+      out.push_back({b, Shape::capsuleBetween(model.bodyName(b), Eigen::Vector3d::Zero(), end, radiusFor(b, len)), true});
+      seg.emplace_back(Eigen::Vector3d::Zero(), end);
       ++made;
     }
-    // A body with a radius of its own but no segment (a tool flange, a hand
-    // at a leaf) gets a sphere at its origin.
-    if (made == 0 && own != rule.link_radius.end())
-      out.push_back({b, Shape::sphere(name, own->second, Pose3d()), true});
+    point_body[static_cast<size_t>(b)] = made == 0;
+  }
+  // 2. A body none of whose segments reaches min_segment (joint origins that
+  //    coincide: a shoulder or wrist of intersecting axes; a leaf: the flange,
+  //    the tool, an effector's tip frame) sweeps no more than its origin, but
+  //    what it carries turns about that point: it gets a sphere there, one per
+  //    run of such bodies at one point (the others are inside it whatever the
+  //    configuration: the point is fixed in every body of the run). Radius:
+  //    the link's own, else the largest radius the rule gives the segments
+  //    that meet at the point, so that the sphere holds the capsules' ends,
+  //    and at least max_radius at a leaf. A body whose origin lies inside a
+  //    shape of the description on a neighbour gets none: that shape holds it.
+  //    Bodies no joint moves are left as they are (nothing to cover for IK).
+  std::vector<int> run_root(static_cast<size_t>(n), -1);
+  std::vector<double> run_radius(static_cast<size_t>(n), 0.0);
+  // Whether the origin of body b lies inside a shape of the description
+  // (`given`) on its parent or on a child at the same origin: such a point is
+  // held whatever the configuration, and needs no sphere of its own.
+  auto heldByGiven = [&](int b) {
+    for (size_t i = 0; i < n_given; ++i) {
+      const int o = out[i].body;
+      Eigen::Vector3d x;
+      if (o == model.parent(b))
+        x = model.parentTJoint(b).p;
+      else if (o >= 0 && model.parent(o) == b && model.parentTJoint(o).p.norm() < rule.min_segment)
+        x = -(model.parentTJoint(o).R.transpose() * model.parentTJoint(o).p);
+      else
+        continue;
+      if (pointDistance(approximate(out[i].shape), x) <= 0.0) return true;
+    }
+    return false;
+  };
+  for (int b = 0; b < n; ++b) {
+    if (!point_body[static_cast<size_t>(b)] || !moving(b) || heldByGiven(b)) continue;
+    const int p = model.parent(b);
+    const double in = model.parentTJoint(b).p.norm();
+    const bool joins = p >= 0 && run_root[static_cast<size_t>(p)] >= 0 && in < rule.min_segment;
+    const int root = joins ? run_root[static_cast<size_t>(p)] : b;
+    run_root[static_cast<size_t>(b)] = root;
+    double r = rule.min_radius;
+    if (p >= 0 && in >= rule.min_segment) r = std::max(r, radiusFor(p, in));
+    for (int c : model.children(b))
+      for (int cc : model.children(c))
+        if (const double len = model.parentTJoint(cc).p.norm(); len >= rule.min_segment && model.parentTJoint(c).p.norm() < rule.min_segment)
+          r = std::max(r, radiusFor(c, len));
+    // A leaf (the flange, the tool frame) carries what the model does not
+    // describe (a hand, a gripper): the rule's largest radius at least.
+    if (model.children(b).empty()) r = std::max(r, rule.max_radius);
+    run_radius[static_cast<size_t>(root)] = std::max(run_radius[static_cast<size_t>(root)], r);
+  }
+  for (int b = 0; b < n; ++b) {
+    if (run_root[static_cast<size_t>(b)] != b) continue;
+    const auto own = rule.link_radius.find(model.bodyName(b));
+    const double r = own != rule.link_radius.end() ? own->second : std::min(run_radius[static_cast<size_t>(b)], rule.max_radius);
+    out.push_back({b, Shape::sphere(model.bodyName(b), r, Pose3d()), true});
+    seg.emplace_back(Eigen::Vector3d::Zero(), Eigen::Vector3d::Zero());
+  }
+  // 3. Shapes of links that are not neighbours (parent and child) may meet
+  //    at rest where segments meet at a joint: the capsules on either side of
+  //    a wrist's sphere, say. Such a pair would be left out of the checks
+  //    whole (CollisionWorld drops pairs colliding at the neutral
+  //    configuration); instead each fitted capsule's end nearest the contact
+  //    is drawn back along its axis until the pair is kRestClearance apart.
+  //    The joint stays covered: the sphere there, or the neighbour's capsule
+  //    end, holds the part given up. A pair that cannot be separated so
+  //    (given shapes, or a capsule trimmed to nothing) stays as it is and is
+  //    left out by the world, which names it.
+  Data data(model);
+  forwardKinematics(model, model.neutralConfiguration(), data);
+  auto world = [&](size_t i) {
+    return transformed(approximate(out[i].shape), data.world_T_body[static_cast<size_t>(out[i].body)]);
+  };
+  // Trim so far at each end of a fitted capsule, up to min(half its length,
+  // twice max_radius); a fitted sphere shrinks instead, down to min_radius.
+  std::vector<double> trim_a(out.size(), 0.0), trim_b(out.size(), 0.0);
+  auto isSphere = [&](size_t k) { return k >= n_given && (seg[k].second - seg[k].first).norm() == 0.0; };
+  auto limit = [&](size_t k) { return std::min(0.5 * (seg[k].second - seg[k].first).norm(), 2.0 * rule.max_radius); };
+  auto trimmable = [&](size_t k) {
+    if (k < n_given) return false;
+    if (isSphere(k))  // a radius the scene gives the link stays as given
+      return out[k].shape.radius > rule.min_radius && !rule.link_radius.count(model.bodyName(out[k].body));
+    return limit(k) > 0.0 && std::min(trim_a[k], trim_b[k]) < limit(k);
+  };
+  for (int round = 0; round < 64; ++round) {
+    bool moved = false;
+    for (size_t i = 0; i < out.size(); ++i)
+      for (size_t j = i + 1; j < out.size(); ++j) {
+        const int bi = out[i].body, bj = out[j].body;
+        if (bi == bj || adjacentBodies(model, bi, bj) || (!trimmable(i) && !trimmable(j))) continue;
+        const ApproxShape wi = world(i), wj = world(j);
+        if (wi.is_box && wj.is_box) continue;
+        const ClosestPoints cp = wi.is_box ? closestPoints(wj.capsule, wi) : closestPoints(wi.capsule, wj);
+        if (cp.distance >= kRestClearance) continue;
+        const double need = (kRestClearance - cp.distance) / (trimmable(i) + trimmable(j)) + 1e-6;
+        for (const size_t k : {i, j}) {
+          if (!trimmable(k)) continue;
+          if (isSphere(k)) {
+            out[k].shape.radius = std::max(out[k].shape.radius - need, rule.min_radius);
+            moved = true;
+            continue;
+          }
+          // The witness point on this shape, in its body frame: the end nearer it is drawn back.
+          const Eigen::Vector3d w = wi.is_box ? (k == i ? cp.on_b : cp.on_a) : (k == i ? cp.on_a : cp.on_b);
+          const Eigen::Vector3d local = data.world_T_body[static_cast<size_t>(out[k].body)].inverse().act(w);
+          const auto& [a0, b0] = seg[k];
+          const Eigen::Vector3d u = (b0 - a0).normalized();
+          const double t = (local - a0).dot(u), len = (b0 - a0).norm();
+          double& cut = (t - trim_a[k] < (len - trim_b[k]) - t) ? trim_a[k] : trim_b[k];
+          const double before = cut;
+          cut = std::min(cut + need, limit(k));
+          if (cut == before) continue;
+          out[k].shape =
+              Shape::capsuleBetween(out[k].shape.name, a0 + trim_a[k] * u, b0 - trim_b[k] * u, out[k].shape.radius);
+          moved = true;
+        }
+      }
+    if (!moved) break;
   }
   return out;
 }
@@ -159,7 +297,8 @@ CollisionWorld::CollisionWorld(std::shared_ptr<const Model> model, std::vector<L
                                std::vector<Shape> obstacles,
                                const std::vector<std::pair<std::string, std::string>>& disabled, std::string scene_name,
                                AvoidanceParameters avoid, PairRule rule,
-                               const std::optional<std::vector<CollisionPair>>& recorded)
+                               const std::optional<std::vector<CollisionPair>>& recorded,
+                               std::vector<std::string> recorded_reasons)
     : model_(std::move(model)),
       links_(std::move(links)),
       obstacles_(std::move(obstacles)),
@@ -184,6 +323,7 @@ CollisionWorld::CollisionWorld(std::shared_ptr<const Model> model, std::vector<L
     fcl_->links.push_back(fclGeometry(l.shape));
 #endif
   }
+  computeCoverage();
   std::set<std::string> obstacle_names;
   for (const Shape& o : obstacles_) {
     checkShape(o, "obstacle");
@@ -218,10 +358,24 @@ CollisionWorld::CollisionWorld(std::shared_ptr<const Model> model, std::vector<L
     }
     disabled_.emplace_back(x, y);
   }
+  if (rule == PairRule::kAsRecorded && !recorded_reasons.empty()) {
+    if (recorded_reasons.size() != disabled_.size())
+      throw std::invalid_argument(fmt::format("disabled_reasons: {} reasons for {} disabled pairs",
+                                              recorded_reasons.size(), disabled_.size()));
+    for (size_t k = 0; k < recorded_reasons.size(); ++k) {
+      const std::string& r = recorded_reasons[k];
+      if (r != kDisabledAdjacent && r != kDisabledScene && r != kDisabledOverlap && r != kDisabledAlways)
+        throw std::invalid_argument(fmt::format("disabled_reasons[{}]: '{}': expected one of {}, {}, {}, {}", k, r,
+                                                kDisabledAdjacent, kDisabledScene, kDisabledOverlap, kDisabledAlways));
+    }
+    disabled_reason_ = std::move(recorded_reasons);
+  } else {
+    disabled_reason_.assign(disabled_.size(), rule == PairRule::kAsRecorded ? "" : kDisabledScene);
+  }
   // Adjacent bodies.
   for (int b = 0; b < m.numJoints(); ++b)
     if (const int p = m.parent(b); p >= 0 && off_self.insert({p, b}).second)
-      disabled_.emplace_back(m.bodyName(p), m.bodyName(b));
+      disabled_.emplace_back(m.bodyName(p), m.bodyName(b)), disabled_reason_.emplace_back(kDisabledAdjacent);
   for (int i = 0; i < static_cast<int>(links_.size()); ++i) {
     const int bi = links_[static_cast<size_t>(i)].body;
     // A body no joint moves (the base, what is fixed to it) is as static as
@@ -285,7 +439,7 @@ CollisionWorld::CollisionWorld(std::shared_ptr<const Model> model, std::vector<L
       if (colliding) {
         pairs_.pop_back();
         if (neutral_off.insert({std::min(bi, bj), std::max(bi, bj)}).second)
-          disabled_.emplace_back(m.bodyName(bi), m.bodyName(bj));
+          disabled_.emplace_back(m.bodyName(bi), m.bodyName(bj)), disabled_reason_.emplace_back(kDisabledOverlap);
       }
     }
   // Pairs that collide in every one of kAlwaysSamples seeded random
@@ -335,11 +489,102 @@ CollisionWorld::CollisionWorld(std::shared_ptr<const Model> model, std::vector<L
     disabled_.emplace_back(m.bodyName(links_[static_cast<size_t>(p.a)].body),
                            p.obstacle ? obstacles_[static_cast<size_t>(p.b)].name
                                       : m.bodyName(links_[static_cast<size_t>(p.b)].body));
+    disabled_reason_.emplace_back(kDisabledAlways);
   }
   pairs_ = std::move(kept);
 }
 
 CollisionWorld::~CollisionWorld() = default;
+
+// ---- coverage ---------------------------------------------------------------------
+
+void CollisionWorld::computeCoverage() {
+  const Model& m = *model_;
+  // The points of each moving body's segments (body frame), five per segment.
+  std::vector<std::vector<Eigen::Vector3d>> points(static_cast<size_t>(m.numJoints()));
+  for (int b = 0; b < m.numJoints(); ++b) {
+    if (m.supportingJoints(b).empty()) continue;
+    LinkCoverage c;
+    c.body = b;
+    for (const LinkShape& l : links_) c.shapes += l.body == b;
+    coverage_.push_back(c);
+    points[static_cast<size_t>(b)].push_back(Eigen::Vector3d::Zero());
+    for (int ch : m.children(b))
+      for (int k = 1; k <= 4; ++k) points[static_cast<size_t>(b)].push_back(0.25 * k * m.parentTJoint(ch).p);
+  }
+  if (coverage_.empty()) return;
+  std::vector<char> covered(coverage_.size(), 1);
+  Data data(m);
+  Rng rng(kCoverSeed);
+  for (int sample = 0; sample <= kCoverSamples; ++sample) {
+    forwardKinematics(m, sample == 0 ? m.neutralConfiguration() : randomConfiguration(m, rng), data);
+    std::vector<ApproxShape> world;
+    for (size_t i = 0; i < links_.size(); ++i)
+      world.push_back(transformed(link_approx_[i], data.world_T_body[static_cast<size_t>(links_[i].body)]));
+    for (size_t k = 0; k < coverage_.size(); ++k) {
+      LinkCoverage& c = coverage_[k];
+      for (const Eigen::Vector3d& p : points[static_cast<size_t>(c.body)]) {
+        const Eigen::Vector3d x = data.world_T_body[static_cast<size_t>(c.body)].act(p);
+        int holder = -1;
+        for (size_t i = 0; i < world.size() && holder < 0; ++i)
+          if (pointDistance(world[i], x) <= 1.5 * kRestClearance) holder = static_cast<int>(i);
+        if (holder < 0) covered[k] = 0;
+        if (sample == 0 && p.isZero() && c.shapes == 0 && holder >= 0) c.covered_by = links_[static_cast<size_t>(holder)].body;
+      }
+    }
+  }
+  for (size_t k = 0; k < coverage_.size(); ++k) coverage_[k].covered = covered[k] && (coverage_[k].shapes > 0 || coverage_[k].covered_by >= 0);
+}
+
+std::vector<std::string> CollisionWorld::uncoveredLinks() const {
+  std::vector<std::string> out;
+  for (const LinkCoverage& c : coverage_)
+    if (!c.covered) out.push_back(model_->bodyName(c.body));
+  return out;
+}
+
+std::vector<std::pair<std::string, std::string>> CollisionWorld::restOverlaps() const {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (size_t k = 0; k < disabled_.size(); ++k)
+    if (disabled_reason_[k] == kDisabledOverlap) out.push_back(disabled_[k]);
+  return out;
+}
+
+std::string CollisionWorld::coverageWarning() const {
+  std::string out;
+  if (const auto u = uncoveredLinks(); !u.empty())
+    out = fmt::format("moving link(s) without a shape that covers them: {}", fmt::join(u, ", "));
+  if (const auto o = restOverlaps(); !o.empty()) {
+    std::vector<std::string> names;
+    for (const auto& [a, b] : o) names.push_back(a + "~" + b);
+    out += fmt::format("{}link pair(s) never checked because they collide at rest: {}", out.empty() ? "" : "; ",
+                       fmt::join(names, ", "));
+  }
+  return out;
+}
+
+std::string CollisionWorld::describeLink(int body) const {
+  std::vector<std::string> parts;
+  for (const LinkShape& l : links_) {
+    if (l.body != body) continue;
+    const Shape& s = l.shape;
+    const std::string from = l.fitted ? "" : " (description)";
+    switch (s.kind) {
+      case ShapeKind::kSphere: parts.push_back(fmt::format("sphere r={:.3g}{}", s.radius, from)); break;
+      case ShapeKind::kCapsule: parts.push_back(fmt::format("capsule r={:.3g} l={:.3g}{}", s.radius, s.length, from)); break;
+      case ShapeKind::kCylinder: parts.push_back(fmt::format("cylinder r={:.3g} l={:.3g}{}", s.radius, s.length, from)); break;
+      case ShapeKind::kBox: parts.push_back(fmt::format("box {:.3g}x{:.3g}x{:.3g}{}", s.size.x(), s.size.y(), s.size.z(), from)); break;
+      case ShapeKind::kMesh: parts.push_back(fmt::format("{} {} triangles", s.convex ? "hull" : "mesh", s.mesh->triangles.size())); break;
+    }
+  }
+  std::string text = parts.empty() ? "" : fmt::format("{}", fmt::join(parts, ", "));
+  for (const LinkCoverage& c : coverage_) {
+    if (c.body != body) continue;
+    if (parts.empty()) text = c.covered_by >= 0 ? fmt::format("inside {}'s shape (a shared joint origin)", model_->bodyName(c.covered_by)) : "none";
+    if (!c.covered) text += " [not covered]";
+  }
+  return parts.empty() && text.empty() ? "none (no joint moves it)" : text;
+}
 
 std::map<std::string, int> CollisionWorld::geometryCounts() const {
   std::map<std::string, int> out;
