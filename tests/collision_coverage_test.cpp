@@ -7,6 +7,8 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <iostream>
+#include <map>
 #include <set>
 
 #include "ikbench/collision/world.h"
@@ -93,20 +95,22 @@ TEST(CollisionCoverage, EveryMovingLinkOfAWamLikeArmIsCovered) {
   for (size_t k = 0; k < w.disabledPairs().size(); ++k)
     EXPECT_EQ(w.disabledReasons()[k], kDisabledAdjacent)
         << w.disabledPairs()[k].first << "~" << w.disabledPairs()[k].second;
-  // The tool frame's sphere is at least the rule's largest radius (what the
-  // hand it carries may be).
-  bool tool_sphere = false;
+  // The short capsule from the wrist to the tool frame is the hand the model
+  // does not describe: at least the rule's largest radius.
+  bool hand = false;
   for (const LinkShape& l : w.links())
-    if (model->bodyName(l.body) == "tool" && l.shape.kind == ShapeKind::kSphere)
-      tool_sphere = l.shape.radius >= CapsuleRule{}.max_radius - 1e-12;
-  EXPECT_TRUE(tool_sphere) << w.describeLink(model->bodyIndex("tool"));
+    if (model->bodyName(l.body) == "wam7" && l.shape.kind == ShapeKind::kCapsule)
+      hand = l.shape.radius >= CapsuleRule{}.max_radius - 1e-12;
+  EXPECT_TRUE(hand) << w.describeLink(model->bodyIndex("wam7"));
+  EXPECT_NE(w.describeLink(model->bodyIndex("tool")).find("inside wam7's shape"), std::string::npos)
+      << w.describeLink(model->bodyIndex("tool"));
 }
 
 TEST(CollisionCoverage, NeighboursOverlappingAtRestAreTrimmedNotDisabled) {
-  // The capsule of wam4 (the forearm) and the tool's capsule-free neighbours
-  // meet the wrist sphere at rest; with only segment capsules and a wrist
-  // sphere on wam5 the forearm-wam7 pair would collide at the neutral
-  // configuration. After fitting, no pair is left out for that.
+  // The forearm's capsule (wam4) ends at the wrist, where the hand's capsule
+  // (wam7, three joints on) starts: untrimmed, the pair collides at the
+  // neutral configuration. After fitting, with fat links, no pair is left
+  // out for that and every moving link is still covered.
   const auto model = wamLikeArm();
   CapsuleRule rule;
   rule.max_radius = 0.08;  // fat links: more contact at the joints
@@ -114,11 +118,9 @@ TEST(CollisionCoverage, NeighboursOverlappingAtRestAreTrimmedNotDisabled) {
   const CollisionWorld w(model, fitLinkCapsules(*model, rule), {}, {}, "fat");
   EXPECT_TRUE(w.restOverlaps().empty()) << w.coverageWarning();
   EXPECT_TRUE(w.uncoveredLinks().empty()) << w.coverageWarning();
-  // And the same arm's segment capsules alone, with a sphere at the wrist
-  // added by hand, do overlap at rest: the world leaves that pair out and says so.
-  std::vector<LinkShape> manual = segmentCapsulesOnly(*model, rule);
-  manual.push_back({model->bodyIndex("wam5"), Shape::sphere("wam5", 0.08, Pose3d()), true});
-  const CollisionWorld unfixed(model, manual, {}, {}, "unfixed");
+  // The same arm's segment capsules untrimmed do overlap at rest: the world
+  // leaves the pair out and says so.
+  const CollisionWorld unfixed(model, segmentCapsulesOnly(*model, rule), {}, {}, "unfixed");
   EXPECT_FALSE(unfixed.restOverlaps().empty());
   EXPECT_NE(unfixed.coverageWarning().find("collide at rest"), std::string::npos) << unfixed.coverageWarning();
 }
@@ -132,7 +134,8 @@ TEST(CollisionCoverage, AHandThroughAnObstacleIsNowFoundColliding) {
   const Pose3d& tool = data.world_T_body[static_cast<size_t>(model->bodyIndex("tool"))];
   // A 1 cm ball 5 cm beside the tool frame, across the tool's z axis (the
   // axis of the last segment): 4 cm from that axis, outside the 2.5 cm capsule
-  // of the short wrist-to-tool segment, inside a hand of the rule's 6 cm.
+  // the radius rule gives the short wrist-to-tool segment, inside the hand of
+  // the rule's 6 cm that this segment now is.
   Pose3d at;
   at.p = tool.act(Eigen::Vector3d(0.05, 0.0, 0.0));
   const Shape ball = Shape::sphere("ball", 0.01, at);
@@ -141,7 +144,7 @@ TEST(CollisionCoverage, AHandThroughAnObstacleIsNowFoundColliding) {
   const CollisionReport rb = before.check(data), ra = after.check(data);
   EXPECT_TRUE(rb.collision_free) << rb.pair << " " << rb.min_clearance;
   EXPECT_FALSE(ra.collision_free);
-  EXPECT_EQ(ra.pair, "tool~ball");
+  EXPECT_EQ(ra.pair, "wam7~ball");
   EXPECT_TRUE(after.collides(data));
   // With the arm folded away from it the ball is clear again: the pair is
   // checked, not just always reported.
@@ -149,12 +152,22 @@ TEST(CollisionCoverage, AHandThroughAnObstacleIsNowFoundColliding) {
   EXPECT_TRUE(after.check(data).collision_free);
 }
 
-// Every moving link of a robot description covered, every pair left out
-// with its reason; the pairs left out for colliding at rest are returned.
+// Every moving link of a robot description covered (a link whose segments
+// only the description's own shapes hold may not be: those are not changed,
+// and the flag names it), every pair left out with its reason; the pairs left
+// out for colliding at rest are returned.
 std::vector<std::string> checkRobot(const std::string& path) {
   const UrdfModel um = loadUrdf(path);
   const auto w = buildCollisionWorld(Scene{}, um.model, um.collision);
-  EXPECT_TRUE(w->uncoveredLinks().empty()) << path << ": " << w->coverageWarning();
+  std::string links;
+  for (int b = 0; b < w->model().numJoints(); ++b)
+    links += "\n  " + w->model().bodyName(b) + ": " + w->describeLink(b);
+  for (const LinkCoverage& c : w->coverage()) {
+    bool described = false;
+    for (const LinkShape& l : w->links()) described |= l.body == c.body && !l.fitted;
+    EXPECT_TRUE(c.covered || described) << path << ": " << w->coverageWarning() << links;
+    EXPECT_TRUE(c.shapes > 0 || c.covered_by >= 0) << path << ": " << w->model().bodyName(c.body);
+  }
   EXPECT_EQ(w->disabledReasons().size(), w->disabledPairs().size()) << path;
   std::vector<std::string> overlaps;
   for (size_t k = 0; k < w->disabledPairs().size(); ++k) {
@@ -167,15 +180,19 @@ std::vector<std::string> checkRobot(const std::string& path) {
 }
 
 TEST(CollisionCoverage, ShippedRobotsAreCoveredAndLeaveNoPairOutForOverlapAtRest) {
+  // The one exception, with its reason: at its rest configuration (zeros,
+  // the elbow at the middle of its range) the Panda's wrist folds the hand
+  // back onto link 4 (joint 6 at 0, its lower limit): the two cross in that
+  // pose, which no trimming of ends undoes.
+  const std::map<std::string, std::vector<std::string>> expected{
+      {"panda.urdf", {"panda_link4~panda_hand", "panda_link4~panda_link8"}}};
   int robots = 0;
   for (const auto& e : std::filesystem::directory_iterator(dataDirectory() + "/robots")) {
     if (e.path().extension() != ".urdf") continue;
     ++robots;
     const std::vector<std::string> overlaps = checkRobot(e.path().string());
-    // The description's own meshes may touch at rest (they cannot be trimmed);
-    // fitted geometry never leaves a pair out for it.
-    const UrdfModel um = loadUrdf(e.path().string());
-    if (um.collision.empty()) EXPECT_TRUE(overlaps.empty()) << e.path() << ": " << ::testing::PrintToString(overlaps);
+    const auto it = expected.find(e.path().filename().string());
+    EXPECT_EQ(overlaps, it == expected.end() ? std::vector<std::string>{} : it->second) << e.path();
   }
   EXPECT_GE(robots, 5);
 }
@@ -187,8 +204,9 @@ TEST(CollisionCoverage, CorpusRobotsAreCovered) {
     if (e.path().extension() != ".urdf") continue;
     ++robots;
     const std::vector<std::string> overlaps = checkRobot(e.path().string());
-    if (!overlaps.empty()) std::cout << e.path().filename().string() << ": left out for colliding at rest: "
-                                     << ::testing::PrintToString(overlaps) << "\n";
+    if (!overlaps.empty())
+      std::cout << e.path().filename().string() << ": " << overlaps.size()
+                << " pair(s) left out for colliding at rest, e.g. " << overlaps.front() << "\n";
   }
   if (!std::filesystem::exists(test::corpusFile("robots/wam.urdf")))
     std::cout << "no WAM description in the corpus: the WAM-like arm above stands in for it\n";

@@ -30,9 +30,49 @@ namespace ikbench {
 
 // ---- fitted capsules ------------------------------------------------------------
 
+Eigen::VectorXd restConfiguration(const Model& model) {
+  Eigen::VectorXd q = model.neutralConfiguration();
+  for (int j = 0; j < model.numJoints(); ++j) {
+    if (model.type(j) != JointType::kRevolute && model.type(j) != JointType::kPrismatic) continue;
+    const int iv = model.idxV(j), iq = model.idxQ(j);
+    const double lo = model.lowerLimits()[iv], hi = model.upperLimits()[iv];
+    if (!(q[iq] >= lo && q[iq] <= hi) && model.hasFiniteLimits(iv)) q[iq] = 0.5 * (lo + hi);
+  }
+  return q;
+}
+
 namespace {
 
 bool adjacentBodies(const Model& m, int a, int b) { return m.parent(a) == b || m.parent(b) == a; }
+
+// Whether bodies a and b meet at a joint: at most three joints apart in the
+// tree, every link between them short (its segment along the path below
+// `short_link`): a forearm and a hand across a wrist, an arm's base and its
+// upper arm across a shoulder. Two links farther apart that touch at rest are
+// crossing in that pose, which trimming their ends would not undo.
+bool meetAtJoint(const Model& m, int a, int b, double short_link) {
+  std::vector<int> up_a{a}, up_b{b};
+  for (int x = m.parent(a); x >= 0; x = m.parent(x)) up_a.push_back(x);
+  for (int x = m.parent(b); x >= 0; x = m.parent(x)) up_b.push_back(x);
+  size_t ia = 0, ib = 0;
+  bool found = false;
+  for (ia = 0; ia < up_a.size() && !found; ++ia)
+    for (ib = 0; ib < up_b.size(); ++ib)
+      if (up_a[ia] == up_b[ib]) {
+        found = true;
+        break;
+      }
+  if (!found) return false;
+  --ia;  // the loop stepped past the common ancestor
+  // The path a .. lca .. b; each edge's length is its child joint's offset.
+  std::vector<double> edges;
+  for (size_t k = 0; k < ia; ++k) edges.push_back(m.parentTJoint(up_a[k]).p.norm());
+  for (size_t k = ib; k-- > 0;) edges.push_back(m.parentTJoint(up_b[k]).p.norm());
+  if (edges.size() > 3) return false;
+  for (size_t k = 1; k + 1 < edges.size(); ++k)
+    if (edges[k] >= short_link) return false;
+  return true;
+}
 
 // Signed distance of a point (world) to an inner-loop shape: negative inside.
 double pointDistance(const ApproxShape& s, const Eigen::Vector3d& x) {
@@ -67,6 +107,7 @@ std::vector<LinkShape> fitLinkCapsules(const Model& model, const CapsuleRule& ru
   // 1. A capsule along every segment of at least min_segment (from the
   //    body's origin to a child joint's origin).
   std::vector<char> point_body(static_cast<size_t>(n), 0);
+  std::vector<int> into(static_cast<size_t>(n), -1);  // the fitted capsule from a body's parent to it
   for (int b = 0; b < n; ++b) {
     if (has[static_cast<size_t>(b)]) continue;
     int made = 0;
@@ -76,6 +117,7 @@ std::vector<LinkShape> fitLinkCapsules(const Model& model, const CapsuleRule& ru
       if (len < rule.min_segment) continue;
       out.push_back({b, Shape::capsuleBetween(model.bodyName(b), Eigen::Vector3d::Zero(), end, radiusFor(b, len)), true});
       seg.emplace_back(Eigen::Vector3d::Zero(), end);
+      into[static_cast<size_t>(c)] = static_cast<int>(out.size()) - 1;
       ++made;
     }
     point_body[static_cast<size_t>(b)] = made == 0;
@@ -83,19 +125,27 @@ std::vector<LinkShape> fitLinkCapsules(const Model& model, const CapsuleRule& ru
   // 2. A body none of whose segments reaches min_segment (joint origins that
   //    coincide: a shoulder or wrist of intersecting axes; a leaf: the flange,
   //    the tool, an effector's tip frame) sweeps no more than its origin, but
-  //    what it carries turns about that point: it gets a sphere there, one per
-  //    run of such bodies at one point (the others are inside it whatever the
-  //    configuration: the point is fixed in every body of the run). Radius:
-  //    the link's own, else the largest radius the rule gives the segments
-  //    that meet at the point, so that the sphere holds the capsules' ends,
-  //    and at least max_radius at a leaf. A body whose origin lies inside a
-  //    shape of the description on a neighbour gets none: that shape holds it.
-  //    Bodies no joint moves are left as they are (nothing to cover for IK).
-  std::vector<int> run_root(static_cast<size_t>(n), -1);
+  //    what it carries turns about that point:
+  //    * a run of such bodies at one point (a shoulder, a wrist) gets one
+  //      sphere there, on the last body of the run (the neighbour of the
+  //      capsules that leave the point; the first when none leaves); the others are inside it whatever the
+  //      configuration, the point being fixed in every body of the run.
+  //      Radius: the largest the rule gives the segments that meet at the
+  //      point, so that the sphere holds the capsules' ends;
+  //    * a leaf at the end of a fitted capsule of at most 2 max_radius (a
+  //      flange, a tool frame) makes that capsule the hand the model does not
+  //      describe: its radius becomes at least max_radius. At the end of a
+  //      longer capsule the capsule's end holds it. A leaf in a run, or with a
+  //      radius of its own, gets a sphere (at least max_radius).
+  //    A body whose origin lies inside a shape of the description on a
+  //    neighbour gets nothing: that shape holds it. Bodies no joint moves are
+  //    left as they are (nothing to cover for IK).
+  std::vector<int> run_root(static_cast<size_t>(n), -1), run_last(static_cast<size_t>(n), -1);
   std::vector<double> run_radius(static_cast<size_t>(n), 0.0);
+  std::vector<char> run_out(static_cast<size_t>(n), 0);  // capsules leave the run's point
   // Whether the origin of body b lies inside a shape of the description
   // (`given`) on its parent or on a child at the same origin: such a point is
-  // held whatever the configuration, and needs no sphere of its own.
+  // held whatever the configuration.
   auto heldByGiven = [&](int b) {
     for (size_t i = 0; i < n_given; ++i) {
       const int o = out[i].body;
@@ -110,35 +160,57 @@ std::vector<LinkShape> fitLinkCapsules(const Model& model, const CapsuleRule& ru
     }
     return false;
   };
+  // The leaves at the end of a fitted capsule first (the hands), so that the
+  // spheres below hold the hands' ends too.
+  std::vector<char> held(static_cast<size_t>(n), 0);
   for (int b = 0; b < n; ++b) {
-    if (!point_body[static_cast<size_t>(b)] || !moving(b) || heldByGiven(b)) continue;
+    const int cap = into[static_cast<size_t>(b)];
+    if (!point_body[static_cast<size_t>(b)] || !moving(b) || !model.children(b).empty() || cap < 0 ||
+        rule.link_radius.count(model.bodyName(b)))
+      continue;
+    held[static_cast<size_t>(b)] = 1;
+    LinkShape& hand = out[static_cast<size_t>(cap)];
+    if (model.parentTJoint(b).p.norm() <= 2.0 * rule.max_radius && !rule.link_radius.count(model.bodyName(hand.body)) &&
+        hand.shape.radius < rule.max_radius)
+      hand.shape = Shape::capsuleBetween(hand.shape.name, seg[static_cast<size_t>(cap)].first,
+                                         seg[static_cast<size_t>(cap)].second, rule.max_radius);
+  }
+  for (int b = 0; b < n; ++b) {
+    if (!point_body[static_cast<size_t>(b)] || !moving(b) || held[static_cast<size_t>(b)] || heldByGiven(b)) continue;
     const int p = model.parent(b);
     const double in = model.parentTJoint(b).p.norm();
     const bool joins = p >= 0 && run_root[static_cast<size_t>(p)] >= 0 && in < rule.min_segment;
+    const bool own = rule.link_radius.count(model.bodyName(b)) > 0;
     const int root = joins ? run_root[static_cast<size_t>(p)] : b;
     run_root[static_cast<size_t>(b)] = root;
+    run_last[static_cast<size_t>(root)] = b;
+    // The radii of the fitted capsules that end or start at the point.
     double r = rule.min_radius;
-    if (p >= 0 && in >= rule.min_segment) r = std::max(r, radiusFor(p, in));
+    if (const int cap = into[static_cast<size_t>(b)]; cap >= 0) r = std::max(r, out[static_cast<size_t>(cap)].shape.radius);
     for (int c : model.children(b))
       for (int cc : model.children(c))
-        if (const double len = model.parentTJoint(cc).p.norm(); len >= rule.min_segment && model.parentTJoint(c).p.norm() < rule.min_segment)
-          r = std::max(r, radiusFor(c, len));
-    // A leaf (the flange, the tool frame) carries what the model does not
-    // describe (a hand, a gripper): the rule's largest radius at least.
+        if (const int cap = into[static_cast<size_t>(cc)];
+            cap >= 0 && model.parentTJoint(c).p.norm() < rule.min_segment)
+          r = std::max(r, out[static_cast<size_t>(cap)].shape.radius), run_out[static_cast<size_t>(root)] = 1;
     if (model.children(b).empty()) r = std::max(r, rule.max_radius);
+    if (own) r = std::max(r, rule.link_radius.at(model.bodyName(b)));
     run_radius[static_cast<size_t>(root)] = std::max(run_radius[static_cast<size_t>(root)], r);
   }
   for (int b = 0; b < n; ++b) {
     if (run_root[static_cast<size_t>(b)] != b) continue;
-    const auto own = rule.link_radius.find(model.bodyName(b));
-    const double r = own != rule.link_radius.end() ? own->second : std::min(run_radius[static_cast<size_t>(b)], rule.max_radius);
-    out.push_back({b, Shape::sphere(model.bodyName(b), r, Pose3d()), true});
+    // On the neighbour of the capsules that leave the point; a run that ends
+    // the tree (a wrist and its tool frame) on its first body, the neighbour
+    // of the capsule that arrives.
+    const int last = run_out[static_cast<size_t>(b)] ? run_last[static_cast<size_t>(b)] : b;
+    const auto own = rule.link_radius.find(model.bodyName(last));
+    const double r = own != rule.link_radius.end() ? own->second : run_radius[static_cast<size_t>(b)];
+    out.push_back({last, Shape::sphere(model.bodyName(last), r, Pose3d()), true});
     seg.emplace_back(Eigen::Vector3d::Zero(), Eigen::Vector3d::Zero());
   }
   // 3. Shapes of links that are not neighbours (parent and child) may meet
   //    at rest where segments meet at a joint: the capsules on either side of
   //    a wrist's sphere, say. Such a pair would be left out of the checks
-  //    whole (CollisionWorld drops pairs colliding at the neutral
+  //    whole (CollisionWorld drops pairs colliding at the rest
   //    configuration); instead each fitted capsule's end nearest the contact
   //    is drawn back along its axis until the pair is kRestClearance apart.
   //    The joint stays covered: the sphere there, or the neighbour's capsule
@@ -146,7 +218,7 @@ std::vector<LinkShape> fitLinkCapsules(const Model& model, const CapsuleRule& ru
   //    (given shapes, or a capsule trimmed to nothing) stays as it is and is
   //    left out by the world, which names it.
   Data data(model);
-  forwardKinematics(model, model.neutralConfiguration(), data);
+  forwardKinematics(model, restConfiguration(model), data);
   auto world = [&](size_t i) {
     return transformed(approximate(out[i].shape), data.world_T_body[static_cast<size_t>(out[i].body)]);
   };
@@ -166,7 +238,9 @@ std::vector<LinkShape> fitLinkCapsules(const Model& model, const CapsuleRule& ru
     for (size_t i = 0; i < out.size(); ++i)
       for (size_t j = i + 1; j < out.size(); ++j) {
         const int bi = out[i].body, bj = out[j].body;
-        if (bi == bj || adjacentBodies(model, bi, bj) || (!trimmable(i) && !trimmable(j))) continue;
+        if (bi == bj || adjacentBodies(model, bi, bj) || (!trimmable(i) && !trimmable(j)) ||
+            !meetAtJoint(model, bi, bj, 2.0 * rule.max_radius))
+          continue;
         const ApproxShape wi = world(i), wj = world(j);
         if (wi.is_box && wj.is_box) continue;
         const ClosestPoints cp = wi.is_box ? closestPoints(wj.capsule, wi) : closestPoints(wi.capsule, wj);
@@ -185,6 +259,11 @@ std::vector<LinkShape> fitLinkCapsules(const Model& model, const CapsuleRule& ru
           const auto& [a0, b0] = seg[k];
           const Eigen::Vector3d u = (b0 - a0).normalized();
           const double t = (local - a0).dot(u), len = (b0 - a0).norm();
+          // Only a contact at the end's cap is trimmed: one along the middle
+          // of the capsule is two links crossing at rest, not meeting at a joint.
+          const double to_end = std::min(t - trim_a[k], (len - trim_b[k]) - t);
+          const ApproxShape& other = k == i ? wj : wi;
+          if (to_end > out[k].shape.radius + (other.is_box ? 0.0 : other.capsule.radius)) continue;
           double& cut = (t - trim_a[k] < (len - trim_b[k]) - t) ? trim_a[k] : trim_b[k];
           const double before = cut;
           cut = std::min(cut + need, limit(k));
@@ -425,9 +504,9 @@ CollisionWorld::CollisionWorld(std::shared_ptr<const Model> model, std::vector<L
     pairs_ = *recorded;
     return;
   }
-  // Self pairs, less those that collide at the neutral configuration.
+  // Self pairs, less those that collide at the rest configuration (restConfiguration).
   Data data(m);
-  forwardKinematics(m, m.neutralConfiguration(), data);
+  forwardKinematics(m, restConfiguration(m), data);
   std::set<std::pair<int, int>> neutral_off;
   for (int i = 0; i < static_cast<int>(links_.size()); ++i)
     for (int j = i + 1; j < static_cast<int>(links_.size()); ++j) {
@@ -517,7 +596,7 @@ void CollisionWorld::computeCoverage() {
   Data data(m);
   Rng rng(kCoverSeed);
   for (int sample = 0; sample <= kCoverSamples; ++sample) {
-    forwardKinematics(m, sample == 0 ? m.neutralConfiguration() : randomConfiguration(m, rng), data);
+    forwardKinematics(m, sample == 0 ? restConfiguration(m) : randomConfiguration(m, rng), data);
     std::vector<ApproxShape> world;
     for (size_t i = 0; i < links_.size(); ++i)
       world.push_back(transformed(link_approx_[i], data.world_T_body[static_cast<size_t>(links_[i].body)]));

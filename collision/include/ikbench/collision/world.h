@@ -19,7 +19,7 @@
 // static bodies (no joint moves them: the base and what is fixed to it, as
 // still as the obstacles), pairs of adjacent bodies
 // (parent and child), pairs of link shapes that already collide in the
-// model's neutral configuration (the SRDF "default" pairs a MoveIt setup
+// model's rest configuration (restConfiguration) (the SRDF "default" pairs a MoveIt setup
 // assistant disables), pairs (with links or obstacles) that collide in every
 // one of kAlwaysSamples seeded random configurations (its "always" pairs;
 // with an obstacle, only for a link one joint from a static body, which turns
@@ -63,8 +63,15 @@ struct CapsuleRule {
   std::map<std::string, double> link_radius;  // body name -> radius [m]
 };
 
+// The configuration "at rest" that the pairs colliding in it are judged at:
+// the neutral configuration, with every revolute or prismatic joint whose zero
+// lies outside its finite limits at the middle of them (MoveIt's default joint
+// values: JointModel::getVariableDefaultPositions), so that a robot whose
+// zero is not a pose it can take (the Panda's elbow) is judged in one it can.
+Eigen::VectorXd restConfiguration(const Model& model);
+
 // How far apart [m] fitLinkCapsules trims the fitted shapes of links that are
-// not neighbours at the neutral configuration; a point of a link's segments
+// not neighbours at the rest configuration; a point of a link's segments
 // within this of a link shape counts as covered (CollisionWorld::coverage).
 inline constexpr double kRestClearance = 1e-3;
 
@@ -73,7 +80,7 @@ inline constexpr double kRestClearance = 1e-3;
 // min_segment, a sphere at the origin of each moving body without one (one
 // per run of bodies sharing that origin), and the fitted capsules of links
 // that are not neighbours trimmed at their ends until they are
-// kRestClearance apart at the neutral configuration, so that the world need
+// kRestClearance apart at restConfiguration, so that the world need
 // not leave such pairs out. Throws std::invalid_argument for a link_radius
 // entry naming a body the model does not have.
 std::vector<LinkShape> fitLinkCapsules(const Model& model, const CapsuleRule& rule, std::vector<LinkShape> given = {});
@@ -91,7 +98,7 @@ struct AvoidanceParameters {
 // Why a pair is left out of the checks (CollisionWorld::disabledReasons).
 inline constexpr const char* kDisabledAdjacent = "adjacent";             // parent and child
 inline constexpr const char* kDisabledScene = "scene";                   // the scene's or its SRDF's list
-inline constexpr const char* kDisabledOverlap = "overlap_at_rest";       // collide at the neutral configuration
+inline constexpr const char* kDisabledOverlap = "overlap_at_rest";       // collide at restConfiguration
 inline constexpr const char* kDisabledAlways = "always_colliding";       // collide in every sampled configuration
 
 // What covers one moving body: its own shapes, or another body's shape that
@@ -101,7 +108,7 @@ struct LinkCoverage {
   int shapes = 0;       // its own link shapes
   int covered_by = -1;  // with no shape of its own: the body whose shape holds its origin, or -1
   // Every point of its segments (origin to each child joint's origin) lies
-  // within kRestClearance of a link shape at the neutral configuration and
+  // within kRestClearance of a link shape at the rest configuration and
   // at kCoverSamples seeded random ones.
   bool covered = false;
 };
@@ -123,7 +130,7 @@ struct CollisionReport {
 };
 
 // How a world settles the pairs it leaves out. kDerive: a scene read for a
-// run: adjacent, collide-at-neutral and always-colliding pairs derived here,
+// run: adjacent, collide-at-rest and always-colliding pairs derived here,
 // beside the scene's own list. kAsRecorded: a world read back from a results
 // file, whose list already holds every pair the run left out: only those
 // (and adjacent bodies) are left out, nothing is derived again.
@@ -169,7 +176,7 @@ class CollisionWorld {
   const std::vector<Shape>& obstacles() const { return obstacles_; }
   const std::vector<CollisionPair>& pairs() const { return pairs_; }
   // The pairs left out (by name), for the results files: adjacent bodies,
-  // collide-at-neutral, always-colliding and the scene's own list.
+  // collide-at-rest, always-colliding and the scene's own list.
   const std::vector<std::pair<std::string, std::string>>& disabledPairs() const { return disabled_; }
   // Why each of disabledPairs() is left out: kDisabledAdjacent, kDisabledScene,
   // kDisabledOverlap or kDisabledAlways ("" when read back without reasons).
@@ -178,7 +185,7 @@ class CollisionWorld {
   const std::vector<LinkCoverage>& coverage() const { return coverage_; }
   // The names of the moving bodies that are not covered.
   std::vector<std::string> uncoveredLinks() const;
-  // The link pairs left out because they collide at the neutral configuration.
+  // The link pairs left out because they collide at the rest configuration.
   std::vector<std::pair<std::string, std::string>> restOverlaps() const;
   // The coverage flag: a moving body not covered, or a pair left out for
   // colliding at rest; the reasons as text (empty when neither).
