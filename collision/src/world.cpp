@@ -604,9 +604,15 @@ void CollisionWorld::computeCoverage() {
       LinkCoverage& c = coverage_[k];
       for (const Eigen::Vector3d& p : points[static_cast<size_t>(c.body)]) {
         const Eigen::Vector3d x = data.world_T_body[static_cast<size_t>(c.body)].act(p);
+        // A shape of a neighbour (parent or child) first: it holds the point
+        // whatever the configuration; another link's only where it passes.
         int holder = -1;
-        for (size_t i = 0; i < world.size() && holder < 0; ++i)
-          if (pointDistance(world[i], x) <= 1.5 * kRestClearance) holder = static_cast<int>(i);
+        for (int pass = 0; pass < 2 && holder < 0; ++pass)
+          for (size_t i = 0; i < world.size() && holder < 0; ++i) {
+            const int o = links_[i].body;
+            const bool near = o == c.body || o == m.parent(c.body) || m.parent(o) == c.body;
+            if ((pass == 0) == near && pointDistance(world[i], x) <= 1.5 * kRestClearance) holder = static_cast<int>(i);
+          }
         if (holder < 0) covered[k] = 0;
         if (sample == 0 && p.isZero() && c.shapes == 0 && holder >= 0) c.covered_by = links_[static_cast<size_t>(holder)].body;
       }
@@ -659,7 +665,8 @@ std::string CollisionWorld::describeLink(int body) const {
   std::string text = parts.empty() ? "" : fmt::format("{}", fmt::join(parts, ", "));
   for (const LinkCoverage& c : coverage_) {
     if (c.body != body) continue;
-    if (parts.empty()) text = c.covered_by >= 0 ? fmt::format("inside {}'s shape (a shared joint origin)", model_->bodyName(c.covered_by)) : "none";
+    if (parts.empty())
+      text = c.covered_by >= 0 ? fmt::format("inside {}'s shape", model_->bodyName(c.covered_by)) : "none";
     if (!c.covered) text += " [not covered]";
   }
   return parts.empty() && text.empty() ? "none (no joint moves it)" : text;
