@@ -46,31 +46,35 @@ namespace {
 bool adjacentBodies(const Model& m, int a, int b) { return m.parent(a) == b || m.parent(b) == a; }
 
 // Whether bodies a and b meet at a joint: at most three joints apart in the
-// tree, every link between them short (its segment along the path below
-// `short_link`): a forearm and a hand across a wrist, an arm's base and its
-// upper arm across a shoulder. Two links farther apart that touch at rest are
+// tree, and every segment along the path between them that is neither a's
+// nor b's own shorter than `short_link` (the offsets of joints whose origins
+// coincide, or nearly): a forearm and a hand across a wrist, an arm's base and
+// its upper arm across a shoulder. Links farther apart, or joined through a
+// link of their own length (two limbs on one torso), that touch at rest are
 // crossing in that pose, which trimming their ends would not undo.
 bool meetAtJoint(const Model& m, int a, int b, double short_link) {
   std::vector<int> up_a{a}, up_b{b};
   for (int x = m.parent(a); x >= 0; x = m.parent(x)) up_a.push_back(x);
   for (int x = m.parent(b); x >= 0; x = m.parent(x)) up_b.push_back(x);
-  size_t ia = 0, ib = 0;
-  bool found = false;
-  for (ia = 0; ia < up_a.size() && !found; ++ia)
-    for (ib = 0; ib < up_b.size(); ++ib)
-      if (up_a[ia] == up_b[ib]) {
-        found = true;
+  size_t ia = up_a.size(), ib = up_b.size();
+  for (size_t i = 0; i < up_a.size() && ia == up_a.size(); ++i)
+    for (size_t j = 0; j < up_b.size(); ++j)
+      if (up_a[i] == up_b[j]) {
+        ia = i;
+        ib = j;
         break;
       }
-  if (!found) return false;
-  --ia;  // the loop stepped past the common ancestor
-  // The path a .. lca .. b; each edge's length is its child joint's offset.
-  std::vector<double> edges;
-  for (size_t k = 0; k < ia; ++k) edges.push_back(m.parentTJoint(up_a[k]).p.norm());
-  for (size_t k = ib; k-- > 0;) edges.push_back(m.parentTJoint(up_b[k]).p.norm());
-  if (edges.size() > 3) return false;
-  for (size_t k = 1; k + 1 < edges.size(); ++k)
-    if (edges[k] >= short_link) return false;
+  if (ia == up_a.size()) return false;
+  if (ia + ib > 3) return false;
+  // Each edge of the path is the segment of its parent body to the child's origin.
+  auto ok = [&](int child) {
+    const int owner = m.parent(child);
+    return owner == a || owner == b || m.parentTJoint(child).p.norm() < short_link;
+  };
+  for (size_t k = 0; k < ia; ++k)
+    if (!ok(up_a[k])) return false;
+  for (size_t k = 0; k < ib; ++k)
+    if (!ok(up_b[k])) return false;
   return true;
 }
 
