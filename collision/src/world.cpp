@@ -45,39 +45,6 @@ namespace {
 
 bool adjacentBodies(const Model& m, int a, int b) { return m.parent(a) == b || m.parent(b) == a; }
 
-// Whether bodies a and b meet at a joint: at most three joints apart in the
-// tree, and every segment along the path between them that is neither a's
-// nor b's own shorter than `short_link` (the offsets of joints whose origins
-// coincide, or nearly): a forearm and a hand across a wrist, an arm's base and
-// its upper arm across a shoulder. Links farther apart, or joined through a
-// link of their own length (two limbs on one torso), that touch at rest are
-// crossing in that pose, which trimming their ends would not undo.
-bool meetAtJoint(const Model& m, int a, int b, double short_link) {
-  std::vector<int> up_a{a}, up_b{b};
-  for (int x = m.parent(a); x >= 0; x = m.parent(x)) up_a.push_back(x);
-  for (int x = m.parent(b); x >= 0; x = m.parent(x)) up_b.push_back(x);
-  size_t ia = up_a.size(), ib = up_b.size();
-  for (size_t i = 0; i < up_a.size() && ia == up_a.size(); ++i)
-    for (size_t j = 0; j < up_b.size(); ++j)
-      if (up_a[i] == up_b[j]) {
-        ia = i;
-        ib = j;
-        break;
-      }
-  if (ia == up_a.size()) return false;
-  if (ia + ib > 3) return false;
-  // Each edge of the path is the segment of its parent body to the child's origin.
-  auto ok = [&](int child) {
-    const int owner = m.parent(child);
-    return owner == a || owner == b || m.parentTJoint(child).p.norm() < short_link;
-  };
-  for (size_t k = 0; k < ia; ++k)
-    if (!ok(up_a[k])) return false;
-  for (size_t k = 0; k < ib; ++k)
-    if (!ok(up_b[k])) return false;
-  return true;
-}
-
 // Signed distance of a point (world) to an inner-loop shape: negative inside.
 double pointDistance(const ApproxShape& s, const Eigen::Vector3d& x) {
   if (s.is_box) return boxSignedDistance(s.box, x);
@@ -211,73 +178,37 @@ std::vector<LinkShape> fitLinkCapsules(const Model& model, const CapsuleRule& ru
     out.push_back({last, Shape::sphere(model.bodyName(last), r, Pose3d()), true});
     seg.emplace_back(Eigen::Vector3d::Zero(), Eigen::Vector3d::Zero());
   }
-  // 3. Shapes of links that are not neighbours (parent and child) may meet
-  //    at rest where segments meet at a joint: the capsules on either side of
-  //    a wrist's sphere, say. Such a pair would be left out of the checks
-  //    whole (CollisionWorld drops pairs colliding at the rest
-  //    configuration); instead each fitted capsule's end nearest the contact
-  //    is drawn back along its axis until the pair is kRestClearance apart.
-  //    The joint stays covered: the sphere there, or the neighbour's capsule
-  //    end, holds the part given up. A pair that cannot be separated so
-  //    (given shapes, or a capsule trimmed to nothing) stays as it is and is
-  //    left out by the world, which names it.
+  // 3. A fitted capsule that ends at a joint where another link's sphere
+  //    sits (a run's sphere, on a link that is not its neighbour: the
+  //    forearm's capsule at a wrist whose sphere is on the last wrist link)
+  //    collides with it at rest and would be left out of the checks whole
+  //    (CollisionWorld leaves out pairs colliding at the rest configuration).
+  //    Instead its end there is drawn back along its axis by the sum of the
+  //    radii and kRestClearance: the sphere holds what was given up, and since
+  //    the joint's point is fixed in both links the pair stays that far apart
+  //    whatever the joints do. Capsules that meet each other across a joint
+  //    are not trimmed: their distance changes as the joint bends, and
+  //    trimming for one pose would only move the contact to another (a pair
+  //    that collides at rest so is left out, with its reason, and flags the scene).
   Data data(model);
   forwardKinematics(model, restConfiguration(model), data);
-  auto world = [&](size_t i) {
-    return transformed(approximate(out[i].shape), data.world_T_body[static_cast<size_t>(out[i].body)]);
-  };
-  // Trim so far at each end of a fitted capsule, up to min(half its length,
-  // twice max_radius); a fitted sphere shrinks instead, down to min_radius.
-  std::vector<double> trim_a(out.size(), 0.0), trim_b(out.size(), 0.0);
-  auto isSphere = [&](size_t k) { return k >= n_given && (seg[k].second - seg[k].first).norm() == 0.0; };
-  auto limit = [&](size_t k) { return std::min(0.5 * (seg[k].second - seg[k].first).norm(), 2.0 * rule.max_radius); };
-  auto trimmable = [&](size_t k) {
-    if (k < n_given) return false;
-    if (isSphere(k))  // a radius the scene gives the link stays as given
-      return out[k].shape.radius > rule.min_radius && !rule.link_radius.count(model.bodyName(out[k].body));
-    return limit(k) > 0.0 && std::min(trim_a[k], trim_b[k]) < limit(k);
-  };
-  for (int round = 0; round < 64; ++round) {
-    bool moved = false;
-    for (size_t i = 0; i < out.size(); ++i)
-      for (size_t j = i + 1; j < out.size(); ++j) {
-        const int bi = out[i].body, bj = out[j].body;
-        if (bi == bj || adjacentBodies(model, bi, bj) || (!trimmable(i) && !trimmable(j)) ||
-            !meetAtJoint(model, bi, bj, 2.0 * rule.max_radius))
-          continue;
-        const ApproxShape wi = world(i), wj = world(j);
-        if (wi.is_box && wj.is_box) continue;
-        const ClosestPoints cp = wi.is_box ? closestPoints(wj.capsule, wi) : closestPoints(wi.capsule, wj);
-        if (cp.distance >= kRestClearance) continue;
-        const double need = (kRestClearance - cp.distance) / (trimmable(i) + trimmable(j)) + 1e-6;
-        for (const size_t k : {i, j}) {
-          if (!trimmable(k)) continue;
-          if (isSphere(k)) {
-            out[k].shape.radius = std::max(out[k].shape.radius - need, rule.min_radius);
-            moved = true;
-            continue;
-          }
-          // The witness point on this shape, in its body frame: the end nearer it is drawn back.
-          const Eigen::Vector3d w = wi.is_box ? (k == i ? cp.on_b : cp.on_a) : (k == i ? cp.on_a : cp.on_b);
-          const Eigen::Vector3d local = data.world_T_body[static_cast<size_t>(out[k].body)].inverse().act(w);
-          const auto& [a0, b0] = seg[k];
-          const Eigen::Vector3d u = (b0 - a0).normalized();
-          const double t = (local - a0).dot(u), len = (b0 - a0).norm();
-          // Only a contact at the end's cap is trimmed: one along the middle
-          // of the capsule is two links crossing at rest, not meeting at a joint.
-          const double to_end = std::min(t - trim_a[k], (len - trim_b[k]) - t);
-          const ApproxShape& other = k == i ? wj : wi;
-          if (to_end > out[k].shape.radius + (other.is_box ? 0.0 : other.capsule.radius)) continue;
-          double& cut = (t - trim_a[k] < (len - trim_b[k]) - t) ? trim_a[k] : trim_b[k];
-          const double before = cut;
-          cut = std::min(cut + need, limit(k));
-          if (cut == before) continue;
-          out[k].shape =
-              Shape::capsuleBetween(out[k].shape.name, a0 + trim_a[k] * u, b0 - trim_b[k] * u, out[k].shape.radius);
-          moved = true;
-        }
-      }
-    if (!moved) break;
+  for (size_t s = n_given; s < out.size(); ++s) {
+    if ((seg[s].second - seg[s].first).norm() != 0.0) continue;  // spheres only
+    const Eigen::Vector3d centre = data.world_T_body[static_cast<size_t>(out[s].body)].act(out[s].shape.pose.p);
+    for (size_t k = n_given; k < out.size(); ++k) {
+      const auto& [a0, b0] = seg[k];
+      const double len = (b0 - a0).norm();
+      if (len == 0.0 || out[k].body == out[s].body || adjacentBodies(model, out[k].body, out[s].body)) continue;
+      const Pose3d& T = data.world_T_body[static_cast<size_t>(out[k].body)];
+      const bool at_a = (T.act(a0) - centre).norm() < rule.min_segment, at_b = (T.act(b0) - centre).norm() < rule.min_segment;
+      if (!at_a && !at_b) continue;
+      // Keep the capsule at least half its length (the rest is the sphere's).
+      const double cut = std::min(out[s].shape.radius + out[k].shape.radius + kRestClearance, 0.5 * len);
+      const Eigen::Vector3d u = (b0 - a0) / len;
+      const Eigen::Vector3d a = at_a ? Eigen::Vector3d(a0 + cut * u) : a0, b = at_b ? Eigen::Vector3d(b0 - cut * u) : b0;
+      seg[k] = {a, b};
+      out[k].shape = Shape::capsuleBetween(out[k].shape.name, a, b, out[k].shape.radius);
+    }
   }
   return out;
 }

@@ -70,19 +70,21 @@ struct CapsuleRule {
 // zero is not a pose it can take (the Panda's elbow) is judged in one it can.
 Eigen::VectorXd restConfiguration(const Model& model);
 
-// How far apart [m] fitLinkCapsules trims the fitted shapes of links that are
-// not neighbours at the rest configuration; a point of a link's segments
-// within this of a link shape counts as covered (CollisionWorld::coverage).
-inline constexpr double kRestClearance = 1e-3;
+// How far apart [m] fitLinkCapsules keeps a capsule from a sphere at the
+// joint it ends at (above the avoidance's default security distance, 2 mm,
+// so that the damper's rows of such a pair stay feasible); a point of a
+// link's segments within 1.5 times this of a link shape counts as covered
+// (CollisionWorld::coverage).
+inline constexpr double kRestClearance = 5e-3;
 
 // Fitted shapes for the bodies that have no shape in `given` (which is
 // returned first, unchanged): a capsule along every segment of at least
-// min_segment, a sphere at the origin of each moving body without one (one
-// per run of bodies sharing that origin), and the fitted capsules of links
-// that are not neighbours trimmed at their ends until they are
-// kRestClearance apart at restConfiguration, so that the world need
-// not leave such pairs out. Throws std::invalid_argument for a link_radius
-// entry naming a body the model does not have.
+// min_segment, a sphere at the origin of each run of moving bodies that
+// share one (a shoulder, a wrist), a leaf's short capsule made the hand
+// (radius at least max_radius), and each capsule that ends at another link's
+// joint sphere drawn back from it by the radii and kRestClearance
+// (docs/collision.md, "Coverage"). Throws std::invalid_argument for a
+// link_radius entry naming a body the model does not have.
 std::vector<LinkShape> fitLinkCapsules(const Model& model, const CapsuleRule& rule, std::vector<LinkShape> given = {});
 
 // Parameters of collision avoidance (the velocity damper of Faverjon &
