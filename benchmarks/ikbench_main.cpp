@@ -7,7 +7,7 @@
 //   ikbench run --protocol trac-ik|ikfast-test|seeds|tracking --urdf FILE [--base LINK --tip LINK] [...]
 //   ikbench run --bvh FILE [...]
 //   ikbench run --chain DOF [--samples N] [...]
-//   ikbench list solvers|suites|protocols|scenarios [--format text|json]
+//   ikbench list solvers|suites|protocols|scenarios|collision [--format text|json]
 //   ikbench throughput [--solver SPEC] [--dof N] [--solves N] [--threads 1,2] [--out DIR]
 //                      [--batch [--lanes N] [--isa auto|portable|avx2]]
 //   ikbench verify RUN_DIR
@@ -32,7 +32,9 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <optional>
+#include <set>
 #include <system_error>
 #include <nlohmann/json.hpp>
 
@@ -47,6 +49,7 @@
 #include "harness/solver_catalog.h"
 #include "harness/throughput.h"
 #include "harness/verify.h"
+#include "ikbench/collision/world.h"
 #include "ikbench/core/redact.h"
 #include "ikbench/scenarios/suite.h"
 #include "ikbench/solvers/batch.h"
@@ -128,6 +131,38 @@ void listScenarios(const std::string& only) {
     for (const Family& f : suite.families)
       fmt::print("  {:<28} {:>5} problems  dof {:>4}  effectors {:>2}  {:<11} {:<10}  {}\n", f.name,
                  f.problems.size(), f.dof, f.effectors, f.goal, f.sequential ? "sequential" : "", f.description);
+  }
+}
+
+// What the collision world of a robot in a scene checks: each moving link's
+// shapes (or what holds it), the pairs left out and why, and the coverage flag.
+void printCollisionWorld(const CollisionWorld& w, const std::string& what) {
+  fmt::print("{}: scene '{}', links checked as {}\n", what, w.sceneName(), w.geometrySummary());
+  for (int b = 0; b < w.model().numJoints(); ++b)
+    fmt::print("    link {:<24} {}\n", w.model().bodyName(b), w.describeLink(b));
+  std::map<std::string, std::vector<std::string>> by_reason;
+  for (size_t k = 0; k < w.disabledPairs().size(); ++k)
+    by_reason[w.disabledReasons()[k].empty() ? "unrecorded" : w.disabledReasons()[k]].push_back(
+        w.disabledPairs()[k].first + "~" + w.disabledPairs()[k].second);
+  fmt::print("    {} pairs checked; never checked:{}\n", w.pairs().size(), by_reason.empty() ? " none" : "");
+  for (const auto& [reason, pairs] : by_reason)
+    fmt::print("      {:<17} {}\n", reason, fmt::join(pairs, ", "));
+  const std::string warning = w.coverageWarning();
+  fmt::print("    coverage: {}\n", warning.empty() ? "every moving link covered, no pair left out for colliding at rest"
+                                                    : "FLAGGED: " + warning);
+}
+
+// The collision worlds of the shipped suites' scenes (or one suite's).
+void listCollision(const std::string& only) {
+  std::vector<std::string> names = only.empty() ? builtinSuiteNames() : std::vector<std::string>{only};
+  for (const std::string& name : names) {
+    const Suite suite = loadSuite(name);
+    std::set<const CollisionWorld*> seen;
+    for (const Family& f : suite.families)
+      for (const Problem& p : f.problems)
+        if (p.collision && seen.insert(p.collision.get()).second)
+          printCollisionWorld(*p.collision, fmt::format("suite {}, family {}, robot '{}'", suite.name, f.name,
+                                                        p.model->name()));
   }
 }
 
@@ -288,10 +323,12 @@ int realMain(int argc, char** argv) {
   // ---- list ----
   CLI::App* list = app.add_subcommand("list", "list solvers (with parameters), suites or scenarios");
   std::string what, list_suite, list_format = "text";
-  list->add_option("what", what, "solvers | suites | protocols | scenarios")
+  list->add_option("what", what,
+                   "solvers | suites | protocols | scenarios | collision (each scene's link shapes, the pairs never "
+                   "checked and why, the coverage flag; docs/collision.md)")
       ->required()
-      ->check(CLI::IsMember({"solvers", "suites", "protocols", "scenarios"}));
-  list->add_option("--suite", list_suite, "with 'scenarios': only this suite");
+      ->check(CLI::IsMember({"solvers", "suites", "protocols", "scenarios", "collision"}));
+  list->add_option("--suite", list_suite, "with 'scenarios' or 'collision': only this suite");
   list->add_option("--format", list_format,
                    "with 'solvers': text (default) or json (docs/solver-parameters.md is written from the json by "
                    "scripts/solver_parameters.sh)")
@@ -376,6 +413,7 @@ int realMain(int argc, char** argv) {
     if (what == "suites") listSuites();
     if (what == "protocols") listSuites("protocols");
     if (what == "scenarios") listScenarios(list_suite);
+    if (what == "collision") listCollision(list_suite);
     return 0;
   }
   if (cmp->parsed() || rep->parsed() || tun->parsed() || his->parsed() || plt->parsed()) {

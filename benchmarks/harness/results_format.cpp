@@ -4,10 +4,12 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <Eigen/Geometry>
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cstring>
@@ -238,6 +240,11 @@ Eigen::Matrix3d rotationFromQuat(const json& j, const std::string& where, const 
 // world (obstacles) or of the body (links). "pairs" are the checked pairs,
 // for readers that do not rebuild them; "geometry" counts the link shapes per
 // kind (CollisionWorld::geometryCounts), for readers that show it.
+// "disabled_reasons" (optional; runs before it have none) says why each of
+// disabled_pairs is left out (the schema's disabled_reasons); "coverage"
+// (optional, derived, not read back) says what covers each moving link, which
+// are not covered, which pairs collide at rest and whether the scene is
+// flagged for either (CollisionWorld::coverage, docs/collision.md).
 
 json shapeToJson(const Shape& s) {
   json j = {{"name", s.name}, {"type", toString(s.kind)}, {"xyz", vec(s.pose.p)}, {"quat_xyzw", quatJson(s.pose.R)}};
@@ -273,20 +280,35 @@ json sceneToJson(const CollisionWorld& w) {
     links.push_back(j);
   }
   for (const auto& [a, b] : w.disabledPairs()) disabled.push_back({a, b});
+  json reasons = json::array();
+  for (const std::string& r : w.disabledReasons()) reasons.push_back(r);
+  const bool all_reasons = std::none_of(w.disabledReasons().begin(), w.disabledReasons().end(),
+                                        [](const std::string& r) { return r.empty(); });
+  json covered = json::object(), uncovered = json::array(), overlap = json::array();
+  for (const LinkCoverage& c : w.coverage()) covered[w.model().bodyName(c.body)] = w.describeLink(c.body);
+  for (const std::string& n : w.uncoveredLinks()) uncovered.push_back(n);
+  for (const auto& [a, b] : w.restOverlaps()) overlap.push_back({a, b});
   for (const CollisionPair& p : w.pairs()) pairs.push_back({p.a, p.b, p.obstacle ? "obstacle" : "link"});
   const AvoidanceParameters& a = w.avoidance();
   json geometry = json::object();  // link shapes per kind: what the exact check saw
   for (const auto& [kind, n] : w.geometryCounts()) geometry[kind] = n;
-  return {{"name", w.sceneName()},
-          {"geometry", geometry},
-          {"obstacles", obstacles},
-          {"links", links},
-          {"disabled_pairs", disabled},
-          {"pairs", pairs},
-          {"avoid",
-           {{"influence_distance", a.influence_distance},
-            {"security_distance", a.security_distance},
-            {"damper_gain", a.damper_gain}}}};
+  json out = {{"name", w.sceneName()},
+              {"geometry", geometry},
+              {"obstacles", obstacles},
+              {"links", links},
+              {"disabled_pairs", disabled},
+              {"pairs", pairs},
+              {"coverage",
+               {{"links", covered},
+                {"uncovered", uncovered},
+                {"overlap_at_rest", overlap},
+                {"flagged", !uncovered.empty() || !overlap.empty()}}},
+              {"avoid",
+               {{"influence_distance", a.influence_distance},
+                {"security_distance", a.security_distance},
+                {"damper_gain", a.damper_gain}}}};
+  if (all_reasons) out["disabled_reasons"] = reasons;
+  return out;
 }
 
 Shape shapeFromJson(const json& j, const std::string& w) {
@@ -370,6 +392,22 @@ std::shared_ptr<const CollisionWorld> sceneFromJson(const json& entry, const std
       fail(w, fmt::format("disabled_pairs[{}]", i), "expected a pair of names");
     disabled.emplace_back(dis[i][0].get<std::string>(), dis[i][1].get<std::string>());
   }
+  // Why each disabled pair is left out (optional: runs before it have none).
+  std::vector<std::string> reasons;
+  if (sc.contains("disabled_reasons")) {
+    const json& rs = sc["disabled_reasons"];
+    if (!rs.is_array() || rs.size() != dis.size())
+      fail(w, "disabled_reasons", fmt::format("expected an array of {} reasons, one per disabled pair", dis.size()));
+    for (size_t i = 0; i < rs.size(); ++i) {
+      if (!rs[i].is_string() ||
+          std::find(results_schema::kDisabledReasons.begin(), results_schema::kDisabledReasons.end(), rs[i].get<std::string>()) ==
+              results_schema::kDisabledReasons.end())
+        fail(w, fmt::format("disabled_reasons[{}]", i),
+             fmt::format("expected one of: {}", fmt::join(results_schema::kDisabledReasons, ", ")));
+      reasons.push_back(rs[i].get<std::string>());
+    }
+  }
+  if (sc.contains("coverage") && !sc["coverage"].is_object()) fail(w, "coverage", "expected an object");
   AvoidanceParameters avoid;
   if (sc.contains("avoid")) {
     const json& a = sc["avoid"];
@@ -403,7 +441,8 @@ std::shared_ptr<const CollisionWorld> sceneFromJson(const json& entry, const std
   }
   try {
     return std::make_shared<const CollisionWorld>(model, std::move(links), std::move(obstacles), disabled,
-                                                  name.get<std::string>(), avoid, PairRule::kAsRecorded, recorded);
+                                                  name.get<std::string>(), avoid, PairRule::kAsRecorded, recorded,
+                                                  std::move(reasons));
   } catch (const std::exception& e) {
     throw ResultsError(fmt::format("{}: {}", w, e.what()));
   }

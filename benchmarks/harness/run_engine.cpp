@@ -824,6 +824,19 @@ RunOutcome Engine::run() {
         if (said.insert(note.substr(note.find(": key"))).second)
           log() << fmt::format("note: {} (the former name still works)\n", note);
   }
+  {
+    // A scene whose collision geometry leaves a moving link uncovered, or
+    // leaves a pair out because it collides at rest, can call a colliding
+    // answer collision-free: said here, and recorded in models.json (the
+    // scene's "coverage"; docs/collision.md, "Coverage").
+    std::set<const CollisionWorld*> seen;
+    for (const Family& f : suite_.families)
+      for (const Problem& p : f.problems)
+        if (p.collision && seen.insert(p.collision.get()).second)
+          if (const std::string why = p.collision->coverageWarning(); !why.empty())
+            log() << fmt::format("warning: scene '{}' on '{}' (family {}): {}\n", p.collision->sceneName(),
+                                 p.model->name(), f.name, why);
+  }
   out_.threads = config_.threads > 0 ? config_.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   plan();
   checkMemory(memoryNeed(/*traces=*/false), fmt::format("suite '{}'", suite_.name));

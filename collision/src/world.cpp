@@ -12,6 +12,7 @@
 #include <fcl/narrowphase/distance.h>
 #endif
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -29,34 +30,185 @@ namespace ikbench {
 
 // ---- fitted capsules ------------------------------------------------------------
 
+Eigen::VectorXd restConfiguration(const Model& model) {
+  Eigen::VectorXd q = model.neutralConfiguration();
+  for (int j = 0; j < model.numJoints(); ++j) {
+    if (model.type(j) != JointType::kRevolute && model.type(j) != JointType::kPrismatic) continue;
+    const int iv = model.idxV(j), iq = model.idxQ(j);
+    const double lo = model.lowerLimits()[iv], hi = model.upperLimits()[iv];
+    if (!(q[iq] >= lo && q[iq] <= hi) && model.hasFiniteLimits(iv)) q[iq] = 0.5 * (lo + hi);
+  }
+  return q;
+}
+
+namespace {
+
+bool adjacentBodies(const Model& m, int a, int b) { return m.parent(a) == b || m.parent(b) == a; }
+
+// Signed distance of a point (world) to an inner-loop shape: negative inside.
+double pointDistance(const ApproxShape& s, const Eigen::Vector3d& x) {
+  if (s.is_box) return boxSignedDistance(s.box, x);
+  const Eigen::Vector3d ab = s.capsule.b - s.capsule.a;
+  const double len2 = ab.squaredNorm();
+  const double t = len2 > 0.0 ? std::clamp((x - s.capsule.a).dot(ab) / len2, 0.0, 1.0) : 0.0;
+  return (x - (s.capsule.a + t * ab)).norm() - s.capsule.radius;
+}
+
+}  // namespace
+
 std::vector<LinkShape> fitLinkCapsules(const Model& model, const CapsuleRule& rule, std::vector<LinkShape> given) {
   for (const auto& [name, radius] : rule.link_radius)
     if (model.bodyIndex(name) < 0)
       throw std::invalid_argument(
           fmt::format("robot.links.{}: the model '{}' has no link of this name", name, model.name()));
-  std::vector<char> has(static_cast<size_t>(model.numJoints()), 0);
+  const int n = model.numJoints();
+  std::vector<char> has(static_cast<size_t>(n), 0);
   for (const LinkShape& s : given)
-    if (s.body >= 0 && s.body < model.numJoints()) has[static_cast<size_t>(s.body)] = 1;
+    if (s.body >= 0 && s.body < n) has[static_cast<size_t>(s.body)] = 1;
+  const size_t n_given = given.size();
   std::vector<LinkShape> out = std::move(given);
-  for (int b = 0; b < model.numJoints(); ++b) {
+  auto radiusFor = [&](int b, double len) {
+    const auto own = rule.link_radius.find(model.bodyName(b));
+    return own != rule.link_radius.end() ? own->second : std::clamp(rule.fraction * len, rule.min_radius, rule.max_radius);
+  };
+  auto moving = [&](int b) { return !model.supportingJoints(b).empty(); };
+  // Every fitted capsule's segment (body frame), for trimming below.
+  std::vector<std::pair<Eigen::Vector3d, Eigen::Vector3d>> seg(
+      n_given, {Eigen::Vector3d::Zero(), Eigen::Vector3d::Zero()});
+  // 1. A capsule along every segment of at least min_segment (from the
+  //    body's origin to a child joint's origin).
+  std::vector<char> point_body(static_cast<size_t>(n), 0);
+  std::vector<int> into(static_cast<size_t>(n), -1);  // the fitted capsule from a body's parent to it
+  for (int b = 0; b < n; ++b) {
     if (has[static_cast<size_t>(b)]) continue;
-    const std::string& name = model.bodyName(b);
-    const auto own = rule.link_radius.find(name);
     int made = 0;
     for (int c : model.children(b)) {
       const Eigen::Vector3d end = model.parentTJoint(c).p;
       const double len = end.norm();
       if (len < rule.min_segment) continue;
-      const double r = own != rule.link_radius.end()
-                           ? own->second
-                           : std::clamp(rule.fraction * len, rule.min_radius, rule.max_radius);
-      out.push_back({b, Shape::capsuleBetween(name, Eigen::Vector3d::Zero(), end, r), true});
+      out.push_back({b, Shape::capsuleBetween(model.bodyName(b), Eigen::Vector3d::Zero(), end, radiusFor(b, len)), true});
+      seg.emplace_back(Eigen::Vector3d::Zero(), end);
+      into[static_cast<size_t>(c)] = static_cast<int>(out.size()) - 1;
       ++made;
     }
-    // A body with a radius of its own but no segment (a tool flange, a hand
-    // at a leaf) gets a sphere at its origin.
-    if (made == 0 && own != rule.link_radius.end())
-      out.push_back({b, Shape::sphere(name, own->second, Pose3d()), true});
+    point_body[static_cast<size_t>(b)] = made == 0;
+  }
+  // 2. A body none of whose segments reaches min_segment (joint origins that
+  //    coincide: a shoulder or wrist of intersecting axes; a leaf: the flange,
+  //    the tool, an effector's tip frame) sweeps no more than its origin, but
+  //    what it carries turns about that point:
+  //    * a run of such bodies at one point (a shoulder, a wrist) gets one
+  //      sphere there, on the last body of the run (the neighbour of the
+  //      capsules that leave the point; the first when none leaves); the others are inside it whatever the
+  //      configuration, the point being fixed in every body of the run.
+  //      Radius: the largest the rule gives the segments that meet at the
+  //      point, so that the sphere holds the capsules' ends;
+  //    * a leaf at the end of a fitted capsule of at most 2 max_radius (a
+  //      flange, a tool frame) makes that capsule the hand the model does not
+  //      describe: its radius becomes at least max_radius. At the end of a
+  //      longer capsule the capsule's end holds it. A leaf in a run, or with a
+  //      radius of its own, gets a sphere (at least max_radius).
+  //    A body whose origin lies inside a shape of the description on a
+  //    neighbour gets nothing: that shape holds it. Bodies no joint moves are
+  //    left as they are (nothing to cover for IK).
+  std::vector<int> run_root(static_cast<size_t>(n), -1), run_last(static_cast<size_t>(n), -1);
+  std::vector<double> run_radius(static_cast<size_t>(n), 0.0);
+  std::vector<char> run_out(static_cast<size_t>(n), 0);  // capsules leave the run's point
+  // Whether the origin of body b lies inside a shape of the description
+  // (`given`) on its parent or on a child at the same origin: such a point is
+  // held whatever the configuration.
+  auto heldByGiven = [&](int b) {
+    for (size_t i = 0; i < n_given; ++i) {
+      const int o = out[i].body;
+      Eigen::Vector3d x;
+      if (o == model.parent(b))
+        x = model.parentTJoint(b).p;
+      else if (o >= 0 && model.parent(o) == b && model.parentTJoint(o).p.norm() < rule.min_segment)
+        x = -(model.parentTJoint(o).R.transpose() * model.parentTJoint(o).p);
+      else
+        continue;
+      if (pointDistance(approximate(out[i].shape), x) <= 0.0) return true;
+    }
+    return false;
+  };
+  // The leaves at the end of a fitted capsule first (the hands), so that the
+  // spheres below hold the hands' ends too.
+  std::vector<char> held(static_cast<size_t>(n), 0);
+  for (int b = 0; b < n; ++b) {
+    const int cap = into[static_cast<size_t>(b)];
+    if (!point_body[static_cast<size_t>(b)] || !moving(b) || !model.children(b).empty() || cap < 0 ||
+        rule.link_radius.count(model.bodyName(b)))
+      continue;
+    held[static_cast<size_t>(b)] = 1;
+    LinkShape& hand = out[static_cast<size_t>(cap)];
+    if (model.parentTJoint(b).p.norm() <= 2.0 * rule.max_radius && !rule.link_radius.count(model.bodyName(hand.body)) &&
+        hand.shape.radius < rule.max_radius)
+      hand.shape = Shape::capsuleBetween(hand.shape.name, seg[static_cast<size_t>(cap)].first,
+                                         seg[static_cast<size_t>(cap)].second, rule.max_radius);
+  }
+  for (int b = 0; b < n; ++b) {
+    if (!point_body[static_cast<size_t>(b)] || !moving(b) || held[static_cast<size_t>(b)] || heldByGiven(b)) continue;
+    const int p = model.parent(b);
+    const double in = model.parentTJoint(b).p.norm();
+    const bool joins = p >= 0 && run_root[static_cast<size_t>(p)] >= 0 && in < rule.min_segment;
+    const bool own = rule.link_radius.count(model.bodyName(b)) > 0;
+    const int root = joins ? run_root[static_cast<size_t>(p)] : b;
+    run_root[static_cast<size_t>(b)] = root;
+    run_last[static_cast<size_t>(root)] = b;
+    // The radii of the fitted capsules that end or start at the point.
+    double r = rule.min_radius;
+    if (const int cap = into[static_cast<size_t>(b)]; cap >= 0) r = std::max(r, out[static_cast<size_t>(cap)].shape.radius);
+    for (int c : model.children(b))
+      for (int cc : model.children(c))
+        if (const int cap = into[static_cast<size_t>(cc)];
+            cap >= 0 && model.parentTJoint(c).p.norm() < rule.min_segment)
+          r = std::max(r, out[static_cast<size_t>(cap)].shape.radius), run_out[static_cast<size_t>(root)] = 1;
+    if (model.children(b).empty()) r = std::max(r, rule.max_radius);
+    if (own) r = std::max(r, rule.link_radius.at(model.bodyName(b)));
+    run_radius[static_cast<size_t>(root)] = std::max(run_radius[static_cast<size_t>(root)], r);
+  }
+  for (int b = 0; b < n; ++b) {
+    if (run_root[static_cast<size_t>(b)] != b) continue;
+    // On the neighbour of the capsules that leave the point; a run that ends
+    // the tree (a wrist and its tool frame) on its first body, the neighbour
+    // of the capsule that arrives.
+    const int last = run_out[static_cast<size_t>(b)] ? run_last[static_cast<size_t>(b)] : b;
+    const auto own = rule.link_radius.find(model.bodyName(last));
+    const double r = own != rule.link_radius.end() ? own->second : run_radius[static_cast<size_t>(b)];
+    out.push_back({last, Shape::sphere(model.bodyName(last), r, Pose3d()), true});
+    seg.emplace_back(Eigen::Vector3d::Zero(), Eigen::Vector3d::Zero());
+  }
+  // 3. A fitted capsule that ends at a joint where another link's sphere
+  //    sits (a run's sphere, on a link that is not its neighbour: the
+  //    forearm's capsule at a wrist whose sphere is on the last wrist link)
+  //    collides with it at rest and would be left out of the checks whole
+  //    (CollisionWorld leaves out pairs colliding at the rest configuration).
+  //    Instead its end there is drawn back along its axis by the sum of the
+  //    radii and kRestClearance: the sphere holds what was given up, and since
+  //    the joint's point is fixed in both links the pair stays that far apart
+  //    whatever the joints do. Capsules that meet each other across a joint
+  //    are not trimmed: their distance changes as the joint bends, and
+  //    trimming for one pose would only move the contact to another (a pair
+  //    that collides at rest so is left out, with its reason, and flags the scene).
+  Data data(model);
+  forwardKinematics(model, restConfiguration(model), data);
+  for (size_t s = n_given; s < out.size(); ++s) {
+    if ((seg[s].second - seg[s].first).norm() != 0.0) continue;  // spheres only
+    const Eigen::Vector3d centre = data.world_T_body[static_cast<size_t>(out[s].body)].act(out[s].shape.pose.p);
+    for (size_t k = n_given; k < out.size(); ++k) {
+      const auto& [a0, b0] = seg[k];
+      const double len = (b0 - a0).norm();
+      if (len == 0.0 || out[k].body == out[s].body || adjacentBodies(model, out[k].body, out[s].body)) continue;
+      const Pose3d& T = data.world_T_body[static_cast<size_t>(out[k].body)];
+      const bool at_a = (T.act(a0) - centre).norm() < rule.min_segment, at_b = (T.act(b0) - centre).norm() < rule.min_segment;
+      if (!at_a && !at_b) continue;
+      // Keep the capsule at least half its length (the rest is the sphere's).
+      const double cut = std::min(out[s].shape.radius + out[k].shape.radius + kRestClearance, 0.5 * len);
+      const Eigen::Vector3d u = (b0 - a0) / len;
+      const Eigen::Vector3d a = at_a ? Eigen::Vector3d(a0 + cut * u) : a0, b = at_b ? Eigen::Vector3d(b0 - cut * u) : b0;
+      seg[k] = {a, b};
+      out[k].shape = Shape::capsuleBetween(out[k].shape.name, a, b, out[k].shape.radius);
+    }
   }
   return out;
 }
@@ -159,7 +311,8 @@ CollisionWorld::CollisionWorld(std::shared_ptr<const Model> model, std::vector<L
                                std::vector<Shape> obstacles,
                                const std::vector<std::pair<std::string, std::string>>& disabled, std::string scene_name,
                                AvoidanceParameters avoid, PairRule rule,
-                               const std::optional<std::vector<CollisionPair>>& recorded)
+                               const std::optional<std::vector<CollisionPair>>& recorded,
+                               std::vector<std::string> recorded_reasons)
     : model_(std::move(model)),
       links_(std::move(links)),
       obstacles_(std::move(obstacles)),
@@ -184,6 +337,7 @@ CollisionWorld::CollisionWorld(std::shared_ptr<const Model> model, std::vector<L
     fcl_->links.push_back(fclGeometry(l.shape));
 #endif
   }
+  computeCoverage();
   std::set<std::string> obstacle_names;
   for (const Shape& o : obstacles_) {
     checkShape(o, "obstacle");
@@ -218,10 +372,24 @@ CollisionWorld::CollisionWorld(std::shared_ptr<const Model> model, std::vector<L
     }
     disabled_.emplace_back(x, y);
   }
+  if (rule == PairRule::kAsRecorded && !recorded_reasons.empty()) {
+    if (recorded_reasons.size() != disabled_.size())
+      throw std::invalid_argument(fmt::format("disabled_reasons: {} reasons for {} disabled pairs",
+                                              recorded_reasons.size(), disabled_.size()));
+    for (size_t k = 0; k < recorded_reasons.size(); ++k) {
+      const std::string& r = recorded_reasons[k];
+      if (r != kDisabledAdjacent && r != kDisabledScene && r != kDisabledOverlap && r != kDisabledAlways)
+        throw std::invalid_argument(fmt::format("disabled_reasons[{}]: '{}': expected one of {}, {}, {}, {}", k, r,
+                                                kDisabledAdjacent, kDisabledScene, kDisabledOverlap, kDisabledAlways));
+    }
+    disabled_reason_ = std::move(recorded_reasons);
+  } else {
+    disabled_reason_.assign(disabled_.size(), rule == PairRule::kAsRecorded ? "" : kDisabledScene);
+  }
   // Adjacent bodies.
   for (int b = 0; b < m.numJoints(); ++b)
     if (const int p = m.parent(b); p >= 0 && off_self.insert({p, b}).second)
-      disabled_.emplace_back(m.bodyName(p), m.bodyName(b));
+      disabled_.emplace_back(m.bodyName(p), m.bodyName(b)), disabled_reason_.emplace_back(kDisabledAdjacent);
   for (int i = 0; i < static_cast<int>(links_.size()); ++i) {
     const int bi = links_[static_cast<size_t>(i)].body;
     // A body no joint moves (the base, what is fixed to it) is as static as
@@ -271,9 +439,9 @@ CollisionWorld::CollisionWorld(std::shared_ptr<const Model> model, std::vector<L
     pairs_ = *recorded;
     return;
   }
-  // Self pairs, less those that collide at the neutral configuration.
+  // Self pairs, less those that collide at the rest configuration (restConfiguration).
   Data data(m);
-  forwardKinematics(m, m.neutralConfiguration(), data);
+  forwardKinematics(m, restConfiguration(m), data);
   std::set<std::pair<int, int>> neutral_off;
   for (int i = 0; i < static_cast<int>(links_.size()); ++i)
     for (int j = i + 1; j < static_cast<int>(links_.size()); ++j) {
@@ -285,7 +453,7 @@ CollisionWorld::CollisionWorld(std::shared_ptr<const Model> model, std::vector<L
       if (colliding) {
         pairs_.pop_back();
         if (neutral_off.insert({std::min(bi, bj), std::max(bi, bj)}).second)
-          disabled_.emplace_back(m.bodyName(bi), m.bodyName(bj));
+          disabled_.emplace_back(m.bodyName(bi), m.bodyName(bj)), disabled_reason_.emplace_back(kDisabledOverlap);
       }
     }
   // Pairs that collide in every one of kAlwaysSamples seeded random
@@ -335,11 +503,109 @@ CollisionWorld::CollisionWorld(std::shared_ptr<const Model> model, std::vector<L
     disabled_.emplace_back(m.bodyName(links_[static_cast<size_t>(p.a)].body),
                            p.obstacle ? obstacles_[static_cast<size_t>(p.b)].name
                                       : m.bodyName(links_[static_cast<size_t>(p.b)].body));
+    disabled_reason_.emplace_back(kDisabledAlways);
   }
   pairs_ = std::move(kept);
 }
 
 CollisionWorld::~CollisionWorld() = default;
+
+// ---- coverage ---------------------------------------------------------------------
+
+void CollisionWorld::computeCoverage() {
+  const Model& m = *model_;
+  // The points of each moving body's segments (body frame), five per segment.
+  std::vector<std::vector<Eigen::Vector3d>> points(static_cast<size_t>(m.numJoints()));
+  for (int b = 0; b < m.numJoints(); ++b) {
+    if (m.supportingJoints(b).empty()) continue;
+    LinkCoverage c;
+    c.body = b;
+    for (const LinkShape& l : links_) c.shapes += l.body == b;
+    coverage_.push_back(c);
+    points[static_cast<size_t>(b)].push_back(Eigen::Vector3d::Zero());
+    for (int ch : m.children(b))
+      for (int k = 1; k <= 4; ++k) points[static_cast<size_t>(b)].push_back(0.25 * k * m.parentTJoint(ch).p);
+  }
+  if (coverage_.empty()) return;
+  std::vector<char> covered(coverage_.size(), 1);
+  Data data(m);
+  Rng rng(kCoverSeed);
+  for (int sample = 0; sample <= kCoverSamples; ++sample) {
+    forwardKinematics(m, sample == 0 ? restConfiguration(m) : randomConfiguration(m, rng), data);
+    std::vector<ApproxShape> world;
+    for (size_t i = 0; i < links_.size(); ++i)
+      world.push_back(transformed(link_approx_[i], data.world_T_body[static_cast<size_t>(links_[i].body)]));
+    for (size_t k = 0; k < coverage_.size(); ++k) {
+      LinkCoverage& c = coverage_[k];
+      for (const Eigen::Vector3d& p : points[static_cast<size_t>(c.body)]) {
+        const Eigen::Vector3d x = data.world_T_body[static_cast<size_t>(c.body)].act(p);
+        // A shape of a neighbour (parent or child) first: it holds the point
+        // whatever the configuration; another link's only where it passes.
+        int holder = -1;
+        for (int pass = 0; pass < 2 && holder < 0; ++pass)
+          for (size_t i = 0; i < world.size() && holder < 0; ++i) {
+            const int o = links_[i].body;
+            const bool near = o == c.body || o == m.parent(c.body) || m.parent(o) == c.body;
+            if ((pass == 0) == near && pointDistance(world[i], x) <= 1.5 * kRestClearance) holder = static_cast<int>(i);
+          }
+        if (holder < 0) covered[k] = 0;
+        if (sample == 0 && p.isZero() && c.shapes == 0 && holder >= 0) c.covered_by = links_[static_cast<size_t>(holder)].body;
+      }
+    }
+  }
+  for (size_t k = 0; k < coverage_.size(); ++k) coverage_[k].covered = covered[k] && (coverage_[k].shapes > 0 || coverage_[k].covered_by >= 0);
+}
+
+std::vector<std::string> CollisionWorld::uncoveredLinks() const {
+  std::vector<std::string> out;
+  for (const LinkCoverage& c : coverage_)
+    if (!c.covered) out.push_back(model_->bodyName(c.body));
+  return out;
+}
+
+std::vector<std::pair<std::string, std::string>> CollisionWorld::restOverlaps() const {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (size_t k = 0; k < disabled_.size(); ++k)
+    if (disabled_reason_[k] == kDisabledOverlap) out.push_back(disabled_[k]);
+  return out;
+}
+
+std::string CollisionWorld::coverageWarning() const {
+  std::string out;
+  if (const auto u = uncoveredLinks(); !u.empty())
+    out = fmt::format("moving link(s) without a shape that covers them: {}", fmt::join(u, ", "));
+  if (const auto o = restOverlaps(); !o.empty()) {
+    std::vector<std::string> names;
+    for (const auto& [a, b] : o) names.push_back(a + "~" + b);
+    out += fmt::format("{}link pair(s) never checked because they collide at rest: {}", out.empty() ? "" : "; ",
+                       fmt::join(names, ", "));
+  }
+  return out;
+}
+
+std::string CollisionWorld::describeLink(int body) const {
+  std::vector<std::string> parts;
+  for (const LinkShape& l : links_) {
+    if (l.body != body) continue;
+    const Shape& s = l.shape;
+    const std::string from = l.fitted ? "" : " (description)";
+    switch (s.kind) {
+      case ShapeKind::kSphere: parts.push_back(fmt::format("sphere r={:.3g}{}", s.radius, from)); break;
+      case ShapeKind::kCapsule: parts.push_back(fmt::format("capsule r={:.3g} l={:.3g}{}", s.radius, s.length, from)); break;
+      case ShapeKind::kCylinder: parts.push_back(fmt::format("cylinder r={:.3g} l={:.3g}{}", s.radius, s.length, from)); break;
+      case ShapeKind::kBox: parts.push_back(fmt::format("box {:.3g}x{:.3g}x{:.3g}{}", s.size.x(), s.size.y(), s.size.z(), from)); break;
+      case ShapeKind::kMesh: parts.push_back(fmt::format("{} {} triangles", s.convex ? "hull" : "mesh", s.mesh->triangles.size())); break;
+    }
+  }
+  std::string text = parts.empty() ? "" : fmt::format("{}", fmt::join(parts, ", "));
+  for (const LinkCoverage& c : coverage_) {
+    if (c.body != body) continue;
+    if (parts.empty())
+      text = c.covered_by >= 0 ? fmt::format("inside {}'s shape", model_->bodyName(c.covered_by)) : "none";
+    if (!c.covered) text += " [not covered]";
+  }
+  return parts.empty() && text.empty() ? "none (no joint moves it)" : text;
+}
 
 std::map<std::string, int> CollisionWorld::geometryCounts() const {
   std::map<std::string, int> out;

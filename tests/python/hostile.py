@@ -684,6 +684,28 @@ def _fitted(d):
     edit_scene(d, lambda s: s["links"][0].update(fitted="yes"))
 
 
+@case("valid-scene-with-reasons-and-coverage", None, base="good-scene")
+def _valid_reasons(d):
+    edit_scene(d, lambda s: s.update(disabled_reasons=["adjacent", "adjacent"],
+                                     coverage={"links": {"link1": "capsule r=0.05 l=0.8"}, "uncovered": [],
+                                               "overlap_at_rest": [], "flagged": False}))
+
+
+@case("scene-disabled-reason-unknown", "models.json", base="good-scene", cpp_gaps=MERGE_SKIPS_SCENES)
+def _reason_unknown(d):
+    edit_scene(d, lambda s: s.update(disabled_reasons=["adjacent", "because"]))
+
+
+@case("scene-disabled-reasons-one-short", "models.json", base="good-scene", cpp_gaps=MERGE_SKIPS_SCENES)
+def _reasons_short(d):
+    edit_scene(d, lambda s: s.update(disabled_reasons=["adjacent"]))
+
+
+@case("scene-coverage-not-an-object", "models.json", base="good-scene", cpp_gaps=MERGE_SKIPS_SCENES)
+def _coverage_list(d):
+    edit_scene(d, lambda s: s.update(coverage=[]))
+
+
 # ---------------------------------------------------------------- compressed files
 
 def compress(d, name, data=None, rows_of=None):

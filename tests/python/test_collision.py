@@ -205,3 +205,55 @@ def test_a_mesh_run_records_its_geometry_and_both_verifiers_agree(mesh_run, tmp_
     # The report's viewer gets every link mesh in its body frame.
     slim = report_viewer._slim_scene(scene, {j["body"]: i for i, j in enumerate(run.models[mid]["joints"])})
     assert len(slim["link_meshes"]) == 6
+
+
+def test_a_scene_run_records_coverage_and_reasons_and_the_viewer_draws_every_checked_shape(scene_run):
+    """models.json's scene says why each pair is left out and what covers each moving link
+    (docs/collision.md, Coverage); the UR5's fitted geometry in the workcell is not flagged, and the
+    report's viewer gets exactly the link shapes the world checks."""
+    from ikbench.render import report_viewer
+    run = results.load(scene_run)
+    mid = run.problems["model"].iat[0]
+    model = run.models[mid]
+    scene = model["scene"]
+    assert len(scene["disabled_reasons"]) == len(scene["disabled_pairs"])
+    assert set(scene["disabled_reasons"]) <= {"adjacent", "scene", "overlap_at_rest", "always_colliding"}
+    assert "overlap_at_rest" not in scene["disabled_reasons"]
+    cov = scene["coverage"]
+    assert cov["flagged"] is False and cov["uncovered"] == [] and cov["overlap_at_rest"] == []
+    # Every moving link is named, with a shape or the link whose shape holds it.
+    moving = set()
+    for i, j in enumerate(model["joints"]):
+        if j["type"] != "fixed" or (j["parent"] >= 0 and model["joints"][j["parent"]]["body"] in moving):
+            moving.add(j["body"])
+    assert set(cov["links"]) == moving
+    assert all(text != "none" and "not covered" not in text for text in cov["links"].values())
+    body_index = {j["body"]: i for i, j in enumerate(model["joints"])}
+    slim = report_viewer._slim_scene(scene, body_index)
+    assert len(slim["links"]) + len(slim["link_meshes"]) == len(scene["links"])
+    assert sorted(l["type"] for l in slim["links"]) == sorted(l["type"] for l in scene["links"])
+    assert "coverage_warning" not in slim
+
+
+def test_a_flagged_scene_is_drawn_with_its_warning():
+    """The viewer writes a flagged scene's warning: the links without a shape and the pairs never
+    checked because they collide at rest."""
+    from ikbench.render import report_viewer
+    scene = {"name": "s", "obstacles": [], "links": [
+        {"name": "a", "type": "sphere", "xyz": [0, 0, 0], "quat_xyzw": [0, 0, 0, 1], "radius": 0.1, "body": "a"},
+        {"name": "b", "type": "box", "xyz": [0, 0, 0], "quat_xyzw": [0, 0, 0, 1], "size": [1, 1, 1], "body": "b"},
+        {"name": "c", "type": "cylinder", "xyz": [0, 0, 0], "quat_xyzw": [0, 0, 0, 1], "radius": 0.1,
+         "length": 0.5, "body": "c"}],
+        "coverage": {"links": {}, "uncovered": ["wrist"], "overlap_at_rest": [["a", "c"]], "flagged": True}}
+    slim = report_viewer._slim_scene(scene, {"a": 0, "b": 1, "c": 2})
+    assert [l["type"] for l in slim["links"]] == ["sphere", "box", "cylinder"]
+    assert "wrist" in slim["coverage_warning"] and "a~c" in slim["coverage_warning"]
+
+
+def test_list_collision_names_each_link_and_why_pairs_are_left_out():
+    p = subprocess.run([harness_binary(), "list", "collision", "--suite", "clutter"], capture_output=True, text=True,
+                       timeout=300)
+    assert p.returncode == 0, p.stderr
+    assert "scene 'workcell'" in p.stdout
+    assert "    link " in p.stdout and "adjacent" in p.stdout
+    assert "coverage: " in p.stdout

@@ -20,6 +20,7 @@ from .results_schema import LIMITS, SCHEMA, TOLERANCES, ResultsError
 JOINT_TYPES = {k: tuple(v) for k, v in SCHEMA["joint_types"].items()}
 GOAL_KINDS = tuple(SCHEMA["goal_kinds"])
 SHAPE_TYPES = tuple(SCHEMA["shape_types"])
+DISABLED_REASONS = tuple(SCHEMA["disabled_reasons"])
 UNIT = TOLERANCES["unit_quaternion"]
 MAX_EXTENT = LIMITS["max_shape_extent_m"]
 
@@ -264,6 +265,23 @@ def validate_scene(m, where):
         else:
             raise _err(w, f"disabled_pairs[{i}]", f"{pair!r}: expected two links of the model or a link and an "
                        "obstacle of the scene")
+    # Why each pair is left out, and what covers each moving link: optional (runs before them have neither).
+    if "disabled_reasons" in sc:
+        reasons = sc["disabled_reasons"]
+        if not isinstance(reasons, list) or len(reasons) != len(disabled):
+            raise _err(w, "disabled_reasons", f"expected an array of {len(disabled)} reasons, one per disabled pair")
+        for i, r in enumerate(reasons):
+            if r not in DISABLED_REASONS:
+                raise _err(w, f"disabled_reasons[{i}]", f"{r!r}: expected one of {', '.join(DISABLED_REASONS)}")
+    if "coverage" in sc:
+        cov = sc["coverage"]
+        if not isinstance(cov, dict):
+            raise _err(w, "coverage", "expected an object")
+        if "flagged" in cov and not isinstance(cov["flagged"], bool):
+            raise _err(w, "coverage.flagged", "expected true or false")
+        for k in ("uncovered", "overlap_at_rest"):
+            if k in cov and not isinstance(cov[k], list):
+                raise _err(w, f"coverage.{k}", "expected an array")
     avoid = {"influence_distance": 0.05, "security_distance": 0.002, "damper_gain": 0.5}
     if isinstance(sc.get("avoid"), dict):
         for k in avoid:

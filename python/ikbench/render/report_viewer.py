@@ -91,9 +91,10 @@ MAX_DRAWN_TRIANGLES = 20000   # a mesh obstacle with more is drawn as its boundi
 
 
 def _slim_scene(scene, body_index):
-    """What the viewer draws of a scene: the obstacles (world frame), each link shape as the segment
-    of its capsule (body frame; a sphere is one of length 0) and each link mesh or hull (body frame,
-    up to MAX_DRAWN_TRIANGLES); other link shapes are not drawn."""
+    """What the viewer draws of a scene: the obstacles (world frame) and every link shape the
+    collision world checks, in its body frame: spheres, capsules, cylinders and boxes as primitives
+    ("links": type, xyz, quat and radius, length or size) and meshes or hulls as triangles
+    ("link_meshes", a mesh of more than MAX_DRAWN_TRIANGLES as its bounding box among "links")."""
     obstacles = []
     for o in scene.get("obstacles", []):
         d = {"name": o["name"], "type": o["type"], "xyz": o["xyz"], "quat": o["quat_xyzw"]}
@@ -111,18 +112,36 @@ def _slim_scene(scene, body_index):
         obstacles.append(d)
     links, link_meshes = [], []
     for l in scene.get("links", []):
-        if l["type"] == "mesh" and l.get("body") in body_index and len(l["triangles"]) <= MAX_DRAWN_TRIANGLES:
-            # A link's mesh (or hull), its vertices in the body frame.
-            v = np.asarray(l["vertices"], dtype=float).reshape(-1, 3) @ quat_matrix(l["quat_xyzw"]).T + l["xyz"]
-            link_meshes.append({"body": body_index[l["body"]], "vertices": v.tolist(), "triangles": l["triangles"]})
-        if l["type"] not in ("capsule", "sphere") or l.get("body") not in body_index:
+        if l.get("body") not in body_index:
             continue
-        R = quat_matrix(l["quat_xyzw"])
-        h = 0.5 * l.get("length", 0.0)
-        c = np.asarray(l["xyz"], dtype=float)
-        links.append({"body": body_index[l["body"]], "a": (c - h * R[:, 2]).tolist(), "b": (c + h * R[:, 2]).tolist(),
-                      "r": l["radius"]})
-    return {"name": scene.get("name"), "obstacles": obstacles, "links": links, "link_meshes": link_meshes}
+        b = body_index[l["body"]]
+        if l["type"] == "mesh":
+            v = np.asarray(l["vertices"], dtype=float).reshape(-1, 3)
+            if len(l["triangles"]) <= MAX_DRAWN_TRIANGLES:
+                # A link's mesh (or hull), its vertices in the body frame.
+                v = v @ quat_matrix(l["quat_xyzw"]).T + l["xyz"]
+                link_meshes.append({"body": b, "name": l["name"], "vertices": v.tolist(), "triangles": l["triangles"]})
+            else:
+                lo, hi = v.min(axis=0), v.max(axis=0)
+                links.append({"body": b, "name": l["name"], "type": "box", "size": (hi - lo).tolist(),
+                              "xyz": (np.asarray(l["xyz"]) + verify_rotate(l["quat_xyzw"], (lo + hi) / 2)).tolist(),
+                              "quat": l["quat_xyzw"]})
+            continue
+        d = {"body": b, "name": l["name"], "type": l["type"], "xyz": l["xyz"], "quat": l["quat_xyzw"]}
+        for k in ("size", "radius", "length"):
+            if k in l:
+                d[k] = l[k]
+        links.append(d)
+    out = {"name": scene.get("name"), "obstacles": obstacles, "links": links, "link_meshes": link_meshes}
+    if isinstance(scene.get("coverage"), dict) and scene["coverage"].get("flagged"):
+        cov = scene["coverage"]
+        out["coverage_warning"] = "; ".join(
+            ([f"links without a covering shape: {', '.join(map(str, cov.get('uncovered', [])))}"]
+             if cov.get("uncovered") else [])
+            + ([f"pairs never checked (collide at rest): "
+                f"{', '.join('~'.join(map(str, p)) for p in cov.get('overlap_at_rest', []))}"]
+               if cov.get("overlap_at_rest") else []))
+    return out
 
 
 def quat_matrix(q):

@@ -918,9 +918,10 @@
   }
   var AXIS_COLOURS = ["#d62728", "#2ca02c", "#1f77b4"];
 
-  // The scene of a model posed in one (docs/collision.md): its obstacles as meshes, and the link
-  // shapes' capsule segments, red on the returned configuration when the exact check found that
-  // link in a collision, orange when it came within NEAR of one (the pair the results name).
+  // The scene of a model posed in one (docs/collision.md): its obstacles as meshes, and every link
+  // shape the collision world checks, as a surface, red on the returned configuration when the exact
+  // check found that link in a collision, orange when it came within NEAR of one (the pair the
+  // results name).
   var NEAR = 0.01, OBSTACLE = "#8c7b6b";
   function shapeMesh(s) {
     var R = quatMat(s.quat[0], s.quat[1], s.quat[2], s.quat[3]), v = [], f = [], k, a;
@@ -960,16 +961,15 @@
       state = info.collision_free === 0 ? "collides" : info.min_clearance < NEAR ? "near" : null;
       info.collision_pair.split("~").forEach(function (n) { hit[n.split("#")[0]] = true; });
     }
-    [["#9a9a9a", null], ["#ff7f0e", "near"], ["#d62728", "collides"]].forEach(function (cs) {
-      var segs = [];
-      sc.links.forEach(function (l) {
-        var on = state && hit[model.joints[l.body].body_name];
-        if ((on ? state : null) !== cs[1]) return;
-        var R = F.R[l.body], p = F.p[l.body];
-        segs.push([add(mv(R, l.a), p), add(mv(R, l.b), p)]);
-      });
-      if (segs.length) out.push(Object.assign({ type: "scatter3d", mode: "lines", name: "collision geometry", scene: scene, hoverinfo: "skip", showlegend: false,
-        opacity: 0.6, line: { color: cs[0], width: cs[1] ? 14 : 10 } }, lineSegments(segs)));
+    // Every checked link shape (sphere, capsule, cylinder, box) as a surface moved by its body.
+    if (!sc._linkMeshes) sc._linkMeshes = sc.links.map(shapeMesh);
+    sc.links.forEach(function (l, i) {
+      var on = state && hit[model.joints[l.body].body_name];
+      var colour = on && state === "collides" ? "#d62728" : on && state === "near" ? "#ff7f0e" : "#9a9a9a";
+      var m = sc._linkMeshes[i], R = F.R[l.body], p = F.p[l.body], x = [], y = [], z = [];
+      for (var k = 0; k < m.x.length; k++) { var w = add(mv(R, [m.x[k], m.y[k], m.z[k]]), p); x.push(w[0]); y.push(w[1]); z.push(w[2]); }
+      out.push({ type: "mesh3d", name: l.name, scene: scene, color: colour, opacity: 0.45, flatshading: true,
+        hovertemplate: l.name + " (" + l.type + ")<extra></extra>", showlegend: false, x: x, y: y, z: z, i: m.i, j: m.j, k: m.k });
     });
     // Link meshes (or hulls) moved by their bodies, coloured like the capsules.
     (sc.link_meshes || []).forEach(function (m) {
@@ -1055,6 +1055,9 @@
       layout[scene] = sceneLayout(i, nv);
       layout.annotations.push({ text: v.spec, x: i / nv + 0.01, y: 1, xref: "paper", yref: "paper", xanchor: "left", yanchor: "bottom", showarrow: false, font: { color: (STYLE[v.spec] || {}).colour || "#000", size: 13 } });
     });
+    // A scene whose collision geometry leaves a moving link uncovered or a pair unchecked (models.json's coverage).
+    if (V.model.scene && V.model.scene.coverage_warning)
+      layout.annotations.push({ text: "collision geometry flagged: " + V.model.scene.coverage_warning, x: 0, y: 0, xref: "paper", yref: "paper", xanchor: "left", yanchor: "bottom", showarrow: false, font: { color: WARN, size: 11 } });
     if (!V.views.length) { layout.scene = sceneLayout(0, 1); layout.annotations.push({ text: "pick a solver", x: 0.5, y: 0.5, xref: "paper", yref: "paper", showarrow: false }); }
     V.states = states;
     var div = document.getElementById("viewer-3d");

@@ -19,7 +19,7 @@
 // static bodies (no joint moves them: the base and what is fixed to it, as
 // still as the obstacles), pairs of adjacent bodies
 // (parent and child), pairs of link shapes that already collide in the
-// model's neutral configuration (the SRDF "default" pairs a MoveIt setup
+// model's rest configuration (restConfiguration) (the SRDF "default" pairs a MoveIt setup
 // assistant disables), pairs (with links or obstacles) that collide in every
 // one of kAlwaysSamples seeded random configurations (its "always" pairs;
 // with an obstacle, only for a link one joint from a static body, which turns
@@ -52,8 +52,9 @@ struct LinkShape {
 
 // The radius rule of fitted capsules: r = clamp(fraction * L, min, max) for a
 // segment of length L [m], unless the link's name has its own radius.
-// Segments shorter than min_segment get no capsule (a sphere of radius r at
-// the body's origin when the body has no other shape).
+// Segments shorter than min_segment get no capsule; a moving body with no
+// segment that long (coincident joint origins, a leaf such as the flange or
+// the tool frame) gets a sphere at its origin (docs/collision.md, "Coverage").
 struct CapsuleRule {
   double fraction = 0.15;
   double min_radius = 0.025;
@@ -62,9 +63,28 @@ struct CapsuleRule {
   std::map<std::string, double> link_radius;  // body name -> radius [m]
 };
 
-// Capsules along every body's segments, for bodies that have no shape in
-// `given` (which is returned first, unchanged). Throws std::invalid_argument
-// for a link_radius entry naming a body the model does not have.
+// The configuration "at rest" that the pairs colliding in it are judged at:
+// the neutral configuration, with every revolute or prismatic joint whose zero
+// lies outside its finite limits at the middle of them (MoveIt's default joint
+// values: JointModel::getVariableDefaultPositions), so that a robot whose
+// zero is not a pose it can take (the Panda's elbow) is judged in one it can.
+Eigen::VectorXd restConfiguration(const Model& model);
+
+// How far apart [m] fitLinkCapsules keeps a capsule from a sphere at the
+// joint it ends at (above the avoidance's default security distance, 2 mm,
+// so that the damper's rows of such a pair stay feasible); a point of a
+// link's segments within 1.5 times this of a link shape counts as covered
+// (CollisionWorld::coverage).
+inline constexpr double kRestClearance = 5e-3;
+
+// Fitted shapes for the bodies that have no shape in `given` (which is
+// returned first, unchanged): a capsule along every segment of at least
+// min_segment, a sphere at the origin of each run of moving bodies that
+// share one (a shoulder, a wrist), a leaf's short capsule made the hand
+// (radius at least max_radius), and each capsule that ends at another link's
+// joint sphere drawn back from it by the radii and kRestClearance
+// (docs/collision.md, "Coverage"). Throws std::invalid_argument for a
+// link_radius entry naming a body the model does not have.
 std::vector<LinkShape> fitLinkCapsules(const Model& model, const CapsuleRule& rule, std::vector<LinkShape> given = {});
 
 // Parameters of collision avoidance (the velocity damper of Faverjon &
@@ -75,6 +95,24 @@ struct AvoidanceParameters {
   double influence_distance = 0.05;  // d_i [m]
   double security_distance = 0.002;  // d_s [m], < d_i
   double damper_gain = 0.5;          // xi, in (0, 1]
+};
+
+// Why a pair is left out of the checks (CollisionWorld::disabledReasons).
+inline constexpr const char* kDisabledAdjacent = "adjacent";             // parent and child
+inline constexpr const char* kDisabledScene = "scene";                   // the scene's or its SRDF's list
+inline constexpr const char* kDisabledOverlap = "overlap_at_rest";       // collide at restConfiguration
+inline constexpr const char* kDisabledAlways = "always_colliding";       // collide in every sampled configuration
+
+// What covers one moving body: its own shapes, or another body's shape that
+// holds its segments (a run of bodies sharing one joint origin and its sphere).
+struct LinkCoverage {
+  int body = -1;
+  int shapes = 0;       // its own link shapes
+  int covered_by = -1;  // with no shape of its own: the body whose shape holds its origin, or -1
+  // Every point of its segments (origin to each child joint's origin) lies
+  // within kRestClearance of a link shape at the rest configuration and
+  // at kCoverSamples seeded random ones.
+  bool covered = false;
 };
 
 struct CollisionPair {
@@ -94,7 +132,7 @@ struct CollisionReport {
 };
 
 // How a world settles the pairs it leaves out. kDerive: a scene read for a
-// run: adjacent, collide-at-neutral and always-colliding pairs derived here,
+// run: adjacent, collide-at-rest and always-colliding pairs derived here,
 // beside the scene's own list. kAsRecorded: a world read back from a results
 // file, whose list already holds every pair the run left out: only those
 // (and adjacent bodies) are left out, nothing is derived again.
@@ -108,6 +146,9 @@ class CollisionWorld {
   // The "always in collision" rule: configurations sampled, and their seed.
   static constexpr int kAlwaysSamples = 256;
   static constexpr std::uint64_t kAlwaysSeed = 0x5ce9e;
+  // The coverage check's random configurations, and their seed.
+  static constexpr int kCoverSamples = 16;
+  static constexpr std::uint64_t kCoverSeed = 0xc0fe5;
 
   // Throws std::invalid_argument naming the shape or pair for a link shape on
   // a body the model does not have, a shape with a non-positive or
@@ -119,10 +160,13 @@ class CollisionWorld {
   // With PairRule::kDerive, also throws naming the pairs when a link more
   // than one joint from a static body collides with an obstacle in every
   // sampled configuration (an obstacle that encloses or pins the robot).
+  // recorded_reasons (kAsRecorded): why each of `disabled` was left out, as
+  // the results file says (empty: not recorded).
   CollisionWorld(std::shared_ptr<const Model> model, std::vector<LinkShape> links, std::vector<Shape> obstacles,
                  const std::vector<std::pair<std::string, std::string>>& disabled, std::string scene_name,
                  AvoidanceParameters avoid = {}, PairRule rule = PairRule::kDerive,
-                 const std::optional<std::vector<CollisionPair>>& recorded = std::nullopt);
+                 const std::optional<std::vector<CollisionPair>>& recorded = std::nullopt,
+                 std::vector<std::string> recorded_reasons = {});
   ~CollisionWorld();
   CollisionWorld(const CollisionWorld&) = delete;
   CollisionWorld& operator=(const CollisionWorld&) = delete;
@@ -134,8 +178,23 @@ class CollisionWorld {
   const std::vector<Shape>& obstacles() const { return obstacles_; }
   const std::vector<CollisionPair>& pairs() const { return pairs_; }
   // The pairs left out (by name), for the results files: adjacent bodies,
-  // collide-at-neutral, always-colliding and the scene's own list.
+  // collide-at-rest, always-colliding and the scene's own list.
   const std::vector<std::pair<std::string, std::string>>& disabledPairs() const { return disabled_; }
+  // Why each of disabledPairs() is left out: kDisabledAdjacent, kDisabledScene,
+  // kDisabledOverlap or kDisabledAlways ("" when read back without reasons).
+  const std::vector<std::string>& disabledReasons() const { return disabled_reason_; }
+  // Every moving body (one a joint moves), root first: what covers it.
+  const std::vector<LinkCoverage>& coverage() const { return coverage_; }
+  // The names of the moving bodies that are not covered.
+  std::vector<std::string> uncoveredLinks() const;
+  // The link pairs left out because they collide at the rest configuration.
+  std::vector<std::pair<std::string, std::string>> restOverlaps() const;
+  // The coverage flag: a moving body not covered, or a pair left out for
+  // colliding at rest; the reasons as text (empty when neither).
+  std::string coverageWarning() const;
+  // One line per moving body: its shapes, or what holds it ("sphere r=0.05",
+  // "capsule r=0.04 l=0.3", "inside wam5's sphere", "none").
+  std::string describeLink(int body) const;
   const AvoidanceParameters& avoidance() const { return avoid_; }
   // Which geometry the robot's links are checked as: link shapes per kind,
   // "mesh" (a triangle mesh, FCL's BVH), "hull" (a mesh's convex hull),
@@ -178,10 +237,13 @@ class CollisionWorld {
   std::vector<std::pair<Eigen::Vector3d, double>> link_bound_, obstacle_bound_;
   std::vector<CollisionPair> pairs_;
   std::vector<std::pair<std::string, std::string>> disabled_;
+  std::vector<std::string> disabled_reason_;
+  std::vector<LinkCoverage> coverage_;
   std::string scene_name_;
   AvoidanceParameters avoid_;
   std::unique_ptr<Fcl> fcl_;
   double exactPair(const Data& data, int pair, bool* colliding) const;
+  void computeCoverage();
 };
 
 // Reads a binary or ASCII STL file into a mesh (vertices not merged).
