@@ -691,17 +691,17 @@ def _valid_reasons(d):
                                                "overlap_at_rest": [], "flagged": False}))
 
 
-@case("scene-disabled-reason-unknown", "models.json", base="good-scene", cpp_gaps=MERGE_SKIPS_SCENES)
+@case("scene-disabled-reason-unknown", "models.json", base="good-scene")
 def _reason_unknown(d):
     edit_scene(d, lambda s: s.update(disabled_reasons=["adjacent", "because"]))
 
 
-@case("scene-disabled-reasons-one-short", "models.json", base="good-scene", cpp_gaps=MERGE_SKIPS_SCENES)
+@case("scene-disabled-reasons-one-short", "models.json", base="good-scene")
 def _reasons_short(d):
     edit_scene(d, lambda s: s.update(disabled_reasons=["adjacent"]))
 
 
-@case("scene-coverage-not-an-object", "models.json", base="good-scene", cpp_gaps=MERGE_SKIPS_SCENES)
+@case("scene-coverage-not-an-object", "models.json", base="good-scene")
 def _coverage_list(d):
     edit_scene(d, lambda s: s.update(coverage=[]))
 
