@@ -358,3 +358,22 @@ def test_side_files_of_two_runs_of_one_commit_both_kept(tmp_path):
                  "--db", db]) == 0
     dirs = sorted(p.name for p in (out / sha(7)[:12]).iterdir())
     assert len(dirs) == 2 and all(n.startswith("synthetic-") for n in dirs), dirs
+
+
+def test_gbench_nan_of_a_statistic_with_no_value(db, tmp_path):
+    """Google Benchmark writes NaN for the coefficient of variation of a counter whose mean is 0:
+    `history add` takes the file, the NaN as no value, and stores the document as written."""
+    d = synthetic_run(tmp_path / "a", 3)
+    write_gbench(d, 2.0)
+    path = d / "bench_kinematics.json"
+    doc = json.loads(path.read_text())
+    cv = dict(doc["benchmarks"][0], name="ForwardKinematics/dof:7_cv", run_type="aggregate", aggregate_name="cv",
+              aggregate_unit="percentage", success_rate=0.0)
+    text = json.dumps(dict(doc, benchmarks=doc["benchmarks"] + [cv]), indent=1)
+    path.write_text(text.replace('"success_rate": 0.0', '"success_rate": NaN'))
+    main(["history", "add", str(d), "--db", db])
+    with open_store(db) as s:
+        g = queries.points(s, source="gbench", figure="real_time_ns").iloc[0]
+        assert g["value"] == 200.0 and g["n"] == 3
+        body = s.query("SELECT body FROM documents WHERE file = 'bench_kinematics.json'")[0]["body"]
+        assert '"success_rate": NaN' in body

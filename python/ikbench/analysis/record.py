@@ -296,8 +296,11 @@ def side_files(run_dir):
 
 def _read_side(p):
     """(text, document) of a side file: read as every reader reads JSON (a regular file of at most
-    MAX_SIDE_FILE_BYTES, nested at most 64 deep, strict JSON)."""
-    doc, data = read_json_file(p, "a Google Benchmark JSON or throughput file", MAX_SIDE_FILE_BYTES)
+    MAX_SIDE_FILE_BYTES, nested at most 64 deep, strict JSON), except that Google Benchmark's NaN
+    for a statistic with no value (a counter's coefficient of variation when its mean is 0) reads
+    as no value."""
+    doc, data = read_json_file(p, "a Google Benchmark JSON or throughput file", MAX_SIDE_FILE_BYTES,
+                               undefined_numbers=True)
     return data.decode("utf-8"), doc
 
 

@@ -243,12 +243,14 @@ def _parse_float(text):
     return v
 
 
-def _parse_json_text(text, path, line=None):
+def _parse_json_text(text, path, line=None, undefined_numbers=False):
     """JSON text -> value; ResultsError naming the file (and line) for malformed JSON, nesting
-    deeper than MAX_JSON_NESTING, NaN/Infinity (not JSON) and integers Python will not read."""
+    deeper than MAX_JSON_NESTING, NaN/Infinity (not JSON; None with `undefined_numbers`) and
+    integers Python will not read."""
     where = f"{path}:{line}" if line is not None else f"{path}"
+    constant = (lambda name: None) if undefined_numbers else _refuse_constant
     try:
-        return json.loads(text, parse_constant=_refuse_constant, parse_int=_parse_int, parse_float=_parse_float)
+        return json.loads(text, parse_constant=constant, parse_int=_parse_int, parse_float=_parse_float)
     except json.JSONDecodeError as e:
         ln = e.lineno if line is None else line
         raise ResultsError(f"{path}:{ln}: malformed JSON: {e.msg} (column {e.colno})") from None
@@ -258,10 +260,13 @@ def _parse_json_text(text, path, line=None):
         raise ResultsError(f"{where}: malformed JSON: {e}") from None
 
 
-def read_json_file(path, what, max_bytes=MAX_RUN_JSON_BYTES):
+def read_json_file(path, what, max_bytes=MAX_RUN_JSON_BYTES, undefined_numbers=False):
+    """(value, bytes) of a JSON file. With `undefined_numbers` the tokens NaN, Infinity and -Infinity,
+    which Google Benchmark writes for a statistic with no value (the coefficient of variation of a
+    counter whose mean is 0), read as None: no value; otherwise they are malformed JSON."""
     data = _read_bytes(path, what, max_bytes)
     _check_json_nesting(data, path)
-    return _parse_json_text(_decode(data, path), path), data
+    return _parse_json_text(_decode(data, path), path, undefined_numbers=undefined_numbers), data
 
 
 def optional_json(path, max_bytes=MAX_RUN_JSON_BYTES):
