@@ -45,14 +45,9 @@ namespace {
 
 bool adjacentBodies(const Model& m, int a, int b) { return m.parent(a) == b || m.parent(b) == a; }
 
-// Signed distance of a point (world) to an inner-loop shape: negative inside.
-double pointDistance(const ApproxShape& s, const Eigen::Vector3d& x) {
-  if (s.is_box) return boxSignedDistance(s.box, x);
-  const Eigen::Vector3d ab = s.capsule.b - s.capsule.a;
-  const double len2 = ab.squaredNorm();
-  const double t = len2 > 0.0 ? std::clamp((x - s.capsule.a).dot(ab) / len2, 0.0, 1.0) : 0.0;
-  return (x - (s.capsule.a + t * ab)).norm() - s.capsule.radius;
-}
+// Signed distance of a point (world) to an inner-loop shape: negative inside
+// (the point as a capsule of no length and no radius).
+double pointDistance(const ApproxShape& s, const Eigen::Vector3d& x) { return closestPoints(Capsule{x, x, 0.0}, s).distance; }
 
 }  // namespace
 
