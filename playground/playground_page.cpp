@@ -8,7 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <set>
+#include <map>
 #include <sstream>
 #include <utility>
 #include <vector>
@@ -103,16 +103,16 @@ json runModels(const std::string& dir) {
   const auto models = readModels(r);
   const auto problems = readProblems(r, models);
   const std::string run = fs::path(dir).lexically_normal().filename().string();
+  // Each model's entry as written, by the model the reader built from it;
+  // taken at the model's first problem.
+  std::map<const Model*, json> entries;
+  for (const json& m : file["models"]) entries[models.at(m.at("id").get<std::string>()).get()] = m;
   json out = json::array();
-  std::set<std::string> done;
   for (const auto& [key, p] : problems) {
-    std::string id;
-    for (const auto& [mid, m] : models)
-      if (m == p.model) id = mid;
-    if (id.empty() || !done.insert(id).second) continue;
-    json entry;
-    for (const json& m : file["models"])
-      if (m.value("id", "") == id) entry = m;
+    auto node = entries.extract(p.model.get());
+    if (node.empty()) continue;
+    json entry = std::move(node.mapped());
+    const std::string id = entry["id"].get<std::string>();
     bool pose = false;
     for (const Goal& g : p.goals) pose = pose || g.kind != GoalKind::kPosition;
     const std::string family = r.families.at(static_cast<size_t>(key.first));
