@@ -62,11 +62,11 @@ def find_harness(given=None):
     raise RunError("the ikbench harness was not found: pass --ikbench PATH (`ikbench tune` passes its own path)")
 
 
-def run(args, *, timeout=None, log_path=None, inputs=(), stream=None, check=True, env=None):
+def run(args, *, timeout=None, log_path=None, inputs=(), stream=None, check=True, ok=(0,), env=None):
     """Runs `args`; returns a Completed. `timeout` in seconds (None: no limit); `log_path`: the
     command line and its output are written there (checked before the run, so a bad path is
-    refused before the work); `stream(line)` sees each line of output as it comes; `check`: a
-    non-zero exit is a RunError. `env` replaces the environment (default: this process's)."""
+    refused before the work); `stream(line)` sees each line of output as it comes; `check`: an
+    exit status not in `ok` is a RunError. `env` replaces the environment (default: this process's)."""
     args = [str(a) for a in args]
     if log_path is not None:
         check_output_path(log_path, inputs=inputs)
@@ -105,7 +105,7 @@ def run(args, *, timeout=None, log_path=None, inputs=(), stream=None, check=True
     where = f" (log: {log_path})" if log_path is not None else ""
     if timed_out:
         raise RunError(f"`{_name(args)}` did not finish within {timeout:g} s{where}")
-    if check and done.returncode != 0:
+    if check and done.returncode not in ok:
         tail = done.output.strip().splitlines()[-3:]
         raise RunError(f"`{_name(args)}` failed (exit {done.returncode}): " + " | ".join(tail) + where)
     return done
