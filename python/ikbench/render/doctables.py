@@ -431,6 +431,14 @@ def _cell(get, spec, family, *, median=True):
     return " · ".join(parts)
 
 
+def _protocol_table(protocol, what, suites):
+    """The table of a literature protocol's stored runs: a row per spec of the protocol, a column per
+    family of the newest run of each of `suites`; `what` says what was run."""
+    return Latest(what + " Each cell: success [Wilson 95 %] · median / mean time · median iterations.", None,
+                  rows=[(f"`{sp}`", {"solver": sp}) for sp in PROTOCOL_SPECS[protocol]], cell=_cell, suite=suites,
+                  row_label="spec", regenerate=PROTOCOL_REGENERATE)
+
+
 def _throughput_rows():
     return [("`auto`", ("auto", None)), ("`dls`", ("dls", None)),
             (f"`{LIBRARY}`, 2000 problems cycled", (LIBRARY, None)),
@@ -630,33 +638,28 @@ TABLES = {
         regenerate="`scripts/docs_measure.sh OUT`, `ikbench history add OUT/external-overhead`, then the export and "
                    "`python3 -m ikbench.render.doctables results/history/history.json.gz --write DOC` "
                    "(docs/history.md, \"The project's own history\")"),
-    "protocol-trac-ik": Latest(
+    "protocol-trac-ik": _protocol_table(
+        "trac-ik",
         "`--protocol trac-ik` on the shipped arms (`ikbench run --protocol trac-ik --urdf ARM --threads 1 --no-trace`: "
         "10 000 targets per arm from random configurations, nominal starts, a 5 ms budget, 1e-5 m and rad; the "
-        "specs interleaved problem by problem). Each cell: success [Wilson 95 %] · median / mean time · median "
-        "iterations.",
-        None, rows=[(f"`{sp}`", {"solver": sp}) for sp in PROTOCOL_SPECS["trac-ik"]], cell=_cell,
-        suite=tuple(f"trac-ik-{a}" for a in ("ur5", "iiwa14", "panda", "irb2400")), row_label="spec",
-        regenerate=PROTOCOL_REGENERATE),
-    "protocol-ikfast-test": Latest(
+        "specs interleaved problem by problem).",
+        tuple(f"trac-ik-{a}" for a in ("ur5", "iiwa14", "panda", "irb2400"))),
+    "protocol-ikfast-test": _protocol_table(
+        "ikfast-test",
         "`--protocol ikfast-test` on the shipped 6R arms (`ikbench run --protocol ikfast-test --urdf ARM --threads 1 "
         "--no-trace`). On `*-unreachable` no answer can succeed: the cell's time is what a spec spends before it "
-        "refuses (the rates of wrong, not-found and refused answers: `scripts/protocol_table.py ikfast-test RUN...`). "
-        "Each cell: success [Wilson 95 %] · median / mean time · median iterations.",
-        None, rows=[(f"`{sp}`", {"solver": sp}) for sp in PROTOCOL_SPECS["ikfast-test"]], cell=_cell,
-        suite=("ikfast-test-ur5", "ikfast-test-irb2400"), row_label="spec", regenerate=PROTOCOL_REGENERATE),
-    "protocol-seeds": Latest(
+        "refuses (the rates of wrong, not-found and refused answers: `scripts/protocol_table.py ikfast-test RUN...`).",
+        ("ikfast-test-ur5", "ikfast-test-irb2400")),
+    "protocol-seeds": _protocol_table(
+        "seeds",
         "`--protocol seeds` on the UR5 and the Panda (`ikbench run --protocol seeds --urdf ARM --threads 1 "
-        "--no-trace`): one family per seed regime. Each cell: success [Wilson 95 %] · median / mean time · median "
-        "iterations.",
-        None, rows=[(f"`{sp}`", {"solver": sp}) for sp in PROTOCOL_SPECS["seeds"]], cell=_cell,
-        suite=("seeds-ur5", "seeds-panda"), row_label="spec", regenerate=PROTOCOL_REGENERATE),
-    "protocol-tracking": Latest(
+        "--no-trace`): one family per seed regime.",
+        ("seeds-ur5", "seeds-panda")),
+    "protocol-tracking": _protocol_table(
+        "tracking",
         "`--protocol tracking` on the UR5 and the Panda (`ikbench run --protocol tracking --urdf ARM --threads 1 "
-        "--no-trace`): one family per frame rate, each frame started from the previous answer. Each cell: success "
-        "[Wilson 95 %] · median / mean time · median iterations.",
-        None, rows=[(f"`{sp}`", {"solver": sp}) for sp in PROTOCOL_SPECS["tracking"]], cell=_cell,
-        suite=("tracking-ur5", "tracking-panda"), row_label="spec", regenerate=PROTOCOL_REGENERATE),
+        "--no-trace`): one family per frame rate, each frame started from the previous answer.",
+        ("tracking-ur5", "tracking-panda")),
     "run-times": RunTimes(
         "How long a run takes: the newest stored run of each suite, its timed solve pass (`ikbench run` "
         "prints it; run.json `throughput`) and the whole run from start to end (run.json `start_time`, "
