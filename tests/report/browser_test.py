@@ -185,6 +185,17 @@ class Page:
             s.send_keys(key)
 
 
+def open_ready(d, page_path, width, height, what):
+    """Opens the page in a window of width x height px and waits until it marks itself ready
+    (data-ikbench-ready="1"); a failed check named `what` when it does not."""
+    d.set_window_size(width, height)
+    d.get(page_path.resolve().as_uri())
+    if wait(d, lambda: d.find_element("tag name", "body").get_attribute("data-ikbench-ready") == "1", what):
+        return True
+    check(False, what)
+    return False
+
+
 def viewer_model(page, family, problem):
     rec = page.problems[(family, 0 if problem is None else problem)]
     return page.models[rec["model"]], rec
@@ -396,11 +407,7 @@ def check_layout(d, page_path, data):
     n/a) as text; a long spec is drawn by its abbreviation with a key to the spec; in every figure
     no two texts (tick labels, axis titles, annotations) overlap and none is clipped; the box plot
     keeps more than half its height for the data."""
-    d.set_window_size(1280, 900)
-    d.get(page_path.resolve().as_uri())
-    if not wait(d, lambda: d.find_element("tag name", "body").get_attribute("data-ikbench-ready") == "1",
-                "page ready at 1280 px"):
-        check(False, "the page got ready in a 1280 x 900 window")
+    if not open_ready(d, page_path, 1280, 900, "the page got ready in a 1280 x 900 window"):
         return
     lazy = d.execute_script("""var q = Array.from(document.querySelectorAll('[data-lazy="queued"]'));
       return [document.getElementById('headline-chart').getAttribute('data-lazy'),
@@ -499,11 +506,7 @@ def check_headline(d, work):
     rc = ikb_cli.main(["report", str(run_dir), "--out", str(page_path)])
     if not check(rc == 0 and page_path.exists(), f"ikbench report of the synthetic headline run (exit {rc})"):
         return
-    d.set_window_size(1280, 1000)
-    d.get(page_path.resolve().as_uri())
-    if not wait(d, lambda: d.find_element("tag name", "body").get_attribute("data-ikbench-ready") == "1",
-                "headline page ready"):
-        check(False, "the synthetic headline page got ready")
+    if not open_ready(d, page_path, 1280, 1000, "the synthetic headline page got ready"):
         return
     rows = d.execute_script("""
       return Array.from(document.querySelectorAll('#headline-table tbody tr')).map(function (tr) {
