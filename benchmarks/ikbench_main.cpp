@@ -395,9 +395,11 @@ int realMain(int argc, char** argv) {
   CLI::App* tun = app.add_subcommand("tune", "pick a point of a solver grid on a tuning set, evaluate it on another set");
   CLI::App* plt = app.add_subcommand("plot", "one figure of chosen specs and families of a run: convergence, time, "
                                              "success (docs/report.md)");
+  CLI::App* tal = app.add_subcommand("tail", "the slow tail of a run's solve times: p99.9 and max per cell, the slowest "
+                                             "solves and their causes (docs/analysis.md)");
   CLI::App* his = app.add_subcommand("history", "the history store of runs across commits: add, list, trend, changes, "
                                                 "publish, backfill (docs/history.md)");
-  for (CLI::App* sub : {cmp, rep, tun, his, plt}) {
+  for (CLI::App* sub : {cmp, rep, tun, his, plt, tal}) {
     sub->allow_extras();
     sub->set_help_flag();  // --help goes to the analysis library, which knows the options
   }
@@ -416,8 +418,13 @@ int realMain(int argc, char** argv) {
     if (what == "collision") listCollision(list_suite);
     return 0;
   }
-  if (cmp->parsed() || rep->parsed() || tun->parsed() || his->parsed() || plt->parsed()) {
-    CLI::App* sub = cmp->parsed() ? cmp : rep->parsed() ? rep : tun->parsed() ? tun : his->parsed() ? his : plt;
+  if (cmp->parsed() || rep->parsed() || tun->parsed() || his->parsed() || plt->parsed() || tal->parsed()) {
+    CLI::App* sub = cmp->parsed()   ? cmp
+                    : rep->parsed() ? rep
+                    : tun->parsed() ? tun
+                    : his->parsed() ? his
+                    : tal->parsed() ? tal
+                                    : plt;
     std::vector<std::string> args = {sub->get_name()};
     if (tun->parsed()) {
       // `tune` is owned by the analysis library, which runs `ikbench run` (this

@@ -6,7 +6,7 @@ one the subcommand's help lists.
     cli_help_test.py IKBENCH_BINARY REPO_DIR
 
 The C++ binary answers run, list, throughput, verify and merge itself and forwards compare,
-report, tune and plot (their --help included) to the analysis library; summary and gate are the
+report, tune, plot and tail (their --help included) to the analysis library; summary and gate are the
 library's own (`python3 -m ikbench`). Exit status 0 when everything holds, 1 with a list of what
 does not.
 """
@@ -16,7 +16,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-CPP = ["run", "list", "throughput", "verify", "merge", "compare", "report", "tune", "plot"]
+CPP = ["run", "list", "throughput", "verify", "merge", "compare", "report", "tune", "plot", "tail"]
 # The C++ binary's own commands (the others it forwards to the library); `python3 -m ikbench verify`
 # is the library's verify, with options of its own, checked against the library's help.
 CPP_OWN = ["run", "list", "throughput", "verify", "merge"]

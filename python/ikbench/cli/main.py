@@ -191,6 +191,23 @@ def cmd_verify(args):
     return EXIT_OK if ok else EXIT_FINDING
 
 
+def cmd_tail(args):
+    from ..analysis import tail
+    from ..render import tail_render
+
+    run = _load(args.run_dir, args)
+    try:
+        report = tail.tail_report(run, fraction=args.fraction, threshold_us=args.threshold_us,
+                                  solvers=args.solver, families=args.family)
+    except ValueError as e:
+        raise ResultsError(str(e)) from None
+    if not report.cells:
+        raise ResultsError(f"{args.run_dir}: no attempted solve with a time" +
+                           (" of the --solver / --family given" if args.solver or args.family else ""))
+    sys.stdout.write(tail_render.format_report(report, limit=args.max_rows))
+    return EXIT_OK
+
+
 def cmd_plot(args):
     from . import plot_commands
 
@@ -260,6 +277,19 @@ def build_parser():
                         "recomputation is held to them as a cross-check")
     v.set_defaults(func=cmd_verify)
 
+    tl = sub.add_parser("tail", help="the slow tail of the solve times: p99.9 and max beside the median per cell, "
+                        "and the slowest solves with their attempts, iterations and cause (docs/analysis.md)")
+    tl.add_argument("run_dir")
+    tl.add_argument("--fraction", type=float, default=0.001,
+                    help="the share of each cell's solves listed, slowest first, at least one (default 0.001)")
+    tl.add_argument("--threshold-us", type=float, default=1000.0,
+                    help="count the solves slower than this [us] (default 1000)")
+    tl.add_argument("--solver", action="append", metavar="SPEC", help="only this spec (repeatable)")
+    tl.add_argument("--family", action="append", metavar="FAMILY", help="only this family (repeatable)")
+    tl.add_argument("--max-rows", type=int, default=50, help="slow solves listed (default 50)")
+    tl.add_argument("--allow-incomplete", action="store_true", help="read an incomplete or mixed run (marked)")
+    tl.set_defaults(func=cmd_tail)
+
     pl = sub.add_parser("plot", help="PNG/SVG plots of one or more runs (overlaid), and report.html for one run; "
                         "plot convergence|time|success RUN_DIR --family F --solvers A,B: one figure of chosen specs "
                         "on chosen families (plot convergence --help)")
@@ -285,7 +315,7 @@ def build_parser():
     tune_arguments(t)
     t.set_defaults(func=cmd_tune)
 
-    for sp in (s, c, pl, r, t):
+    for sp in (s, c, pl, r, t, tl):
         sp.epilog = EXIT_HELP_SIMPLE
     v.epilog = EXIT_HELP_VERIFY
 

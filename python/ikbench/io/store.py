@@ -108,8 +108,8 @@ SCHEMA_VERSION = len(MIGRATIONS)
 
 # Figures of a family x solver cell (docs/analysis.md), with the interval each carries in the store.
 CELL_FIGURES = [
-    "success_rate", "time_us_median", "time_us_mean", "time_us_p90", "time_us_p99", "time_us_max",
-    "iterations_median", "iterations_p90", "position_error_median", "orientation_error_median",
+    "success_rate", "time_us_median", "time_us_mean", "time_us_p90", "time_us_p99", "time_us_p999",
+    "time_us_max", "iterations_median", "iterations_p90", "position_error_median", "orientation_error_median",
     "fk_evals_mean", "jacobian_evals_mean", "time_per_eval_median_us", "time_us_outliers_mild",
     "time_us_outliers_severe",
 ]

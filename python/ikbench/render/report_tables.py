@@ -31,12 +31,13 @@ SUMMARY_FIELDS = [
     "success_ci_high", "iterations_median", "iterations_median_ci_low", "iterations_median_ci_high",
     "iterations_p90", "position_error_median", "orientation_error_median", "time_us_median",
     "time_us_median_ci_low", "time_us_median_ci_high", "time_us_mean", "time_us_mean_ci_low",
-    "time_us_mean_ci_high", "time_us_p90", "time_us_p99", "time_us_max", "fk_evals_mean", "jacobian_evals_mean",
+    "time_us_mean_ci_high", "time_us_p90", "time_us_p99", "time_us_p999", "time_us_max", "fk_evals_mean", "jacobian_evals_mean",
     "available", "rank", "rank_of", "tied_leader", "time_us_outliers_mild", "time_us_outliers_severe",
     "solver_time_us_median", "overhead_us_median",
 ]
 SUMMARY_TEXTS = ["success_text", "iterations_median_text", "iterations_p90_text", "position_error_text",
-                 "orientation_error_text", "time_median_text", "time_mean_text", "time_p99_text", "fk_text", "j_text",
+                 "orientation_error_text", "time_median_text", "time_mean_text", "time_p99_text", "time_p999_text",
+                 "time_max_text", "fk_text", "j_text",
                  "statuses_text", "rank_text", "outliers_text", "own_time_text", "overhead_text"]
 
 STATUS_SHORT = {"converged": "conv", "max-iterations": "max-it", "time-limit": "time", "stalled": "stall",
@@ -81,6 +82,8 @@ def summary_rows(summary):
                  if a else "",
                  _interval_text(r["time_us_mean"], r["time_us_mean_ci_low"], r["time_us_mean_ci_high"]) if a else "",
                  tables.fmt_num(r["time_us_p99"], "time") if a else "",
+                 tables.fmt_num(r.get("time_us_p999", math.nan), "time") if a else "",
+                 tables.fmt_num(r["time_us_max"], "time") if a else "",
                  tables.fmt_num(r["fk_evals_mean"], "f") if a else "",
                  tables.fmt_num(r["jacobian_evals_mean"], "f") if a else "",
                  statuses_text(r["statuses"]), tables.fmt_rank(r),

@@ -294,6 +294,9 @@
     { label: "t.med [µs] [95% CI]", key: "time_us_median", text: "time_median_text", type: "num" },
     { label: "t.mean [µs] [95% CI]", key: "time_us_mean", text: "time_mean_text", type: "num" },
     { label: "t.p99 [µs]", key: "time_us_p99", text: "time_p99_text", type: "num" },
+    // the tail a real-time budget meets (docs/analysis.md; `ikbench tail` lists its solves)
+    { label: "t.p99.9 [µs]", key: "time_us_p999", text: "time_p999_text", type: "num" },
+    { label: "t.max [µs]", key: "time_us_max", text: "time_max_text", type: "num" },
     { label: "out.", key: "time_us_outliers_severe", text: "outliers_text", type: "num" },
     // an external solver's own reported time and the rest of the wall time (docs/external-solvers.md):
     // shown only when the run has them
