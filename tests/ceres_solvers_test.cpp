@@ -6,7 +6,7 @@
 #include <cmath>
 #include <numbers>
 
-#include "../solvers/src/backends/ceres_ik.h"
+#include "../solvers/src/ceres/ceres_ik.h"
 #include "ikbench/kinematics/config.h"
 #include "ikbench/kinematics/forward_kinematics.h"
 #include "ikbench/scenarios/generators.h"

@@ -8,7 +8,7 @@
 #include <cmath>
 #include <filesystem>
 
-#include "../solvers/src/backends/kdl_chain.h"
+#include "../solvers/src/kdl/kdl_chain.h"
 #include "ikbench/kinematics/config.h"
 #include "ikbench/kinematics/forward_kinematics.h"
 #include "ikbench/scenarios/generators.h"

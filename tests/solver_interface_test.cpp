@@ -1,6 +1,7 @@
 // The common solver interface, the registry and the DLS backend.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -50,6 +51,29 @@ TEST(Registry, BuildsFromSpecAndRejectsUnknownNamesAndKeys) {
   const SolverOptions kept = r.create("dls:max_iterations=7")->effectiveOptions(run);
   EXPECT_EQ(kept.stall_iterations, 9);
   EXPECT_EQ(kept.stall_relative_improvement, 0.125);
+}
+
+// The Ceres and KDL backends are libraries of their own (ikbench_solvers_ceres,
+// ikbench_solvers_kdl), linked whole through ikbench_backends: each registers
+// its backends once; a library that appears after the registry was built
+// registers at once.
+TEST(Registry, BackendLibrariesRegisterWhenLinked) {
+  Registry& r = Registry::global();
+  EXPECT_EQ(backendLibraries(), (std::vector<std::string>{"ceres", "kdl"}));
+  std::vector<std::string> names;
+  for (const SolverInfo& i : r.list()) names.push_back(i.name);
+  for (const char* n : {"ceres-lm", "ceres-dogleg", "kdl-lma", "kdl-nr-jl"})
+    EXPECT_EQ(std::count(names.begin(), names.end(), n), 1) << n;
+  EXPECT_EQ(r.create("ceres-lm")->spec(), "ceres-lm");
+
+  static bool added = false;
+  const BackendLibrary late("late-probe", 99, [](Registry& reg) {
+    added = true;
+    reg.addPreset({"late-probe-preset", "dls:lambda=0.25", "a preset from a library linked after the registry"});
+  });
+  EXPECT_TRUE(added);
+  EXPECT_TRUE(r.contains("late-probe-preset"));
+  EXPECT_EQ(backendLibraries().back(), "late-probe");
 }
 
 // A spec's stall keys give exactly the solves of the same stall rule set in

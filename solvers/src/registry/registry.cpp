@@ -22,15 +22,65 @@ void checkName(std::string_view name, const char* what) {
 
 std::vector<ParamInfo> Registry::commonParams() { return commonSpecBinding().params(); }
 
+namespace {
+
+struct LinkedLibrary {
+  std::string name;
+  int rank;
+  void (*add)(Registry&);
+};
+
+// The backend libraries linked into the program, filled by their static
+// BackendLibrary objects before main (or later, by a library loaded after the
+// registry was built), and whether Registry::global() has been built.
+struct LinkedLibraries {
+  std::mutex mutex;
+  std::vector<LinkedLibrary> libraries;
+  Registry* registry = nullptr;
+};
+
+LinkedLibraries& linkedLibraries() {
+  static LinkedLibraries* l = new LinkedLibraries();
+  return *l;
+}
+
+}  // namespace
+
+BackendLibrary::BackendLibrary(const char* name, int rank, void (*add)(Registry&)) {
+  LinkedLibraries& l = linkedLibraries();
+  Registry* built = nullptr;
+  {
+    std::lock_guard lock(l.mutex);
+    l.libraries.push_back({name, rank, add});
+    built = l.registry;
+  }
+  if (built) add(*built);
+}
+
+std::vector<std::string> backendLibraries() {
+  LinkedLibraries& l = linkedLibraries();
+  std::lock_guard lock(l.mutex);
+  std::vector<LinkedLibrary> sorted = l.libraries;
+  std::stable_sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) { return a.rank < b.rank; });
+  std::vector<std::string> names;
+  for (const LinkedLibrary& lib : sorted) names.push_back(lib.name);
+  return names;
+}
+
 Registry& Registry::global() {
   static Registry* registry = [] {
     auto* r = new Registry();
     registerJacobianSolvers(*r);
     registerGeometricSolvers(*r);
-#ifndef IKBENCH_WITHOUT_CERES_KDL  // the WebAssembly playground (playground/) has neither library
-    registerCeresSolvers(*r);
-    registerKdlSolvers(*r);
-#endif
+    LinkedLibraries& l = linkedLibraries();
+    std::vector<LinkedLibrary> linked;
+    {
+      std::lock_guard lock(l.mutex);
+      linked = l.libraries;
+      l.registry = r;
+    }
+    std::stable_sort(linked.begin(), linked.end(), [](const auto& a, const auto& b) { return a.rank < b.rank; });
+    for (const LinkedLibrary& lib : linked) lib.add(*r);
     registerAnalyticIkSolvers(*r);
     registerPresets(*r);
     return r;

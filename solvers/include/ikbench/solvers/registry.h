@@ -118,9 +118,22 @@ class Registry {
 // family), called once by Registry::global().
 void registerJacobianSolvers(Registry& registry);
 void registerGeometricSolvers(Registry& registry);
-void registerCeresSolvers(Registry& registry);
-void registerKdlSolvers(Registry& registry);
 void registerAnalyticIkSolvers(Registry& registry);
 void registerPresets(Registry& registry);
+
+// A backend library outside this one: the backends that wrap Ceres Solver
+// (ikbench_solvers_ceres) and Orocos KDL (ikbench_solvers_kdl) live in
+// libraries of their own, so that this library is the same wherever it is
+// built (the WebAssembly playground has neither). Each declares one static
+// BackendLibrary; Registry::global() registers the libraries linked into the
+// program, in the order of `rank`, after the Jacobian and geometric families
+// (a library linked after the registry was built is registered then). A
+// static library's unreferenced objects are dropped by the linker, so a
+// program links them whole: the `ikbench_backends` target (solvers/CMakeLists.txt).
+struct BackendLibrary {
+  BackendLibrary(const char* name, int rank, void (*add)(Registry&));
+};
+// The backend libraries linked into this program, in rank order (`ceres`, `kdl`).
+std::vector<std::string> backendLibraries();
 
 }  // namespace ikbench

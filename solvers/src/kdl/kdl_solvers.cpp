@@ -406,8 +406,6 @@ class KdlSolver final : public Solver, private HookedFk::Hook {
   bool began_ = false, stopped_ = false;
 };
 
-}  // namespace
-
 void registerKdlSolvers(Registry& registry) {
   OptionsBinding<KdlLmaOptions> lma;
   lma.real("rot_weight", &KdlLmaOptions::rot_weight, Range::above(0), "m/rad",
@@ -424,5 +422,11 @@ void registerKdlSolvers(Registry& registry) {
                           OptionsBinding<KdlNrJlOptions>{},
                           [](const KdlNrJlOptions& o) { return std::make_unique<KdlSolver>(o); }));
 }
+
+}  // namespace
+
+// Registered by Registry::global() when this library is linked (whole: the
+// ikbench_backends target), after the Jacobian and geometric families.
+const BackendLibrary kKdlLibrary("kdl", 1, &registerKdlSolvers);
 
 }  // namespace ikbench

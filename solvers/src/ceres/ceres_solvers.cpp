@@ -394,8 +394,6 @@ OptionsBinding<CeresOptions> ceresBinding() {
   return b;
 }
 
-}  // namespace
-
 void registerCeresSolvers(Registry& registry) {
   registry.add(solverInfo("ceres-lm",
                           "Ceres Solver Levenberg-Marquardt (More 1978) on ikbench's residual; limits as bounds, ball "
@@ -406,5 +404,11 @@ void registerCeresSolvers(Registry& registry) {
                           "residual",
                           ceresBinding(), [](const CeresOptions& o) { return std::make_unique<CeresSolver>(o, true); }));
 }
+
+}  // namespace
+
+// Registered by Registry::global() when this library is linked (whole: the
+// ikbench_backends target), after the Jacobian and geometric families.
+const BackendLibrary kCeresLibrary("ceres", 0, &registerCeresSolvers);
 
 }  // namespace ikbench
