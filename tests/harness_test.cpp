@@ -952,7 +952,7 @@ TEST(HarnessCli, SolveOptionsFromTheCommandLineAreTheOnesInForce) {
 TEST(HarnessCli, SigintKeepsFinishedSolvesAndResumeCompletesTheRun) {
   const std::string dir = tempDir("cli_sigint");
 #if defined(__SANITIZE_ADDRESS__)
-  const int samples = 300;  // the sanitizers make every solve about 10x slower
+  const int samples = 100;  // the sanitizers make every solve about 10x slower
 #else
   const int samples = 3000;
 #endif
