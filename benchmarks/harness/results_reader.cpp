@@ -286,7 +286,10 @@ std::map<std::string, std::shared_ptr<const Model>> readModels(const ResultsDire
     out[id] = std::move(model);
   }
   if (entries)
-    for (json& m : j["models"]) (*entries)[m["id"].get<std::string>()] = std::move(m);
+    for (json& m : j["models"]) {
+      std::string id = m["id"].get<std::string>();  // before m is moved (json's operator= takes its value first)
+      (*entries)[std::move(id)] = std::move(m);
+    }
   return out;
 }
 

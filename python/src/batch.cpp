@@ -2,7 +2,6 @@
 #include "batch.h"
 
 #include <algorithm>
-#include <chrono>
 #include <vector>
 
 #include <fmt/format.h>
@@ -10,12 +9,6 @@
 #include "ikbench/solvers/batch.h"
 
 namespace ikbench::python {
-
-std::uint8_t statusCode(Status s) {
-  for (size_t k = 0; k < kStatusNames.entries.size(); ++k)
-    if (kStatusNames.entries[k].first == s) return static_cast<std::uint8_t>(k);
-  return static_cast<std::uint8_t>(kStatusNames.entries.size());
-}
 
 namespace {
 

@@ -68,7 +68,4 @@ struct BatchOutput : BatchArrays {
 long solveBatch(const BatchInput& in, const BatchOutput& out, const std::function<bool()>& keep_going = {},
                 long* batched = nullptr);
 
-// The status code of solveBatch's output: Status's index in kStatusNames.
-std::uint8_t statusCode(Status s);
-
 }  // namespace ikbench::python
