@@ -383,7 +383,7 @@ TEST(BatchSolver, KeepGoingStopsTheWorkers) {
     bo.kernel = kernel;
     int polls = 0;
     bo.keep_going = [&polls] { return ++polls < 2; };
-    const char* spec = kernel ? "dls:restarts=1000000:max_iterations=20" : "dls:restarts=200000:max_iterations=20";
+    const char* spec = kernel ? "dls:restarts=1000000:max_iterations=20" : "dls:restarts=50000:max_iterations=20";
     try {
       solveBatch(problems, spec, bo);
       ADD_FAILURE() << "kernel=" << kernel << ": the batch was not stopped";
