@@ -375,7 +375,7 @@ TEST(BatchSolver, KernelOffSendsEveryProblemToTheScalarSolver) {
 TEST(BatchSolver, KeepGoingStopsTheWorkers) {
   // Targets out of reach with a huge restart count and no budget: the batch
   // would run for minutes, so only the stop can end it.
-  std::vector<Problem> problems = chainProblems(1, 16);
+  std::vector<Problem> problems = chainProblems(1, 64);
   for (Problem& p : problems) p.goals[0].target_position = Eigen::Vector3d(10, 10, 10);
   for (const bool kernel : {true, false}) {
     BatchOptions bo;
@@ -383,7 +383,7 @@ TEST(BatchSolver, KeepGoingStopsTheWorkers) {
     bo.kernel = kernel;
     int polls = 0;
     bo.keep_going = [&polls] { return ++polls < 2; };
-    const char* spec = kernel ? "dls:restarts=1000000:max_iterations=20" : "dls:restarts=50000:max_iterations=20";
+    const char* spec = kernel ? "dls:restarts=1000000:max_iterations=20" : "dls:restarts=5000:max_iterations=20";
     try {
       solveBatch(problems, spec, bo);
       ADD_FAILURE() << "kernel=" << kernel << ": the batch was not stopped";
