@@ -99,14 +99,14 @@ json pageModels() {
 // included) and its first family's first problem's goals.
 json runModels(const std::string& dir) {
   const ResultsDirectory r = readResults(dir, true, false);
-  const json file = parseJsonText(r.read("models.json", kMaxModelsJsonBytes), r.file("models.json"));
-  const auto models = readModels(r);
+  std::map<std::string, json> by_id;  // models.json's entries, from the reader's one parse
+  const auto models = readModels(r, nullptr, &by_id);
   const auto problems = readProblems(r, models);
   const std::string run = fs::path(dir).lexically_normal().filename().string();
   // Each model's entry as written, by the model the reader built from it;
   // taken at the model's first problem.
   std::map<const Model*, json> entries;
-  for (const json& m : file["models"]) entries[models.at(m.at("id").get<std::string>()).get()] = m;
+  for (auto& [id, m] : by_id) entries[models.at(id).get()] = std::move(m);
   json out = json::array();
   for (const auto& [key, p] : problems) {
     auto node = entries.extract(p.model.get());

@@ -335,6 +335,80 @@ TEST(BatchSolver, UnsupportedProblemsAndSpecsFallBackToTheScalarPath) {
   EXPECT_THROW(solveBatch(problems, "no-such-solver", BatchOptions()), SpecError);
 }
 
+// kernel=false (the bindings' simd=False): every problem is one
+// Solver::solve of the spec on the batch's threads, the scalar answer bit
+// for bit, and the stats say so.
+TEST(BatchSolver, KernelOffSendsEveryProblemToTheScalarSolver) {
+  const std::vector<Problem> problems = chainProblems(2, 12);
+  BatchOptions bo;
+  bo.kernel = false;
+  bo.threads = 2;
+  for (size_t i = 0; i < problems.size(); ++i) bo.seeds.push_back(300 + i);
+  BatchStats stats;
+  const std::vector<BatchResult> r = solveBatch(problems, kAutoNoBudget, bo, &stats);
+  EXPECT_EQ(stats.batched, 0);
+  EXPECT_EQ(stats.solved, static_cast<long>(problems.size()));
+  auto solver = Registry::global().create(kAutoNoBudget);
+  int converged = 0;
+  for (size_t i = 0; i < problems.size(); ++i) {
+    EXPECT_FALSE(r[i].batched) << i;
+    SolverOptions o;
+    o.seed = bo.seeds[i];
+    Eigen::VectorXd q = problems[i].q0;
+    const Summary s = solver->solve(problems[i], q, o);
+    EXPECT_TRUE(q == r[i].q) << i;
+    EXPECT_EQ(s.status, r[i].summary.status) << i;
+    EXPECT_EQ(s.iterations, r[i].summary.iterations) << i;
+    EXPECT_EQ(s.restarts, r[i].summary.restarts) << i;
+    if (r[i].summary.converged()) {
+      ++converged;
+      test::expectReached(problems[i], r[i].q, o, "kernel=false");
+    }
+  }
+  EXPECT_GE(converged, 20);
+}
+
+// keep_going: polled while the workers solve; false stops them after their
+// current solve or lane round (BatchStopped names how many were answered),
+// on the kernel's lanes and on the scalar path alike. A keep_going that
+// never says stop changes no answer.
+TEST(BatchSolver, KeepGoingStopsTheWorkers) {
+  // Targets out of reach with a huge restart count and no budget: the batch
+  // would run for minutes, so only the stop can end it.
+  std::vector<Problem> problems = chainProblems(1, 64);
+  for (Problem& p : problems) p.goals[0].target_position = Eigen::Vector3d(10, 10, 10);
+  for (const bool kernel : {true, false}) {
+    BatchOptions bo;
+    bo.threads = 2;
+    bo.kernel = kernel;
+    int polls = 0;
+    bo.keep_going = [&polls] { return ++polls < 2; };
+    const char* spec = kernel ? "dls:restarts=1000000:max_iterations=20" : "dls:restarts=5000:max_iterations=20";
+    try {
+      solveBatch(problems, spec, bo);
+      ADD_FAILURE() << "kernel=" << kernel << ": the batch was not stopped";
+    } catch (const BatchStopped& stopped) {
+      EXPECT_LT(stopped.solved, static_cast<long>(problems.size())) << kernel;
+      EXPECT_GE(stopped.solved, 0) << kernel;
+      EXPECT_NE(std::string(stopped.what()).find("stopped after"), std::string::npos) << stopped.what();
+    }
+    EXPECT_EQ(polls, 2) << "kernel=" << kernel << ": polled until it said stop, then no more";
+  }
+  const std::vector<Problem> reachable = chainProblems(1, 24);
+  BatchOptions bo;
+  bo.threads = 2;
+  const std::vector<BatchResult> plain = solveBatch(reachable, kAutoNoBudget, bo);
+  bo.keep_going = [] { return true; };
+  BatchStats stats;
+  const std::vector<BatchResult> polled = solveBatch(reachable, kAutoNoBudget, bo, &stats);
+  EXPECT_EQ(stats.solved, static_cast<long>(reachable.size()));
+  for (size_t i = 0; i < reachable.size(); ++i) {
+    EXPECT_TRUE(plain[i].q == polled[i].q) << i;
+    EXPECT_EQ(plain[i].summary.status, polled[i].summary.status) << i;
+    EXPECT_EQ(plain[i].summary.iterations, polled[i].summary.iterations) << i;
+  }
+}
+
 // The arrays overload writes, row by row, the values of the BatchResult
 // overload: the kernel's rows and the scalar path's (two goals, an invalid
 // start), a shorter model's row padded by the stride, with and without a

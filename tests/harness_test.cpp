@@ -322,6 +322,18 @@ TEST(Harness, ModelsAndProblemsRoundTripThroughTheirJson) {
       EXPECT_LT((a.goals[0].target_position - b.goals[0].target_position).norm(), 1e-15);
       EXPECT_LT((a.goals[0].target_orientation - b.goals[0].target_orientation).norm(), 1e-12);
     }
+  // The entries of models.json as written, from the reader's own parse (the
+  // playground's --run takes them): one per model, each the file's.
+  std::map<std::string, nlohmann::json> entries;
+  const auto again = harness::readModels(r, nullptr, &entries);
+  ASSERT_EQ(entries.size(), models.size());
+  const nlohmann::json file = nlohmann::json::parse(r.read("models.json", std::size_t{1} << 30));
+  for (const nlohmann::json& m : file["models"]) {
+    const std::string id = m["id"].get<std::string>();
+    ASSERT_TRUE(entries.count(id)) << id;
+    EXPECT_EQ(entries.at(id), m) << id;
+    EXPECT_EQ(again.at(id)->nq(), models.at(id)->nq()) << id;
+  }
 }
 
 TEST(Harness, SolvesAreIdenticalApartFromTimesAtOneAndTwoThreads) {

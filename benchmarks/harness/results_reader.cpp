@@ -268,8 +268,9 @@ ResultsDirectory readResults(const std::string& dir, bool require_complete, bool
   return r;
 }
 
-std::map<std::string, std::shared_ptr<const Model>> readModels(const ResultsDirectory& r, SceneWorlds* scenes) {
-  const json j = parseJsonText(r.read("models.json", kMaxModelsJsonBytes), r.file("models.json"));
+std::map<std::string, std::shared_ptr<const Model>> readModels(const ResultsDirectory& r, SceneWorlds* scenes,
+                                                               std::map<std::string, json>* entries) {
+  json j = parseJsonText(r.read("models.json", kMaxModelsJsonBytes), r.file("models.json"));
   std::map<std::string, std::shared_ptr<const Model>> out;
   if (!j.contains("models") || !j["models"].is_array())
     throw ResultsError(fmt::format("{}: no array 'models'", r.file("models.json")));
@@ -284,6 +285,11 @@ std::map<std::string, std::shared_ptr<const Model>> readModels(const ResultsDire
       if (auto w = sceneFromJson(m, model, where)) (*scenes)[id] = std::move(w);
     out[id] = std::move(model);
   }
+  if (entries)
+    for (json& m : j["models"]) {
+      std::string id = m["id"].get<std::string>();  // before m is moved (json's operator= takes its value first)
+      (*entries)[std::move(id)] = std::move(m);
+    }
   return out;
 }
 

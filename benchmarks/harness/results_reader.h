@@ -55,11 +55,13 @@ ResultsDirectory readResults(const std::string& dir, bool require_complete, bool
 // The collision worlds of models.json's scenes (docs/collision.md), by model id.
 using SceneWorlds = std::map<std::string, std::shared_ptr<const CollisionWorld>>;
 
-// The models of models.json by id (and, with `scenes`, the collision worlds of
-// their scenes from the same parse), and the problems of problems.jsonl by
+// The models of models.json by id (and, from the same one parse: with
+// `scenes`, the collision worlds of their scenes; with `entries`, each
+// model's entry as written, by id), and the problems of problems.jsonl by
 // (family index, problem).
 std::map<std::string, std::shared_ptr<const Model>> readModels(const ResultsDirectory& r,
-                                                               SceneWorlds* scenes = nullptr);
+                                                               SceneWorlds* scenes = nullptr,
+                                                               std::map<std::string, nlohmann::json>* entries = nullptr);
 std::map<std::pair<int, int>, Problem> readProblems(const ResultsDirectory& r,
                                                     const std::map<std::string, std::shared_ptr<const Model>>& models);
 // The scenes' collision worlds set as Problem::collision of their models' problems.

@@ -8,13 +8,10 @@
 // the outputs do not depend on the thread count or on which thread solved
 // which row (as long as no time budget binds).
 //
-// The loop over problems is one function, solveRange(), run by each worker
-// on chunks of rows taken from a shared counter. BatchInput holds what a
-// batched solver call (many problems per call, SIMD across problems) takes:
-// one model, one goal, a target pose per problem, one shared or one
-// per-problem start, the spec, the solve options, a seed per problem and a
-// thread count; such a call can replace the workers, chunk by chunk between
-// keep_going() polls, without changing the outputs or the Python signature.
+// The rows go to ikbench::solveBatch (solvers/batch.h) in chunks: its thread
+// pool, its SIMD kernel for the problems the kernel takes and one
+// Solver::solve each for the others (every row with simd off), so the
+// bindings have no solve loop of their own.
 #pragma once
 
 #include <cstdint>
@@ -46,10 +43,11 @@ struct BatchInput {
   SolverOptions options;
   const std::uint64_t* seeds = nullptr;  // n seeds
   int threads = 1;                       // >= 1
-  // Solve through the SIMD batch kernel (ikbench::solveBatch) when it takes
-  // the problem (solvers/batch.h: dls / dls-adaptive:mode=error, auto, on a
-  // chain of scalar joints); otherwise, and with simd off, one Solver::solve
-  // per row. The two agree to rounding, not bit for bit (docs/performance.md).
+  // Solve through the SIMD batch kernel when it takes the problem
+  // (solvers/batch.h: dls / dls-adaptive:mode=error, auto, on a chain of
+  // scalar joints); otherwise, and with simd off (BatchOptions::kernel),
+  // one Solver::solve per row. The two agree to rounding, not bit for bit
+  // (docs/performance.md).
   bool simd = true;
 };
 
@@ -60,15 +58,14 @@ struct BatchOutput : BatchArrays {
   std::uint8_t* converged = nullptr;
 };
 
-// Solves every row on in.threads threads, the calling thread being one of
-// them. *batched (if given) is set to the rows the SIMD kernel solved. The calling thread calls keep_going() (if given) about every 100 ms
-// between its solves; when it returns false, every worker stops after its
-// current solve. Returns the number of rows solved (n unless stopped).
-// Rethrows the first exception a worker threw, after all have stopped.
+// Solves every row on in.threads threads (solveBatch's). *batched (if
+// given) is set to the rows the SIMD kernel solved. The calling thread calls
+// keep_going() (if given) about every 100 ms while the workers solve
+// (BatchOptions::keep_going); when it returns false, every worker stops
+// after its current solve or lane round. Returns the number of rows solved
+// (n unless stopped). Rethrows the first exception a worker threw, after all
+// have stopped.
 long solveBatch(const BatchInput& in, const BatchOutput& out, const std::function<bool()>& keep_going = {},
                 long* batched = nullptr);
-
-// The status code of solveBatch's output: Status's index in kStatusNames.
-std::uint8_t statusCode(Status s);
 
 }  // namespace ikbench::python

@@ -1,13 +1,13 @@
 // The attempt policy of a solve: where each attempt starts, which attempt's
 // answer is kept, when the attempts end, and what status the answer gets.
 //
-// Every path that runs a solve drives this one type: Solver::solve's generic
-// loop (solver.cpp), the compiled kernel's one-problem solve (kernel_solve.cpp)
-// and the batch lanes (lane_engine.cpp). The paths differ in how they run an
-// attempt (the backend's solveImpl, the kernel's one-problem or lane steps),
-// not in what an attempt means, so they agree by construction. (The split of
-// Ceres' TrustRegionMinimizer into a fixed loop and pluggable strategies is
-// the model.)
+// Every path that runs a solve holds this one type through its attempt
+// driver (attempt_driver.h, which adds the time budget and the stop
+// reasons): Solver::solve's generic loop (solver.cpp), the compiled kernel's
+// one-problem solve (kernel_solve.cpp) and the batch lanes
+// (lane_scheduler.cpp). The paths differ in how they run an attempt (the
+// backend's solveImpl, the kernel's one-problem or lane steps), not in what
+// an attempt means, so they agree by construction.
 //
 // The policy (docs/solvers.md, "Attempts and restarts"):
 // * Attempt 0 starts from the problem's start clamped into the limits, or with

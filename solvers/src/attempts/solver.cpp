@@ -11,13 +11,21 @@
 #include "ikbench/kinematics/forward_kinematics.h"
 #include "ikbench/collision/world.h"
 #include "ikbench/solvers/seed_library.h"
-#include "attempt_policy.h"
+#include "attempt_driver.h"
 #include "closed_form_stage.h"
 #include "kernel_solve.h"
 
 namespace ikbench {
 
 // ---------------------------------------------------------------- context --
+
+namespace {
+// A stop of SolveContext's own rules, worded by the driver's table
+// (attempt_driver.h), as the kernel's lanes word the same stops.
+void stopFor(SolveContext& ctx, std::int32_t reason) {
+  ctx.stop(stopStatus(reason), stopMessage(reason, ctx.options(), ctx.iteration(), {}));
+}
+}  // namespace
 
 GoalErrors SolveContext::evaluate(const Eigen::VectorXd& q) {
   ++summary_->fk_evals;
@@ -61,7 +69,9 @@ double SolveContext::elapsedUs() const {
   return std::chrono::duration<double, std::micro>(Clock::now() - start_).count();
 }
 
-bool SolveContext::timeUp() const { return deadline_us_ > 0.0 && elapsedUs() >= deadline_us_; }
+bool SolveContext::timeUp() const {
+  return TimeBudget{deadline_us_}.spent([this] { return elapsedUs(); });
+}
 
 bool SolveContext::begin(const Eigen::VectorXd& q, const GoalErrors& e) {
   iteration_ = 0;
@@ -71,11 +81,11 @@ bool SolveContext::begin(const Eigen::VectorXd& q, const GoalErrors& e) {
   best_q_ = q;
   if (options_->record_trace) record({iteration_offset_, e.position, e.orientation, 0.0, 0.0, elapsedUs(), q});
   if (!e.finite()) {
-    stop(Status::kNumericalFailure, "non-finite error at the start configuration");
+    stopFor(*this, batch::kNonFiniteStart);
     return true;
   }
   if (withinTolerance(e)) {
-    stop(Status::kConverged);
+    stopFor(*this, batch::kConverged);
     return true;
   }
   return false;
@@ -90,11 +100,11 @@ bool SolveContext::endIteration(const Eigen::VectorXd& q, const GoalErrors& e, d
   if (options_->record_trace)
     record({iteration_offset_ + iteration_, e.position, e.orientation, step_norm, damping, elapsedUs(), q});
   if (!e.finite() || !std::isfinite(step_norm)) {
-    stop(Status::kNumericalFailure, fmt::format("non-finite error or step at iteration {}", iteration_));
+    stopFor(*this, batch::kNonFiniteError);
     return true;
   }
   if (withinTolerance(e)) {
-    stop(Status::kConverged);
+    stopFor(*this, batch::kConverged);
     return true;
   }
   const int k = options_->stall_iterations;
@@ -102,20 +112,20 @@ bool SolveContext::endIteration(const Eigen::VectorXd& q, const GoalErrors& e, d
     best_norm_ = e.weighted_norm;
     best_iteration_ = iteration_;
   } else if (k > 0 && iteration_ - best_iteration_ >= k) {
-    stop(Status::kStalled, fmt::format("no relative improvement of {} in {} iterations",
-                                       options_->stall_relative_improvement, k));
+    stopFor(*this, batch::kStallNoImprovement);
     return true;
   }
   if (k > 0 && step_norm < kVanishingStep) {
-    stop(Status::kStalled, fmt::format("step vanished (|dq| < {:g})", kVanishingStep));
+    stopFor(*this, batch::kStallVanishingStep);
     return true;
   }
   if (iteration_ >= options_->max_iterations) {
-    stop(Status::kMaxIterations);
+    stopFor(*this, batch::kMaxIterations);
     return true;
   }
+  // The budget ends an attempt that has taken a step (TimeBudget::endsAttempt).
   if (timeUp()) {
-    stop(Status::kTimeLimit);
+    stopFor(*this, batch::kTimeLimit);
     return true;
   }
   return false;
@@ -358,60 +368,76 @@ bool Solver::closedForm(const Problem& problem, Eigen::VectorXd* start, const So
 
 bool Solver::runAttempts(const Problem& problem, const Eigen::VectorXd& start, const SeedLibrary* library,
                          const SolverOptions& options, SolveContext& ctx, Summary* summary, AttemptResult* best) {
-  const Model& model = *problem.model;
-  AttemptSequence attempts(restartable() ? static_cast<long>(common_.restarts) : 0L, library, problem.goals.data(),
-                           common_.start, common_.solutions);
+  // The generic runner of the attempt driver (attempt_driver.h): one
+  // solveImpl per attempt, one attempt after another.
+  struct GenericRunner {
+    Solver& solver;
+    const Problem& problem;
+    const Model& model;
+    const Eigen::VectorXd& start;
+    const SolverOptions& options;
+    SolveContext& ctx;
+    Summary* summary;
+    AttemptResult* best;
+    Eigen::VectorXd& attempt_q;
+
+    bool attempt(long k, const AttemptStart& from, AttemptOutcome* outcome) {
+      if (from.kind == AttemptStart::kLibraryEntry)
+        attempt_q = Eigen::Map<const Eigen::VectorXd>(from.entry, model.nq());
+      else
+        attempt_q = from.kind == AttemptStart::kStart ? start : randomConfiguration(model, ctx.rng());
+      ctx.iteration_offset_ = summary->iterations;
+      ctx.status_ = Status::kMaxIterations;
+      ctx.message_.clear();
+      ctx.best_q_.resize(0);
+      solver.solveImpl(problem, attempt_q, ctx);
+      summary->iterations += ctx.iteration_;
+      // A backend's last iterate may be worse than one it passed through
+      // (overshoot, non-monotone methods): the attempt's result is the best
+      // configuration the context saw, unless the backend's own q is better.
+      if (ctx.best_q_.size() == attempt_q.size()) {
+        const double last = normalizeConfiguration(model, attempt_q) ? ctx.verify(attempt_q).weighted_norm
+                                                                    : std::numeric_limits<double>::infinity();
+        if (!(last <= ctx.lowest_norm_)) attempt_q = ctx.best_q_;
+      }
+      if (k > 0) ++summary->restarts;
+      if (ctx.status_ == Status::kUnsupported || ctx.status_ == Status::kInvalidInput) {
+        summary->status = ctx.status_;
+        summary->message = ctx.message_;
+        return false;
+      }
+      outcome->q_finite = normalizeConfiguration(model, attempt_q);
+      if (outcome->q_finite) {
+        clampToLimits(model, attempt_q);
+        const GoalErrors e = ctx.verify(attempt_q);
+        outcome->position_error = e.position;
+        outcome->orientation_error = e.orientation;
+        // Only an answer that would be kept as converged is worth the check.
+        if (problem.collision && solver.common_.collision != CollisionMode::kOff &&
+            attemptScore(e.position, e.orientation, options) <= 1.0)
+          outcome->colliding = solver.collides(problem, attempt_q);
+      }
+      return true;
+    }
+
+    void taken(long, const AttemptSequence::Taken& t, const AttemptOutcome&) {
+      if (t.best) {
+        best->q = attempt_q;
+        best->status = ctx.status_;
+        best->message = ctx.message_;
+      }
+      // (A backend that offered its candidates checked offered this one among them.)
+      if (t.converged && solver.common_.solutions == SolutionsMode::kAll && !solver.candidates_checked_)
+        ctx.addSolution(attempt_q);
+    }
+
+    double elapsedUs() const { return ctx.elapsedUs(); }
+  };
+  AttemptDriver driver(restartable() ? static_cast<long>(common_.restarts) : 0L, library, problem.goals.data(),
+                       common_.start, common_.solutions, options.time_budget_us);
   best->q = start;
-  Eigen::VectorXd& attempt_q = attempt_q_;
-  for (long attempt = 0;; ++attempt) {
-    const AttemptStart from = attempts.start(attempt);
-    if (from.kind == AttemptStart::kLibraryEntry)
-      attempt_q = Eigen::Map<const Eigen::VectorXd>(from.entry, model.nq());
-    else
-      attempt_q = from.kind == AttemptStart::kStart ? start : randomConfiguration(model, ctx.rng());
-    ctx.iteration_offset_ = summary->iterations;
-    ctx.status_ = Status::kMaxIterations;
-    ctx.message_.clear();
-    ctx.best_q_.resize(0);
-    solveImpl(problem, attempt_q, ctx);
-    summary->iterations += ctx.iteration_;
-    // A backend's last iterate may be worse than one it passed through
-    // (overshoot, non-monotone methods): the attempt's result is the best
-    // configuration the context saw, unless the backend's own q is better.
-    if (ctx.best_q_.size() == attempt_q.size()) {
-      const double last = normalizeConfiguration(model, attempt_q) ? ctx.verify(attempt_q).weighted_norm
-                                                                  : std::numeric_limits<double>::infinity();
-      if (!(last <= ctx.lowest_norm_)) attempt_q = ctx.best_q_;
-    }
-    if (attempt > 0) ++summary->restarts;
-    if (ctx.status_ == Status::kUnsupported || ctx.status_ == Status::kInvalidInput) {
-      summary->status = ctx.status_;
-      summary->message = ctx.message_;
-      return false;
-    }
-    AttemptOutcome outcome;
-    outcome.q_finite = normalizeConfiguration(model, attempt_q);
-    if (outcome.q_finite) {
-      clampToLimits(model, attempt_q);
-      const GoalErrors e = ctx.verify(attempt_q);
-      outcome.position_error = e.position;
-      outcome.orientation_error = e.orientation;
-      // Only an answer that would be kept as converged is worth the check.
-      if (problem.collision && common_.collision != CollisionMode::kOff &&
-          attemptScore(e.position, e.orientation, options) <= 1.0)
-        outcome.colliding = collides(problem, attempt_q);
-    }
-    const AttemptSequence::Taken taken = attempts.take(outcome, options);
-    if (taken.best) {
-      best->q = attempt_q;
-      best->status = ctx.status_;
-      best->message = ctx.message_;
-    }
-    // (A backend that offered its candidates checked offered this one among them.)
-    if (taken.converged && common_.solutions == SolutionsMode::kAll && !candidates_checked_) ctx.addSolution(attempt_q);
-    if (attempts.ended(ctx.timeUp())) break;
-  }
-  return true;
+  GenericRunner runner{*this, problem, *problem.model, start, options, ctx, summary, best, attempt_q_};
+  return driver.run(runner, options);
 }
 
 void Solver::collectSolutions(const Model& model, const Eigen::VectorXd& start, SolveContext& ctx,

@@ -8,6 +8,7 @@
 
 #include "ikbench/core/numeric.h"
 #include "ikbench/kinematics/config.h"
+#include "attempt_driver.h"
 #include "jacobian_common.h"
 #include "kernel_solve.h"
 
@@ -48,7 +49,7 @@ class DlsSolver : public JacobianSolver {
     lambda2_ = chooseLambda2(sys_, r);
     sys_.addDiagonal(lambda2_);
     if (!sys_.factor()) {
-      *why = "J J^T + lambda^2 I is not positive definite (lambda = 0 at a singularity?)";
+      *why = stepFailureText(batch::kNotPositiveDefinite);  // the kernel's words for it (attempt_driver.h)
       return false;
     }
     return true;

@@ -16,6 +16,7 @@
 
 #include "ikbench/core/numeric.h"
 #include "ikbench/kinematics/config.h"
+#include "attempt_driver.h"
 #include "jacobian_common.h"
 
 namespace ikbench {
@@ -38,7 +39,7 @@ void JacobianSolver::setup(const Problem& problem) {
     return;
   }
   setup_model_ = problem.model;
-  freeze_ = jopt_.limits == LimitMode::kFreeze || (jopt_.limits == LimitMode::kAuto && m < nv);
+  freeze_ = freezesAtLimits(jopt_.limits, m, nv);
   // resize() is a no-op when the size is unchanged, so repeated solves of the
   // same problem shape do not allocate here either.
   m_ = m;
@@ -168,7 +169,7 @@ bool JacobianSolver::computeStep(const Model& model, const Eigen::VectorXd& q, c
   }
   if (avoid_ != nullptr) damper_.constrain(*avoid_, q, dq_);
   if (!dq_.allFinite()) {
-    *why = "non-finite step";
+    *why = stepFailureText(batch::kNonFiniteStep);
     return false;
   }
   return true;
@@ -263,7 +264,7 @@ bool JacobianSolver::iterate(SolveContext& ctx, Eigen::VectorXd& q, GoalErrors& 
   }
   const double step = takeStep(model, q);
   if (!q_next_.allFinite()) {
-    ctx.stop(Status::kNumericalFailure, fmt::format("{}: non-finite configuration after the step", name_));
+    ctx.stop(stopStatus(batch::kNonFiniteConfig), stopMessage(batch::kNonFiniteConfig, ctx.options(), ctx.iteration(), name_));
     return true;
   }
   stepTaken(dq_, blocked_);

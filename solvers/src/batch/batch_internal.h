@@ -5,7 +5,7 @@
 //   batch_dispatch.cpp   which compiled kernel this CPU runs (ISA dispatch)
 //   chain_plan.cpp       a spec and a chain in the kernel's terms (SpecPlan, ChainPlan)
 //   lane_attempts.cpp    one attempt in a lane: its start and its end, read for
-//                        the attempt policy (attempt_policy.h) and the verdict
+//                        the attempt driver (attempt_driver.h) and the verdict
 //   lane_scheduler.cpp   many problems in lanes: refill, budgets, compaction
 //   kernel_solve.cpp     one problem's Solver::solve through the kernel
 //   batch_solver.cpp     the public solveBatch, KernelEvaluator
@@ -22,7 +22,7 @@
 
 #include <fmt/format.h>
 
-#include "attempt_policy.h"
+#include "attempt_driver.h"
 #include "ikbench/core/numeric.h"
 #include "ikbench/core/threads.h"
 #include "batch_layout.h"
@@ -61,8 +61,8 @@ KernelIsa selectKernel(BatchIsa isa);
 struct SpecPlan {
   std::string why;
   std::string backend;  // "dls" or "dls-adaptive": prefixes failure messages as the scalar backend does
-  KernelParams params;  // the spec's part (damping, step, limits)
-  bool auto_limits = false;  // limits=auto: freeze decided per chain (redundant or not)
+  KernelParams params;  // the spec's part (damping, step)
+  LimitMode limits = LimitMode::kClamp;  // freeze per chain: freezesAtLimits (jacobian_options.h)
   CommonSpecOptions common;  // restarts, budget, iteration cap and stall rule
   KernelChoice one_problem = KernelChoice::kAuto;  // kernel=auto|lanes|packed: how Solver::solve runs the kernel
 };
@@ -128,22 +128,22 @@ inline bool stepFailed(std::int64_t reason) {
 
 AttemptEnd readAttemptEnd(const LaneGroup& G, int l, int n, std::int32_t reason, const SolverOptions& solve);
 
-// The kernel's attempts of one solve: the policy's decisions (AttemptSequence,
+// The kernel's attempts of one solve: the driver's decisions (AttemptDriver,
 // the same as Solver::solve's) and what the kernel keeps of them, the counts
 // and the answer's configuration, end and errors.
 struct AttemptTally {
-  explicit AttemptTally(AttemptSequence p) : policy(std::move(p)) {}
+  explicit AttemptTally(AttemptDriver d) : driver(std::move(d)) {}
   // The tally of a new solve (the best configuration is written before it
   // is read: attempt 0 is always taken first).
-  void restart(AttemptSequence p) {
-    policy = std::move(p);
+  void restart(AttemptDriver d) {
+    driver = std::move(d);
     iterations = fk_evals = jacobian_evals = 0;
     best_reason = batch::kMaxIterations;
     best_reason_iteration = 0;
     best_pe = best_oe = 0.0;
     best_finite = false;
   }
-  AttemptSequence policy;
+  AttemptDriver driver;
   long iterations = 0, fk_evals = 0, jacobian_evals = 0;
   std::int32_t best_reason = batch::kMaxIterations;
   long best_reason_iteration = 0;
@@ -151,17 +151,17 @@ struct AttemptTally {
   double best_pe = 0.0, best_oe = 0.0;
   bool best_finite = false;
 
-  // Takes the next attempt in attempt order (the policy decides whether its
+  // Takes the next attempt in attempt order (the driver decides whether its
   // configuration is the answer so far); the caller then asks
-  // policy.ended().
+  // driver.ended().
   void take(const AttemptEnd& e, int n, const SolverOptions& solve) {
     iterations += e.iterations;
     fk_evals += 1 + e.iterations;
     jacobian_evals += e.iterations + (e.step_failed ? 1 : 0);
     const double inf = std::numeric_limits<double>::infinity();
     const AttemptSequence::Taken t =
-        policy.take({e.q_finite, e.finite ? e.pe : inf, e.finite ? e.oe : inf}, solve);
-    if (t.best || (!t.scored && policy.taken() == 1)) {
+        driver.take({e.q_finite, e.finite ? e.pe : inf, e.finite ? e.oe : inf}, solve);
+    if (t.best || (!t.scored && driver.taken() == 1)) {
       // An unscored attempt 0 leaves its configuration (the clamped start,
       // as in Solver::solve) as the answer until an attempt is scored.
       std::memcpy(best_q, e.q, sizeof(double) * n);
@@ -174,11 +174,6 @@ struct AttemptTally {
   }
 };
 
-// The status SolveContext / the backend give for an end reason, and with
-// its message.
-Status reasonStatus(std::int32_t reason);
-std::string reasonMessage(const std::string& backend, const SolverOptions& solve, std::int32_t reason, long iteration,
-                          Status* status);
 // The Summary of a finished solve from its tally (all but time_us).
 Summary tallySummary(const AttemptTally& t, const ChainPlan& plan, const std::string& backend,
                      const SolverOptions& solve);
@@ -216,7 +211,7 @@ class RestartStream {
   bool seeded_ = false;
   Rng rng_{0};
 };
-void startAttemptAt(LaneGroup& G, int l, const ChainPlan& plan, long attempt, AttemptSequence& policy,
+void startAttemptAt(LaneGroup& G, int l, const ChainPlan& plan, long attempt, AttemptDriver& driver,
                     const Eigen::VectorXd& start, RestartStream& restarts);
 void packedToLanes(LaneGroup& G, int n, int rows);
 
@@ -235,6 +230,9 @@ struct Shared {
   std::vector<std::atomic<size_t>> cursor;  // per plan: next problem to take
   std::vector<int> fallback;                // problems for the scalar path
   std::atomic<size_t> fallback_cursor{0};
+  // Set when BatchOptions::keep_going returns false or a worker throws: the
+  // workers stop after their current solve or lane round.
+  std::atomic<bool> stop{false};
   // Where the answers go: one BatchResult per problem, or the rows of
   // arrays.
   std::vector<BatchResult>* results = nullptr;
@@ -243,10 +241,11 @@ struct Shared {
 };
 
 // Runs the lanes of one thread over the shared plans until none has a
-// problem left; the per-thread counts go into stats.
+// problem left (or Shared::stop); the per-thread counts go into stats.
 void runLanes(Shared& shared, int lanes, BatchStats& stats);
-// Solves the problems the kernel does not take with the scalar Solver.
-void runScalar(Shared& s, std::unique_ptr<Solver>& solver);
+// Solves the problems the kernel does not take with the scalar Solver (until
+// Shared::stop); stats.solved counts them.
+void runScalar(Shared& s, std::unique_ptr<Solver>& solver, BatchStats& stats);
 // Row i of the arrays from a Summary and its answer.
 void writeRow(const BatchArrays& out, size_t i, const Eigen::VectorXd& q, const Summary& sum, bool batched);
 // Row i of the arrays from a finished solve's tally (tallySummary's values);
@@ -261,8 +260,7 @@ void writeRow(const BatchArrays& out, size_t i, const Eigen::VectorXd& start, co
 // before an exception is rethrown; a thread that cannot start is a
 // ThreadStartError naming the counts).
 template <class F, class G>
-void onThreads(int n, const F& f, const G& meanwhile) {
-  ThreadsOptions options;
+void onThreads(int n, const F& f, const G& meanwhile, ThreadsOptions options = {}) {
   options.who = "solveBatch";
   options.meanwhile = meanwhile;
   runOnThreads(n, f, options);

@@ -104,6 +104,10 @@ std::vector<BatchResult> solveBatch(const std::vector<Problem>& problems, std::s
   return solveBatch(problems, Registry::global().parse(spec), options, stats);
 }
 
+BatchStopped::BatchStopped(long solved_problems, long problems)
+    : std::runtime_error(fmt::format("solveBatch: stopped after {} of {} problems", solved_problems, problems)),
+      solved(solved_problems) {}
+
 namespace {
 
 // BatchArrays::status holds a Status's index in kStatusNames, which is the
@@ -152,7 +156,8 @@ void solveBatchInto(const std::vector<Problem>& problems, const SolverSpec& spec
   s.solve = withSpecOptions(s.spec_plan.common, options.solve);
 
   std::string why;
-  const bool spec_ok = s.spec_plan.why.empty() && !options.solve.record_trace && s.solve.isValid(&why);
+  const bool spec_ok =
+      options.kernel && s.spec_plan.why.empty() && !options.solve.record_trace && s.solve.isValid(&why);
   const int threads = std::max(1, std::min<int>(options.threads, static_cast<int>(problems.size())));
   // Which problems the kernel can take (a valid problem with one goal) and
   // the chain each belongs to, found on the batch's threads over contiguous
@@ -218,12 +223,23 @@ void solveBatchInto(const std::vector<Problem>& problems, const SolverSpec& spec
   std::vector<BatchStats> per_thread(static_cast<size_t>(threads));
   auto worker = [&](int t) {
     std::unique_ptr<Solver> scalar;
-    runScalar(s, scalar);
+    runScalar(s, scalar, per_thread[t]);
     if (!s.plans.empty()) {
       runLanes(s, options.lanes, per_thread[t]);
     }
   };
-  onThreads(threads, worker);
+  ThreadsOptions pool;
+  pool.on_failure = [&] { s.stop = true; };
+  if (options.keep_going) {
+    pool.poll_period = std::chrono::milliseconds(100);
+    pool.poll = [&] {
+      if (!s.stop.load() && !options.keep_going()) s.stop = true;
+    };
+  }
+  onThreads(threads, worker, [] {}, pool);
+  long solved = 0;
+  for (const BatchStats& b : per_thread) solved += b.solved;
+  if (solved < static_cast<long>(problems.size())) throw BatchStopped(solved, static_cast<long>(problems.size()));
   if (stats != nullptr) {
     *stats = BatchStats();
     stats->problems = static_cast<long>(problems.size());
@@ -234,6 +250,7 @@ void solveBatchInto(const std::vector<Problem>& problems, const SolverSpec& spec
       stats->busy_lane_steps += b.busy_lane_steps;
       stats->kernel_steps += b.kernel_steps;
     }
+    stats->solved = solved;
   }
 }
 

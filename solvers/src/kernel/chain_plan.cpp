@@ -29,8 +29,7 @@ SpecPlan planJacobian(const std::string& backend, const JacobianOptions& jac, co
   else if (null_space.null_gain != 0.0) plan.why = "the batch kernel has no null-space term";
   else if (common.solutions != SolutionsMode::kFirst) plan.why = "the batch kernel returns one solution (solutions=first)";
   plan.params.max_step = jac.max_step;
-  plan.params.freeze = jac.limits == LimitMode::kFreeze;
-  plan.auto_limits = jac.limits == LimitMode::kAuto;
+  plan.limits = jac.limits;
   return plan;
 }
 
@@ -192,8 +191,8 @@ KernelParams kernelParams(const SpecPlan& spec_plan, const ChainPlan& plan, cons
   KernelParams p = spec_plan.params;
   p.chain = &plan.chain;
   p.pose = plan.pose;
-  // limits=auto: the freeze loop on a redundant chain (fewer goal rows than DOFs).
-  if (spec_plan.auto_limits) p.freeze = (plan.pose ? 6 : 3) < static_cast<int>(plan.q_index.size());
+  // The chain holds every DOF of its model (planChain): the rule's DOFs.
+  p.freeze = freezesAtLimits(spec_plan.limits, plan.pose ? 6 : 3, static_cast<int>(plan.q_index.size()));
   p.w_pos = plan.w_pos;
   p.w_ori = plan.w_ori;
   p.tol_p = solve.position_tolerance;

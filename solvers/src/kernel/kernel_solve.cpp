@@ -86,7 +86,6 @@ bool KernelSolve::solve(const Problem& problem, const Eigen::VectorXd& start, co
   const KernelParams params = kernelParams(m.spec_plan, plan, options);
   LaneGroup& G = *m.group;
   const bool trace = options.record_trace;
-  const double budget = options.time_budget_us;
   const long last_attempt = m.spec_plan.common.restarts;  // attempts 0 .. restarts
   // The one-problem step runs while only lane 0 is busy: always with
   // kernel=packed (one attempt at a time), and with kernel=auto until
@@ -101,7 +100,10 @@ bool KernelSolve::solve(const Problem& problem, const Eigen::VectorXd& start, co
   for (int l = 0; l < kWidth; ++l) fillTarget(G, l, plan, goal);
   RestartStream rng(options.seed);
   const CommonSpecOptions& common = m.spec_plan.common;
-  AttemptTally tally(AttemptSequence(common.restarts, library, &goal, common.start, common.solutions));
+  // The attempt driver (attempt_driver.h): this solve runs its attempts in
+  // lanes, up to four at once, and hands them over in attempt order.
+  AttemptTally tally(
+      AttemptDriver(common.restarts, library, &goal, common.start, common.solutions, options.time_budget_us));
   long lane_attempt[kWidth];  // the attempt each lane runs, -1: idle
   std::fill_n(lane_attempt, kWidth, -1L);
   long next_start = 0;  // the next attempt to start
@@ -134,7 +136,7 @@ bool KernelSolve::solve(const Problem& problem, const Eigen::VectorXd& start, co
       if (lane_attempt[l] >= 0 || time_up || next_start > last_attempt || next_start >= next_taken + Impl::kWindow)
         continue;
       if (next_start > 0 && hold) continue;
-      startAttemptAt(G, l, plan, next_start, tally.policy, start, rng);
+      startAttemptAt(G, l, plan, next_start, tally.driver, start, rng);
       if (next_start == 0) hold = true;  // attempt 0 is fresh
       lane_attempt[l] = next_start++;
     }
@@ -145,9 +147,10 @@ bool KernelSolve::solve(const Problem& problem, const Eigen::VectorXd& start, co
     }
     if (busy == 0) break;
     // A spent budget ends the attempts that have taken a step (time-limit);
-    // a fresh one still evaluates its start, as in the generic code.
+    // a fresh one still evaluates its start (TimeBudget::endsAttempt, for the
+    // four lanes at once: the clock is read once per round).
     std::uint8_t expired = 0;
-    if (budget > 0.0 && elapsed() >= budget) {
+    if (tally.driver.budget().spent(elapsed)) {
       time_up = true;
       expired = busy & static_cast<std::uint8_t>(~fresh);
       for (unsigned e = expired; e != 0; e &= e - 1) G.active[__builtin_ctz(e)] = 0;
@@ -209,7 +212,7 @@ bool KernelSolve::solve(const Problem& problem, const Eigen::VectorXd& start, co
       }
       ++next_taken;
       tally.take(m.ended[w], n, options);
-      done = tally.policy.ended(budget > 0.0 && elapsed() >= budget);
+      done = tally.driver.ended(elapsed);
     }
   }
   // Attempts run ahead of the answer are dropped; the lanes are free.
@@ -218,7 +221,7 @@ bool KernelSolve::solve(const Problem& problem, const Eigen::VectorXd& start, co
     G.fresh[l] = 0;
   }
   summary->iterations = static_cast<int>(tally.iterations);
-  summary->restarts = static_cast<int>(tally.policy.taken() - 1);
+  summary->restarts = static_cast<int>(tally.driver.restarts());
   summary->fk_evals = tally.fk_evals;
   summary->jacobian_evals = tally.jacobian_evals;
   q->resize(start.size());
@@ -226,7 +229,8 @@ bool KernelSolve::solve(const Problem& problem, const Eigen::VectorXd& start, co
   for (int k = 0; k < n; ++k) (*q)[plan.q_index[k]] = tally.best_q[k];
   // The best attempt's own end (Solver::verdict recomputes the errors by
   // the model's FK and decides the status from them).
-  *message = reasonMessage(m.spec_plan.backend, options, tally.best_reason, tally.best_reason_iteration, status);
+  *status = stopStatus(tally.best_reason);
+  *message = stopMessage(tally.best_reason, options, tally.best_reason_iteration, m.spec_plan.backend);
   return true;
 }
 

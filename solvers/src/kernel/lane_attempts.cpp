@@ -41,41 +41,6 @@ AttemptEnd readAttemptEnd(const LaneGroup& G, int l, int n, std::int32_t reason,
 }
 
 
-// The status SolveContext / the backend give for an end reason.
-Status reasonStatus(std::int32_t reason) {
-  switch (reason) {
-    case batch::kConverged: return Status::kConverged;
-    case batch::kTimeLimit: return Status::kTimeLimit;
-    case batch::kStallNoImprovement:
-    case batch::kStallVanishingStep: return Status::kStalled;
-    case batch::kNonFiniteError:
-    case batch::kNonFiniteStart:
-    case batch::kNotPositiveDefinite:
-    case batch::kNonFiniteStep:
-    case batch::kNonFiniteConfig: return Status::kNumericalFailure;
-    default: return Status::kMaxIterations;
-  }
-}
-
-// The status and message SolveContext / the backend give for an end reason.
-std::string reasonMessage(const std::string& backend, const SolverOptions& solve, std::int32_t reason, long iteration,
-                          Status* status) {
-  *status = reasonStatus(reason);
-  switch (reason) {
-    case batch::kStallNoImprovement:
-      return fmt::format("no relative improvement of {} in {} iterations", solve.stall_relative_improvement,
-                         solve.stall_iterations);
-    case batch::kStallVanishingStep: return fmt::format("step vanished (|dq| < {:g})", kVanishingStep);
-    case batch::kNonFiniteError: return fmt::format("non-finite error or step at iteration {}", iteration);
-    case batch::kNonFiniteStart: return "non-finite error at the start configuration";
-    case batch::kNotPositiveDefinite:
-      return fmt::format("{}: J J^T + lambda^2 I is not positive definite (lambda = 0 at a singularity?)", backend);
-    case batch::kNonFiniteStep: return fmt::format("{}: non-finite step", backend);
-    case batch::kNonFiniteConfig: return fmt::format("{}: non-finite configuration after the step", backend);
-    default: return {};
-  }
-}
-
 void writeAnswer(double* q, const Eigen::VectorXd& start, const AttemptTally& t, const ChainPlan& plan) {
   // A batched chain holds every DOF of its model (planChain), so the start
   // is not read: a solve from a library entry never touches it.
@@ -87,7 +52,7 @@ void writeAnswer(double* q, const Eigen::VectorXd& start, const AttemptTally& t,
 Status tallyStatus(const AttemptTally& t, const SolverOptions& solve) {
   return verdictStatus(t.best_finite,
                        t.best_pe <= solve.position_tolerance && t.best_oe <= solve.orientation_tolerance,
-                       reasonStatus(t.best_reason));
+                       stopStatus(t.best_reason));
 }
 
 bool tallyWithinLimits(const AttemptTally& t, const ChainPlan& plan) {
@@ -103,14 +68,14 @@ Summary tallySummary(const AttemptTally& t, const ChainPlan& plan, const std::st
                      const SolverOptions& solve) {
   Summary sum;
   sum.iterations = static_cast<int>(t.iterations);
-  sum.restarts = static_cast<int>(std::max(0L, t.policy.taken() - 1));
+  sum.restarts = static_cast<int>(t.driver.restarts());
   sum.fk_evals = t.fk_evals;
   sum.jacobian_evals = t.jacobian_evals;
   sum.position_error = t.best_pe;
   sum.orientation_error = t.best_oe;
   sum.within_limits = tallyWithinLimits(t, plan);
-  Status status;
-  const std::string message = reasonMessage(backend, solve, t.best_reason, t.best_reason_iteration, &status);
+  const Status status = stopStatus(t.best_reason);
+  const std::string message = stopMessage(t.best_reason, solve, t.best_reason_iteration, backend);
   answerVerdict(t.best_finite, t.best_pe <= solve.position_tolerance && t.best_oe <= solve.orientation_tolerance,
                 t.best_pe, t.best_oe, status, message, &sum.status, &sum.message);
   return sum;
@@ -166,9 +131,9 @@ void startFromEntry(LaneGroup& G, int l, const ChainPlan& plan, const double* q)
 
 // Attempt `attempt` of a solve in lane l, where the attempt policy says it
 // starts (as Solver::runAttempts starts it).
-void startAttemptAt(LaneGroup& G, int l, const ChainPlan& plan, long attempt, AttemptSequence& policy,
+void startAttemptAt(LaneGroup& G, int l, const ChainPlan& plan, long attempt, AttemptDriver& driver,
                     const Eigen::VectorXd& start, RestartStream& restarts) {
-  const AttemptStart from = policy.start(attempt);
+  const AttemptStart from = driver.start(attempt);
   if (from.kind == AttemptStart::kLibraryEntry)
     startFromEntry(G, l, plan, from.entry);
   else if (from.kind == AttemptStart::kStart)

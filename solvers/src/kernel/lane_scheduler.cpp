@@ -19,14 +19,15 @@ namespace ikbench::batch_detail {
 constexpr int kLanesIn[16] = {0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4};
 inline int lanesIn(std::uint8_t mask) { return kLanesIn[mask & 0xF]; }
 
-// One problem's Solver::solve state while it occupies a lane.
+// One problem's Solver::solve state while it occupies a lane: its attempt
+// driver (attempt_driver.h, in the tally), whose budget counts the problem's
+// charged time.
 struct LaneState {
   int problem = -1;
   long attempt = 0;
   RestartStream restarts;
   double share_at_entry = 0.0;  // LaneScheduler::share_sum_ when the problem came in
-  double deadline_us = 0.0;  // 0 = none
-  AttemptTally tally{AttemptSequence(0, nullptr, nullptr, StartMode::kGiven, SolutionsMode::kFirst)};
+  AttemptTally tally{AttemptDriver(0, nullptr, nullptr, StartMode::kGiven, SolutionsMode::kFirst, 0.0)};
 };
 
 
@@ -43,7 +44,7 @@ class LaneScheduler {
   void run(BatchStats& stats) {
     Clock::time_point last = Clock::now();
     const bool budget = s_.solve.time_budget_us > 0.0;
-    while (true) {
+    while (!s_.stop.load(std::memory_order_relaxed)) {
       int busy = 0;
       for (int g = 0; g < num_groups_; ++g) {
         if (occupied_[g] != 0xF) refill(g);
@@ -79,6 +80,8 @@ class LaneScheduler {
       }
     }
   }
+
+  long solved() const { return solved_; }
 
  private:
   double chargedUs(const LaneState& st) const { return share_sum_ - st.share_at_entry; }
@@ -176,27 +179,30 @@ class LaneScheduler {
     st.attempt = 0;
     st.restarts.reset(s_.options->seeds.empty() ? s_.solve.seed : s_.options->seeds[i]);
     st.share_at_entry = share_sum_;
-    st.deadline_us = s_.solve.time_budget_us;
     occupied_[g] |= static_cast<std::uint8_t>(1u << l);
-    if (st.deadline_us > 0.0) next_deadline_ = std::min(next_deadline_, st.share_at_entry + st.deadline_us);
+    const double budget_us = s_.solve.time_budget_us;
+    if (budget_us > 0.0) next_deadline_ = std::min(next_deadline_, st.share_at_entry + budget_us);
     const Goal& goal = pr.goals.front();
     fillTarget(G, l, plan, goal);
     const CommonSpecOptions& common = s_.spec_plan.common;
-    st.tally.restart(AttemptSequence(common.restarts, plan.library.get(), &goal, common.start, common.solutions));
-    startAttemptAt(G, l, plan, 0, st.tally.policy, pr.q0, st.restarts);
+    st.tally.restart(
+        AttemptDriver(common.restarts, plan.library.get(), &goal, common.start, common.solutions, budget_us));
+    startAttemptAt(G, l, plan, 0, st.tally.driver, pr.q0, st.restarts);
   }
 
-  // Lanes whose problem's budget is spent end their attempt (time-limit);
-  // next_deadline_ becomes the earliest deadline of the others.
+  // Lanes whose problem's budget ends their attempt (time-limit: the
+  // driver's rule, TimeBudget::endsAttempt); next_deadline_ becomes the
+  // earliest deadline of the others.
   void expire() {
     next_deadline_ = std::numeric_limits<double>::infinity();
     for (int g = 0; g < num_groups_; ++g) {
       for (unsigned o = occupied_[g]; o != 0; o &= o - 1) {
         const int l = __builtin_ctz(o);
         const LaneState& st = state(g, l);
-        if (st.deadline_us <= 0.0) continue;
-        if (groups_[g].fresh[l] || chargedUs(st) < st.deadline_us) {
-          next_deadline_ = std::min(next_deadline_, st.share_at_entry + st.deadline_us);
+        const TimeBudget& budget = st.tally.driver.budget();
+        if (budget.us <= 0.0) continue;
+        if (!budget.endsAttempt([&] { return chargedUs(st); }, groups_[g].fresh[l] != 0)) {
+          next_deadline_ = std::min(next_deadline_, st.share_at_entry + budget.us);
           continue;
         }
         expired_[g] |= static_cast<std::uint8_t>(1u << l);
@@ -214,10 +220,9 @@ class LaneScheduler {
     const int n = plan.chain.n;
     if (expired_pending(g, l)) G.reason[l] = batch::kTimeLimit;
     st.tally.take(readAttemptEnd(G, l, n, static_cast<std::int32_t>(G.reason[l]), s_.solve), n, s_.solve);
-    const bool time_up = st.deadline_us > 0.0 && chargedUs(st) >= st.deadline_us;
-    if (!st.tally.policy.ended(time_up)) {
+    if (!st.tally.driver.ended([&] { return chargedUs(st); })) {
       ++st.attempt;
-      startAttemptAt(G, l, plan, st.attempt, st.tally.policy, s_.problems[st.problem].q0, st.restarts);
+      startAttemptAt(G, l, plan, st.attempt, st.tally.driver, s_.problems[st.problem].q0, st.restarts);
       return;
     }
     finish(g, l);
@@ -231,6 +236,7 @@ class LaneScheduler {
     LaneState& st = state(g, l);
     const ChainPlan& plan = s_.plans[group_plan_[g]];
     const Problem& pr = s_.problems[st.problem];
+    ++solved_;
     if (s_.arrays != nullptr) {
       writeRow(*s_.arrays, static_cast<size_t>(st.problem), pr.q0, st.tally, plan, s_.solve, chargedUs(st));
     } else {
@@ -258,6 +264,7 @@ class LaneScheduler {
   std::vector<std::uint8_t> occupied_ = std::vector<std::uint8_t>(groups_.size(), 0);  // lanes holding a problem
   double share_sum_ = 0.0;  // sum over rounds of (round time / lanes occupied) [us]
   long moves_ = 0;  // lanes moved by compact()
+  long solved_ = 0;  // problems answered
   // Per plan: [next, end) of plan_problems, the chunk this thread took.
   std::vector<std::pair<size_t, size_t>> taken_ = std::vector<std::pair<size_t, size_t>>(s_.plans.size());
   double next_deadline_ = std::numeric_limits<double>::infinity();  // earliest share_sum_ at which a budget ends
@@ -267,11 +274,13 @@ class LaneScheduler {
 void runLanes(Shared& shared, int lanes, BatchStats& stats) {
   LaneScheduler scheduler(shared, lanes);
   scheduler.run(stats);
+  stats.solved += scheduler.solved();
 }
 
-void runScalar(Shared& s, std::unique_ptr<Solver>& solver) {
+void runScalar(Shared& s, std::unique_ptr<Solver>& solver, BatchStats& stats) {
   Eigen::VectorXd q;
-  for (size_t k; (k = s.fallback_cursor.fetch_add(1)) < s.fallback.size();) {
+  for (size_t k; !s.stop.load(std::memory_order_relaxed) && (k = s.fallback_cursor.fetch_add(1)) < s.fallback.size();
+       ++stats.solved) {
     const int i = s.fallback[k];
     const Problem& pr = s.problems[i];
     if (!solver) solver = Registry::global().create(*s.spec);
@@ -320,7 +329,7 @@ void writeRow(const BatchArrays& out, size_t i, const Eigen::VectorXd& start, co
   if (double* row = qRow(out, i)) writeAnswer(row, start, t, plan);
   put(out.status, i, static_cast<int>(tallyStatus(t, solve)));
   put(out.iterations, i, t.iterations);
-  put(out.restarts, i, std::max(0L, t.policy.taken() - 1));
+  put(out.restarts, i, t.driver.restarts());
   put(out.position_error, i, t.best_pe);
   put(out.orientation_error, i, t.best_oe);
   put(out.time_us, i, time_us);

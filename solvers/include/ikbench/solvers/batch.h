@@ -35,7 +35,9 @@
 
 #include <Eigen/Core>
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -71,6 +73,21 @@ struct BatchOptions {
   int lanes = 16;
   static constexpr int kMaxLanes = 256;
   BatchIsa isa = BatchIsa::kAuto;
+  // false: no problem goes through the kernel; each is one Solver::solve of
+  // the spec (the bindings' simd=False), on the batch's threads.
+  bool kernel = true;
+  // When given, the calling thread calls it about every 100 ms while the
+  // workers solve (and once after they end); when it returns false, every
+  // worker stops after its current solve or lane round and solveBatch
+  // throws BatchStopped, unless every problem was answered by then.
+  std::function<bool()> keep_going;
+};
+
+// Thrown by solveBatch when BatchOptions::keep_going stopped it: `solved`
+// problems were answered (their results or rows written), the others not.
+struct BatchStopped : std::runtime_error {
+  BatchStopped(long solved, long problems);
+  long solved = 0;
 };
 
 struct BatchResult {
@@ -90,6 +107,7 @@ struct BatchStats {
   long lane_steps = 0;        // lane-iterations run (4 per group per kernel step)
   long busy_lane_steps = 0;   // of which occupied by a problem
   long kernel_steps = 0;      // calls of the kernel over one thread's lanes
+  long solved = 0;            // problems answered (all, unless BatchStopped)
   std::string isa;            // "avx2" or "portable"
   double fill() const { return lane_steps > 0 ? static_cast<double>(busy_lane_steps) / lane_steps : 0.0; }
 };

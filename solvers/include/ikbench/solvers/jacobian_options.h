@@ -32,6 +32,14 @@ enum class LimitMode {
   // system that the restarts must escape).
   kAuto,
 };
+// Whether a solve with `mode` runs the freeze loop on a problem of goal_rows
+// goal rows over dofs DOFs (kAuto's rule: fewer rows than DOFs). The
+// generic Jacobian family (JacobianSolver::setup) and the compiled kernel
+// (kernelParams, chain_plan.cpp) both ask here.
+inline constexpr bool freezesAtLimits(LimitMode mode, int goal_rows, int dofs) {
+  return mode == LimitMode::kFreeze || (mode == LimitMode::kAuto && goal_rows < dofs);
+}
+
 inline constexpr EnumTable<LimitMode, 3> kLimitModeNames{
     {{{LimitMode::kClamp, "clamp"}, {LimitMode::kFreeze, "freeze"}, {LimitMode::kAuto, "auto"}}}, "limit mode"};
 
