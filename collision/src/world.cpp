@@ -131,34 +131,44 @@ void splitRestOverlaps(const Model& model, const CapsuleRule& rule, const Data& 
     for (size_t o = 0; o < out.size(); ++o) {
       const int bo = out[o].body;
       if (bo == l.body || adjacentBodies(model, bo, l.body)) continue;
-      const ClosestPoints cp = closestPoints(world[k].capsule, world[o]);
-      if (cp.distance > 0.0) continue;  // no overlap at rest
+      if (closestPoints(world[k].capsule, world[o]).distance > 0.0) continue;  // no overlap at rest
       auto in = nearInterval(wa, wb, l.shape.radius, world[o], kRestClearance);
       if (!in) continue;
       // The joint region: the part within rho = r + r_other + kRestClearance
-      // of the joint on the path between the links nearest the overlap,
-      // where turning that joint alone keeps the two in contact.
-      int joint = -1;
-      double best = 0.0;
-      for (int x : pathBodies(model, l.body, bo)) {
-        const double d = (data.world_T_body[static_cast<size_t>(x)].p - 0.5 * (cp.on_a + cp.on_b)).norm();
-        if (joint < 0 || d < best) joint = x, best = d;
-      }
-      if (joint >= 0) {
-        const double other_r = world[o].is_box ? world[o].box.half.norm() : world[o].capsule.radius;
-        if (const auto ball = ballInterval(wa, wb, data.world_T_body[static_cast<size_t>(joint)].p,
-                                           l.shape.radius + other_r + kRestClearance))
-          in = std::pair{std::min(in->first, ball->first), std::max(in->second, ball->second)};
-      }
+      // of the joint through which the path to the other link leaves this
+      // one (its origin is fixed in this link: a child's joint when the other
+      // link lies below, else this link's own). Whatever that joint does,
+      // the other link's shape meets this one there (the two capsules' ends
+      // both reach the joint), so only the pieces outside are checked.
+      int joint = l.body;
+      for (int x = bo; x >= 0; x = model.parent(x))
+        if (model.parent(x) == l.body) joint = x;
+      const double other_r = world[o].is_box ? world[o].box.half.norm() : world[o].capsule.radius;
+      if (const auto ball = ballInterval(wa, wb, data.world_T_body[static_cast<size_t>(joint)].p,
+                                         l.shape.radius + other_r + kRestClearance))
+        in = std::pair{std::min(in->first, ball->first), std::max(in->second, ball->second)};
       cuts.push_back(in->first);
       cuts.push_back(in->second);
     }
-    // Cut points strictly inside, no piece shorter than min_segment.
+    // At most three pieces, so that the inner loop's pairs grow little: one
+    // from the start to the farthest end of the intervals that begin at the
+    // start, one from the nearest beginning of the intervals that reach the
+    // end, and the middle (an interval inside falls to the middle piece,
+    // which the world then leaves out with that shape only if it overlaps
+    // it at rest). A piece shorter than min_segment stays with its neighbour.
+    if (cuts.empty()) {
+      split.push_back(l);
+      continue;
+    }
     const double len = l.shape.length, min_t = rule.min_segment / len;
-    std::sort(cuts.begin(), cuts.end());
+    double head = 0.0, tail = 1.0;
+    for (size_t c = 0; c + 1 < cuts.size(); c += 2) {
+      if (cuts[c] < min_t && cuts[c + 1] < 1.0 - min_t) head = std::max(head, cuts[c + 1]);
+      if (cuts[c + 1] > 1.0 - min_t && cuts[c] > min_t) tail = std::min(tail, cuts[c]);
+    }
     std::vector<double> at{0.0};
-    for (double t : cuts)
-      if (t - at.back() >= min_t && 1.0 - t >= min_t) at.push_back(t);
+    if (head >= min_t && 1.0 - head >= min_t) at.push_back(head);
+    if (tail - at.back() >= min_t && 1.0 - tail >= min_t) at.push_back(tail);
     at.push_back(1.0);
     for (size_t i = 0; i + 1 < at.size(); ++i) {
       LinkShape piece = l;
