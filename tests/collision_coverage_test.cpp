@@ -183,11 +183,13 @@ TEST(CollisionCoverage, ShippedRobotsAreCoveredAndListEachPairLeftOutForOverlapA
   // Capsules that meet each other across a short joint offset (the iiwa's
   // and the IRB 2400's wrists, the Panda's elbow and wrist) are split, and
   // only their pieces that overlap at rest are left out (collision_split_test).
-  // One pair remains: at its rest configuration (zeros, the elbow at the
-  // middle of its range) the Panda's wrist folds the hand back along link 4
-  // (joint 6 at 0, by its lower limit), every piece of the one beside a piece
-  // of the other.
-  const std::map<std::string, std::vector<std::string>> expected{{"panda.urdf", {"panda_link4~panda_hand"}}};
+  // Two pairs remain, both the Panda's: at its rest configuration (zeros, the
+  // elbow at the middle of its range) the wrist folds the hand back along
+  // link 4 (joint 6 at 0, by its lower limit), every piece of the one beside
+  // a piece of the other; and link 7 and the hand are joined by fixed joints
+  // only, so they overlap in every configuration as at rest.
+  const std::map<std::string, std::vector<std::string>> expected{
+      {"panda.urdf", {"panda_link4~panda_hand", "panda_link7~panda_hand"}}};
   int robots = 0;
   for (const auto& e : std::filesystem::directory_iterator(dataDirectory() + "/robots")) {
     if (e.path().extension() != ".urdf") continue;

@@ -77,6 +77,12 @@ std::optional<std::pair<double, double>> ballInterval(const Eigen::Vector3d& a, 
   return std::pair{t0, t1};
 }
 
+// How far apart [m], at rest, the pieces of a split capsule that are checked
+// stay from the shape it overlaps: the avoidance's default influence
+// distance, so that at rest no checked piece pair enters the velocity
+// damper's rows (which would hold back every step from the rest pose).
+constexpr double kSplitClearance = 0.05;
+
 // Where along a fitted capsule's segment (parameter t in [0, 1]) its swept
 // sphere comes within `clearance` of `other` (world frame, at rest): the
 // interval [t0, t1] (the distance of the swept sphere at t is a convex
@@ -102,7 +108,7 @@ std::optional<std::pair<double, double>> nearInterval(const Eigen::Vector3d& a, 
 }
 
 // Step 4 of fitLinkCapsules: split each fitted capsule (at index >= n_given)
-// at the ends of the intervals where it comes within kRestClearance of a
+// at the ends of the intervals where it comes within kSplitClearance of a
 // shape of a link that is neither its own nor a neighbour, at rest (`data`
 // holds the rest configuration's forward kinematics), and only when it
 // overlaps that shape there (a pair the world would otherwise leave out).
@@ -132,7 +138,7 @@ void splitRestOverlaps(const Model& model, const CapsuleRule& rule, const Data& 
       const int bo = out[o].body;
       if (bo == l.body || adjacentBodies(model, bo, l.body)) continue;
       if (closestPoints(world[k].capsule, world[o]).distance > 0.0) continue;  // no overlap at rest
-      auto in = nearInterval(wa, wb, l.shape.radius, world[o], kRestClearance);
+      auto in = nearInterval(wa, wb, l.shape.radius, world[o], kSplitClearance);
       if (!in) continue;
       // The joint region: the part within rho = r + r_other + kRestClearance
       // of the joint through which the path to the other link leaves this
@@ -338,11 +344,11 @@ std::vector<LinkShape> fitLinkCapsules(const Model& model, const CapsuleRule& ru
   // 4. A fitted capsule that still overlaps, at rest, a shape of a link that
   //    is not its neighbour (capsules that meet across a short wrist or elbow
   //    offset, a hand folded back at rest, siblings leaving one point) is split
-  //    along its axis where its swept sphere comes within kRestClearance of
+  //    along its axis where its swept sphere comes within kSplitClearance of
   //    that shape: the pieces are capsules over consecutive parts of the same
   //    segment with the same radius, so together they are exactly the
   //    original capsule (coverage is unchanged), and the pieces outside the
-  //    overlapping interval are at least kRestClearance clear of the whole
+  //    overlapping interval are at least kSplitClearance clear of the whole
   //    other shape at rest. CollisionWorld then leaves out only the piece
   //    pairs that overlap at rest (the joint region, where the kinematics and
   //    not the geometry keeps the links apart) and checks every other piece

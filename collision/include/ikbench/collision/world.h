@@ -85,8 +85,9 @@ inline constexpr double kRestClearance = 5e-3;
 // joint sphere drawn back from it by the radii and kRestClearance, and each
 // capsule that still overlaps a shape of a non-neighbouring link at rest split
 // into consecutive pieces (together the same capsule) at the ends of the part
-// within kRestClearance of that shape, so that only the overlapping pieces
-// need be left out (docs/collision.md, "Coverage"). Throws std::invalid_argument for a
+// within 5 cm (the avoidance's default influence distance) of that shape and
+// of the joint region, so that only the overlapping pieces need be left out
+// (docs/collision.md, "Coverage"). Throws std::invalid_argument for a
 // link_radius entry naming a body the model does not have.
 std::vector<LinkShape> fitLinkCapsules(const Model& model, const CapsuleRule& rule, std::vector<LinkShape> given = {});
 
