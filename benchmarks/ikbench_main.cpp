@@ -147,6 +147,10 @@ void printCollisionWorld(const CollisionWorld& w, const std::string& what) {
   fmt::print("    {} pairs checked; never checked:{}\n", w.pairs().size(), by_reason.empty() ? " none" : "");
   for (const auto& [reason, pairs] : by_reason)
     fmt::print("      {:<17} {}\n", reason, fmt::join(pairs, ", "));
+  if (!w.excludedPairs().empty()) {
+    fmt::print("    shape pairs never checked, the other shapes of their links checked:\n");
+    for (const ExcludedShapePair& e : w.excludedPairs()) fmt::print("      {}\n", w.describeExcluded(e));
+  }
   const std::string warning = w.coverageWarning();
   fmt::print("    coverage: {}\n", warning.empty() ? "every moving link covered, no pair left out for colliding at rest"
                                                     : "FLAGGED: " + warning);

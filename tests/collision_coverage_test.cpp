@@ -180,19 +180,16 @@ std::vector<std::string> checkRobot(const std::string& path) {
 }
 
 TEST(CollisionCoverage, ShippedRobotsAreCoveredAndListEachPairLeftOutForOverlapAtRest) {
-  // The exceptions, each with its reason. Capsules that meet each other
-  // across a joint (not at a joint sphere) are not trimmed, their distance
-  // changing as the joint bends: the iiwa's and the IRB 2400's wrist links
-  // on either side of a short wrist offset, the Panda's links on either side
-  // of its elbow and wrist offsets. And at its rest configuration (zeros, the
-  // elbow at the middle of its range) the Panda's wrist folds the hand back
-  // onto link 4 (joint 6 at 0, by its lower limit): the two cross in that pose.
+  // Capsules that meet each other across a short joint offset (the iiwa's
+  // and the IRB 2400's wrists, the Panda's elbow and wrist) are split, and
+  // only their pieces that overlap at rest are left out (collision_split_test).
+  // Two pairs remain, both the Panda's: at its rest configuration (zeros, the
+  // elbow at the middle of its range) the wrist folds the hand back along
+  // link 4 (joint 6 at 0, by its lower limit), every piece of the one beside
+  // a piece of the other; and link 7 and the hand are joined by fixed joints
+  // only, so they overlap in every configuration as at rest.
   const std::map<std::string, std::vector<std::string>> expected{
-      {"panda.urdf",
-       {"panda_link0~panda_link2", "panda_link2~panda_link4", "panda_link4~panda_link6", "panda_link4~panda_link7",
-        "panda_link4~panda_hand", "panda_link4~panda_link8", "panda_link7~panda_hand"}},
-      {"iiwa14.urdf", {"link_5~link_7"}},
-      {"irb2400.urdf", {"link_4~link_6"}}};
+      {"panda.urdf", {"panda_link4~panda_hand", "panda_link7~panda_hand"}}};
   int robots = 0;
   for (const auto& e : std::filesystem::directory_iterator(dataDirectory() + "/robots")) {
     if (e.path().extension() != ".urdf") continue;

@@ -244,7 +244,11 @@ Eigen::Matrix3d rotationFromQuat(const json& j, const std::string& where, const 
 // disabled_pairs is left out (the schema's disabled_reasons); "coverage"
 // (optional, derived, not read back) says what covers each moving link, which
 // are not covered, which pairs collide at rest and whether the scene is
-// flagged for either (CollisionWorld::coverage, docs/collision.md).
+// flagged for either (CollisionWorld::coverage, docs/collision.md), and each
+// excluded shape pair as text. "excluded_pairs" (optional; written when there
+// are some) lists the shape pairs left out on their own while other shape
+// pairs of their links are checked, [link shape, link shape, reason] (the
+// schema's excluded_reasons; CollisionWorld::excludedPairs).
 
 json shapeToJson(const Shape& s) {
   json j = {{"name", s.name}, {"type", toString(s.kind)}, {"xyz", vec(s.pose.p)}, {"quat_xyzw", quatJson(s.pose.R)}};
@@ -289,6 +293,11 @@ json sceneToJson(const CollisionWorld& w) {
   for (const std::string& n : w.uncoveredLinks()) uncovered.push_back(n);
   for (const auto& [a, b] : w.restOverlaps()) overlap.push_back({a, b});
   for (const CollisionPair& p : w.pairs()) pairs.push_back({p.a, p.b, p.obstacle ? "obstacle" : "link"});
+  json excluded = json::array(), excluded_text = json::array();
+  for (const ExcludedShapePair& e : w.excludedPairs()) {
+    excluded.push_back({e.a, e.b, e.reason});
+    excluded_text.push_back(w.describeExcluded(e));
+  }
   const AvoidanceParameters& a = w.avoidance();
   json geometry = json::object();  // link shapes per kind: what the exact check saw
   for (const auto& [kind, n] : w.geometryCounts()) geometry[kind] = n;
@@ -302,12 +311,14 @@ json sceneToJson(const CollisionWorld& w) {
                {{"links", covered},
                 {"uncovered", uncovered},
                 {"overlap_at_rest", overlap},
+                {"excluded", excluded_text},
                 {"flagged", !uncovered.empty() || !overlap.empty()}}},
               {"avoid",
                {{"influence_distance", a.influence_distance},
                 {"security_distance", a.security_distance},
                 {"damper_gain", a.damper_gain}}}};
   if (all_reasons) out["disabled_reasons"] = reasons;
+  if (!excluded.empty()) out["excluded_pairs"] = excluded;
   return out;
 }
 
@@ -439,10 +450,32 @@ std::shared_ptr<const CollisionWorld> sceneFromJson(const json& entry, const std
       recorded->push_back({index(pr[0]), index(pr[1]), pr[2] == "obstacle"});
     }
   }
+  // Shape pairs left out on their own (optional: runs before them have none),
+  // [link shape, link shape, reason].
+  std::vector<ExcludedShapePair> excluded;
+  if (sc.contains("excluded_pairs")) {
+    const json& ex = sc["excluded_pairs"];
+    if (!ex.is_array()) fail(w, "excluded_pairs", "expected an array");
+    for (size_t i = 0; i < ex.size(); ++i) {
+      const json& e = ex[i];
+      if (!e.is_array() || e.size() != 3 || !e[0].is_number_integer() || !e[1].is_number_integer() ||
+          !e[2].is_string() ||
+          std::find(results_schema::kExcludedReasons.begin(), results_schema::kExcludedReasons.end(),
+                    e[2].get<std::string>()) == results_schema::kExcludedReasons.end())
+        fail(w, fmt::format("excluded_pairs[{}]", i),
+             fmt::format("expected [link shape index, link shape index, reason] with reason one of: {}",
+                         fmt::join(results_schema::kExcludedReasons, ", ")));
+      const auto index = [&](const json& v) {
+        const std::int64_t x = v.get<std::int64_t>();
+        return x < 0 || x > std::numeric_limits<int>::max() ? -1 : static_cast<int>(x);
+      };
+      excluded.push_back({index(e[0]), index(e[1]), e[2].get<std::string>()});
+    }
+  }
   try {
     return std::make_shared<const CollisionWorld>(model, std::move(links), std::move(obstacles), disabled,
                                                   name.get<std::string>(), avoid, PairRule::kAsRecorded, recorded,
-                                                  std::move(reasons));
+                                                  std::move(reasons), std::move(excluded));
   } catch (const std::exception& e) {
     throw ResultsError(fmt::format("{}: {}", w, e.what()));
   }

@@ -49,6 +49,142 @@ bool adjacentBodies(const Model& m, int a, int b) { return m.parent(a) == b || m
 // (the point as a capsule of no length and no radius).
 double pointDistance(const ApproxShape& s, const Eigen::Vector3d& x) { return closestPoints(Capsule{x, x, 0.0}, s).distance; }
 
+// The bodies whose joints lie on the kinematic path between bodies a and b:
+// each one's ancestors (itself included) below their lowest common ancestor.
+std::vector<int> pathBodies(const Model& m, int a, int b) {
+  std::vector<int> up_a, up_b, path;
+  for (int x = a; x >= 0; x = m.parent(x)) up_a.push_back(x);
+  for (int x = b; x >= 0; x = m.parent(x)) up_b.push_back(x);
+  auto in = [](const std::vector<int>& v, int x) { return std::find(v.begin(), v.end(), x) != v.end(); };
+  for (int x : up_a)
+    if (!in(up_b, x)) path.push_back(x);
+  for (int x : up_b)
+    if (!in(up_a, x)) path.push_back(x);
+  return path;
+}
+
+// The part of segment a-b (parameters in [0, 1]) within distance rho of
+// point c, or nullopt.
+std::optional<std::pair<double, double>> ballInterval(const Eigen::Vector3d& a, const Eigen::Vector3d& b,
+                                                      const Eigen::Vector3d& c, double rho) {
+  const Eigen::Vector3d d = b - a, f = a - c;
+  const double A = d.squaredNorm(), B = 2.0 * f.dot(d), C = f.squaredNorm() - rho * rho;
+  if (A == 0.0) return C <= 0.0 ? std::optional(std::pair{0.0, 1.0}) : std::nullopt;
+  const double disc = B * B - 4.0 * A * C;
+  if (disc < 0.0) return std::nullopt;
+  const double t0 = std::max(0.0, (-B - std::sqrt(disc)) / (2.0 * A)), t1 = std::min(1.0, (-B + std::sqrt(disc)) / (2.0 * A));
+  if (t0 > t1) return std::nullopt;
+  return std::pair{t0, t1};
+}
+
+// How far apart [m], at rest, the pieces of a split capsule that are checked
+// stay from the shape it overlaps: the avoidance's default influence
+// distance, so that at rest no checked piece pair enters the velocity
+// damper's rows (which would hold back every step from the rest pose).
+constexpr double kSplitClearance = 0.05;
+
+// Where along a fitted capsule's segment (parameter t in [0, 1]) its swept
+// sphere comes within `clearance` of `other` (world frame, at rest): the
+// interval [t0, t1] (the distance of the swept sphere at t is a convex
+// function of t, so the set is one interval), or nullopt when it never does.
+std::optional<std::pair<double, double>> nearInterval(const Eigen::Vector3d& a, const Eigen::Vector3d& b, double radius,
+                                                      const ApproxShape& other, double clearance) {
+  auto f = [&](double t) {
+    const Eigen::Vector3d x = a + t * (b - a);
+    return closestPoints(Capsule{x, x, radius}, other).distance - clearance;
+  };
+  const double tm = convexArgminOnUnit(f, 60);
+  if (f(tm) >= 0.0) return std::nullopt;
+  // f falls to tm and rises after it: bisect each side for f = 0.
+  auto crossing = [&](double inside, double outside) {
+    if (f(outside) < 0.0) return outside;
+    for (int it = 0; it < 60; ++it) {
+      const double mid = 0.5 * (inside + outside);
+      (f(mid) < 0.0 ? inside : outside) = mid;
+    }
+    return outside;
+  };
+  return std::pair{crossing(tm, 0.0), crossing(tm, 1.0)};
+}
+
+// Step 4 of fitLinkCapsules: split each fitted capsule (at index >= n_given)
+// at the ends of the intervals where it comes within kSplitClearance of a
+// shape of a link that is neither its own nor a neighbour, at rest (`data`
+// holds the rest configuration's forward kinematics), and only when it
+// overlaps that shape there (a pair the world would otherwise leave out).
+void splitRestOverlaps(const Model& model, const CapsuleRule& rule, const Data& data, size_t n_given,
+                       std::vector<LinkShape>* shapes) {
+  std::vector<LinkShape>& out = *shapes;
+  std::vector<ApproxShape> world;
+  for (const LinkShape& l : out) world.push_back(transformed(approximate(l.shape), data.world_T_body[static_cast<size_t>(l.body)]));
+  // A capsule's segment in its body frame (capsuleBetween puts it along z).
+  auto segment = [](const Shape& s) {
+    const Eigen::Vector3d h = s.pose.R.col(2) * (0.5 * s.length);
+    return std::pair<Eigen::Vector3d, Eigen::Vector3d>{s.pose.p - h, s.pose.p + h};
+  };
+  std::vector<LinkShape> split;
+  split.reserve(out.size());
+  for (size_t k = 0; k < out.size(); ++k) {
+    const LinkShape& l = out[k];
+    if (k < n_given || l.shape.kind != ShapeKind::kCapsule || !(l.shape.length > 0.0)) {
+      split.push_back(l);
+      continue;
+    }
+    const auto [a0, b0] = segment(l.shape);
+    const Pose3d& T = data.world_T_body[static_cast<size_t>(l.body)];
+    const Eigen::Vector3d wa = T.act(a0), wb = T.act(b0);
+    std::vector<double> cuts;
+    for (size_t o = 0; o < out.size(); ++o) {
+      const int bo = out[o].body;
+      if (bo == l.body || adjacentBodies(model, bo, l.body)) continue;
+      if (closestPoints(world[k].capsule, world[o]).distance > 0.0) continue;  // no overlap at rest
+      auto in = nearInterval(wa, wb, l.shape.radius, world[o], kSplitClearance);
+      if (!in) continue;
+      // The joint region: the part within rho = r + r_other + kRestClearance
+      // of the joint through which the path to the other link leaves this
+      // one (its origin is fixed in this link: a child's joint when the other
+      // link lies below, else this link's own). Whatever that joint does,
+      // the other link's shape meets this one there (the two capsules' ends
+      // both reach the joint), so only the pieces outside are checked.
+      int joint = l.body;
+      for (int x = bo; x >= 0; x = model.parent(x))
+        if (model.parent(x) == l.body) joint = x;
+      const double other_r = world[o].is_box ? world[o].box.half.norm() : world[o].capsule.radius;
+      if (const auto ball = ballInterval(wa, wb, data.world_T_body[static_cast<size_t>(joint)].p,
+                                         l.shape.radius + other_r + kRestClearance))
+        in = std::pair{std::min(in->first, ball->first), std::max(in->second, ball->second)};
+      cuts.push_back(in->first);
+      cuts.push_back(in->second);
+    }
+    // At most three pieces, so that the inner loop's pairs grow little: one
+    // from the start to the farthest end of the intervals that begin at the
+    // start, one from the nearest beginning of the intervals that reach the
+    // end, and the middle (an interval inside falls to the middle piece,
+    // which the world then leaves out with that shape only if it overlaps
+    // it at rest). A piece shorter than min_segment stays with its neighbour.
+    if (cuts.empty()) {
+      split.push_back(l);
+      continue;
+    }
+    const double len = l.shape.length, min_t = rule.min_segment / len;
+    double head = 0.0, tail = 1.0;
+    for (size_t c = 0; c + 1 < cuts.size(); c += 2) {
+      if (cuts[c] < min_t && cuts[c + 1] < 1.0 - min_t) head = std::max(head, cuts[c + 1]);
+      if (cuts[c + 1] > 1.0 - min_t && cuts[c] > min_t) tail = std::min(tail, cuts[c]);
+    }
+    std::vector<double> at{0.0};
+    if (head >= min_t && 1.0 - head >= min_t) at.push_back(head);
+    if (tail - at.back() >= min_t && 1.0 - tail >= min_t) at.push_back(tail);
+    at.push_back(1.0);
+    for (size_t i = 0; i + 1 < at.size(); ++i) {
+      LinkShape piece = l;
+      piece.shape = Shape::capsuleBetween(l.shape.name, a0 + at[i] * (b0 - a0), a0 + at[i + 1] * (b0 - a0), l.shape.radius);
+      split.push_back(std::move(piece));
+    }
+  }
+  out = std::move(split);
+}
+
 }  // namespace
 
 std::vector<LinkShape> fitLinkCapsules(const Model& model, const CapsuleRule& rule, std::vector<LinkShape> given) {
@@ -205,6 +341,19 @@ std::vector<LinkShape> fitLinkCapsules(const Model& model, const CapsuleRule& ru
       out[k].shape = Shape::capsuleBetween(out[k].shape.name, a, b, out[k].shape.radius);
     }
   }
+  // 4. A fitted capsule that still overlaps, at rest, a shape of a link that
+  //    is not its neighbour (capsules that meet across a short wrist or elbow
+  //    offset, a hand folded back at rest, siblings leaving one point) is split
+  //    along its axis where its swept sphere comes within kSplitClearance of
+  //    that shape: the pieces are capsules over consecutive parts of the same
+  //    segment with the same radius, so together they are exactly the
+  //    original capsule (coverage is unchanged), and the pieces outside the
+  //    overlapping interval are at least kSplitClearance clear of the whole
+  //    other shape at rest. CollisionWorld then leaves out only the piece
+  //    pairs that overlap at rest (the joint region, where the kinematics and
+  //    not the geometry keeps the links apart) and checks every other piece
+  //    pair of the two links (docs/collision.md, "Coverage").
+  splitRestOverlaps(model, rule, data, n_given, &out);
   return out;
 }
 
@@ -307,7 +456,8 @@ CollisionWorld::CollisionWorld(std::shared_ptr<const Model> model, std::vector<L
                                const std::vector<std::pair<std::string, std::string>>& disabled, std::string scene_name,
                                AvoidanceParameters avoid, PairRule rule,
                                const std::optional<std::vector<CollisionPair>>& recorded,
-                               std::vector<std::string> recorded_reasons)
+                               std::vector<std::string> recorded_reasons,
+                               std::vector<ExcludedShapePair> recorded_excluded)
     : model_(std::move(model)),
       links_(std::move(links)),
       obstacles_(std::move(obstacles)),
@@ -403,13 +553,36 @@ CollisionWorld::CollisionWorld(std::shared_ptr<const Model> model, std::vector<L
         const int bi = links_[static_cast<size_t>(i)].body, bj = links_[static_cast<size_t>(j)].body;
         if (bi != bj && !off_self.count({std::min(bi, bj), std::max(bi, bj)})) pairs_.push_back({i, j, false});
       }
-    if (!recorded) return;
+    // The shape pairs the run left out on their own: shapes of two links of
+    // the scene, each once, for the one reason it derives (overlap at rest).
+    std::set<std::pair<int, int>> excluded;
+    const int n_shapes = static_cast<int>(links_.size());
+    for (size_t k = 0; k < recorded_excluded.size(); ++k) {
+      const ExcludedShapePair& e = recorded_excluded[k];
+      auto bad = [&](const std::string& why) {
+        throw std::invalid_argument(fmt::format("excluded_pairs[{}]: [{}, {}, \"{}\"]: {}", k, e.a, e.b, e.reason, why));
+      };
+      if (!(0 <= e.a && e.a < e.b && e.b < n_shapes))
+        bad(fmt::format("expected two link shapes of the scene's {}, the first of lower index", n_shapes));
+      if (links_[static_cast<size_t>(e.a)].body == links_[static_cast<size_t>(e.b)].body) bad("two shapes of one link");
+      if (e.reason != kDisabledOverlap) bad(fmt::format("expected the reason '{}'", kDisabledOverlap));
+      if (!excluded.insert({e.a, e.b}).second) bad("listed twice");
+      if (recorded)
+        for (const CollisionPair& p : *recorded)
+          if (!p.obstacle && p.a == e.a && p.b == e.b) bad("also among the checked pairs");
+    }
+    excluded_ = std::move(recorded_excluded);
+    if (!recorded) {
+      std::erase_if(pairs_, [&](const CollisionPair& p) { return !p.obstacle && excluded.count({p.a, p.b}); });
+      return;
+    }
     // The checked pairs as the run recorded them (shape by shape: a pair of
     // links disabled by name may still have shape pairs that were checked),
     // each naming shapes and obstacles of this scene, and leaving out no
     // pair the scene does not disable.
     std::set<std::tuple<int, int, bool>> must, seen;
-    for (const CollisionPair& p : pairs_) must.insert({p.a, p.b, p.obstacle});
+    for (const CollisionPair& p : pairs_)
+      if (p.obstacle || !excluded.count({p.a, p.b})) must.insert({p.a, p.b, p.obstacle});
     const int n_links = static_cast<int>(links_.size()), n_obs = static_cast<int>(obstacles_.size());
     for (size_t k = 0; k < recorded->size(); ++k) {
       const CollisionPair& p = (*recorded)[k];
@@ -437,20 +610,47 @@ CollisionWorld::CollisionWorld(std::shared_ptr<const Model> model, std::vector<L
   // Self pairs, less those that collide at the rest configuration (restConfiguration).
   Data data(m);
   forwardKinematics(m, restConfiguration(m), data);
-  std::set<std::pair<int, int>> neutral_off;
+  // A link pair all of whose shape pairs collide at rest is left out whole
+  // (MoveIt's "default" pairs); one with some shape pairs clear (split
+  // capsules, fitLinkCapsules) leaves out only the colliding shape pairs.
+  std::map<std::pair<int, int>, std::vector<std::pair<int, int>>> at_rest;  // link pair -> colliding shape pairs
+  std::map<std::pair<int, int>, int> shape_pairs;                            // link pair -> its shape pairs
   for (int i = 0; i < static_cast<int>(links_.size()); ++i)
     for (int j = i + 1; j < static_cast<int>(links_.size()); ++j) {
       const int bi = links_[static_cast<size_t>(i)].body, bj = links_[static_cast<size_t>(j)].body;
-      if (bi == bj || off_self.count({std::min(bi, bj), std::max(bi, bj)})) continue;
+      const std::pair<int, int> key{std::min(bi, bj), std::max(bi, bj)};
+      if (bi == bj || off_self.count(key)) continue;
+      ++shape_pairs[key];
       pairs_.push_back({i, j, false});
       bool colliding = false;
       exactPair(data, static_cast<int>(pairs_.size()) - 1, &colliding);
       if (colliding) {
         pairs_.pop_back();
-        if (neutral_off.insert({std::min(bi, bj), std::max(bi, bj)}).second)
-          disabled_.emplace_back(m.bodyName(bi), m.bodyName(bj)), disabled_reason_.emplace_back(kDisabledOverlap);
+        at_rest[key].emplace_back(i, j);
       }
     }
+  for (const auto& [key, shapes] : at_rest) {
+    if (static_cast<int>(shapes.size()) == shape_pairs[key]) {
+      disabled_.emplace_back(m.bodyName(key.first), m.bodyName(key.second));
+      disabled_reason_.emplace_back(kDisabledOverlap);
+      continue;
+    }
+    for (const auto& [i, j] : shapes) {
+      ExcludedShapePair e{i, j, kDisabledOverlap};
+      // The joint on the path between the two links nearest the overlap.
+      const int bi = links_[static_cast<size_t>(i)].body, bj = links_[static_cast<size_t>(j)].body;
+      const ApproxShape wi = transformed(link_approx_[static_cast<size_t>(i)], data.world_T_body[static_cast<size_t>(bi)]);
+      const ApproxShape wj = transformed(link_approx_[static_cast<size_t>(j)], data.world_T_body[static_cast<size_t>(bj)]);
+      const ClosestPoints cp = wi.is_box ? closestPoints(wj.capsule, wi) : closestPoints(wi.capsule, wj);
+      const std::vector<int> path = pathBodies(m, bi, bj);
+      for (int x : path) {
+        const Eigen::Vector3d o = data.world_T_body[static_cast<size_t>(x)].p;
+        const double d = std::max((cp.on_a - o).norm(), (cp.on_b - o).norm());
+        if (e.joint < 0 || d < e.joint_distance) e.joint = x, e.joint_distance = d;
+      }
+      excluded_.push_back(e);
+    }
+  }
   // Pairs that collide in every one of kAlwaysSamples seeded random
   // configurations within the limits (the first moving link of an arm
   // standing on a table, turning on it): a constant of the scene, not a
@@ -576,6 +776,13 @@ std::string CollisionWorld::coverageWarning() const {
                        fmt::join(names, ", "));
   }
   return out;
+}
+
+std::string CollisionWorld::describeExcluded(const ExcludedShapePair& e) const {
+  std::string text = fmt::format("{}~{}: {}", linkShapeName(e.a), linkShapeName(e.b), e.reason);
+  if (e.joint >= 0)
+    text += fmt::format(", {:.3g} m from joint {}", e.joint_distance, model_->joint(e.joint).name);
+  return text;
 }
 
 std::string CollisionWorld::describeLink(int body) const {

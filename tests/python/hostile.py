@@ -691,6 +691,43 @@ def _valid_reasons(d):
                                                "overlap_at_rest": [], "flagged": False}))
 
 
+def _with_tip_shape(s, excluded=None, also_checked=False):
+    """A third link shape, on the tip (not a neighbour of link1): its pair with link1's shape is left
+    out on its own (excluded_pairs) rather than checked."""
+    tip = dict(s["links"][1], name="tip", body="tip")
+    s["links"].append(tip)
+    s["pairs"].append([2, 0, "obstacle"])
+    if also_checked:
+        s["pairs"].append([0, 2, "link"])
+    if excluded is not None:
+        s["excluded_pairs"] = excluded
+
+
+@case("valid-scene-with-an-excluded-shape-pair", None, base="good-scene")
+def _valid_excluded(d):
+    edit_scene(d, lambda s: _with_tip_shape(s, [[0, 2, "overlap_at_rest"]]))
+
+
+@case("scene-leaves-out-a-shape-pair-not-excluded", "models.json", base="good-scene")
+def _excluded_missing(d):
+    edit_scene(d, lambda s: _with_tip_shape(s))
+
+
+@case("scene-excluded-pair-reason-unknown", "models.json", base="good-scene")
+def _excluded_reason(d):
+    edit_scene(d, lambda s: _with_tip_shape(s, [[0, 2, "adjacent"]]))
+
+
+@case("scene-excluded-pair-also-checked", "models.json", base="good-scene")
+def _excluded_checked(d):
+    edit_scene(d, lambda s: _with_tip_shape(s, [[0, 2, "overlap_at_rest"]], also_checked=True))
+
+
+@case("scene-excluded-pair-of-one-link", "models.json", base="good-scene")
+def _excluded_one_link(d):
+    edit_scene(d, lambda s: _with_tip_shape(s, [[0, 2, "overlap_at_rest"], [2, 2, "overlap_at_rest"]]))
+
+
 @case("scene-disabled-reason-unknown", "models.json", base="good-scene")
 def _reason_unknown(d):
     edit_scene(d, lambda s: s.update(disabled_reasons=["adjacent", "because"]))

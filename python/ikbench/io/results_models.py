@@ -21,6 +21,7 @@ JOINT_TYPES = {k: tuple(v) for k, v in SCHEMA["joint_types"].items()}
 GOAL_KINDS = tuple(SCHEMA["goal_kinds"])
 SHAPE_TYPES = tuple(SCHEMA["shape_types"])
 DISABLED_REASONS = tuple(SCHEMA["disabled_reasons"])
+EXCLUDED_REASONS = tuple(SCHEMA["excluded_reasons"])
 UNIT = TOLERANCES["unit_quaternion"]
 MAX_EXTENT = LIMITS["max_shape_extent_m"]
 
@@ -279,7 +280,7 @@ def validate_scene(m, where):
             raise _err(w, "coverage", "expected an object")
         if "flagged" in cov and not isinstance(cov["flagged"], bool):
             raise _err(w, "coverage.flagged", "expected true or false")
-        for k in ("uncovered", "overlap_at_rest"):
+        for k in ("uncovered", "overlap_at_rest", "excluded"):
             if k in cov and not isinstance(cov[k], list):
                 raise _err(w, f"coverage.{k}", "expected an array")
     avoid = {"influence_distance": 0.05, "security_distance": 0.002, "damper_gain": 0.5}
@@ -298,10 +299,38 @@ def validate_scene(m, where):
     _check_pairs(sc, w, link_body, len(obstacles), off_self, off_obstacle, [_moves(m, b) for b in link_body])
 
 
+def _excluded_pairs(sc, w, link_body):
+    """The shape pairs a run left out on their own (optional: runs before them have none), as
+    CollisionWorld takes them: [link shape, link shape, reason], two shapes of two links, once each."""
+    if "excluded_pairs" not in sc:
+        return set()
+    ex = sc["excluded_pairs"]
+    if not isinstance(ex, list):
+        raise _err(w, "excluded_pairs", "expected an array")
+    n_links, out = len(link_body), set()
+    for k, e in enumerate(ex):
+        f = f"excluded_pairs[{k}]"
+        if (not isinstance(e, list) or len(e) != 3 or not _is_int(e[0]) or not _is_int(e[1])
+                or e[2] not in EXCLUDED_REASONS):
+            raise _err(w, f, f"{e!r}: expected [link shape index, link shape index, reason] with reason one of "
+                       f"{', '.join(EXCLUDED_REASONS)}")
+        a, b, _ = e
+        if not 0 <= a < b < n_links:
+            raise _err(w, f, f"link shapes {a}, {b}: expected two link shapes of the scene's {n_links}, the first "
+                       "of lower index")
+        if link_body[a] == link_body[b]:
+            raise _err(w, f, f"link shapes {a} and {b} are on the same link")
+        if (a, b) in out:
+            raise _err(w, f, f"{e!r} is listed twice")
+        out.add((a, b))
+    return out
+
+
 def _check_pairs(sc, w, link_body, n_obstacles, off_self, off_obstacle, moves):
     pairs = _member(sc, "pairs", w)
     if not isinstance(pairs, list):
         raise _err(w, "pairs", "expected an array of [link shape, link shape or obstacle, \"link\" | \"obstacle\"]")
+    excluded = _excluded_pairs(sc, w, link_body)
     n_links = len(link_body)
     seen = set()
     for k, p in enumerate(pairs):
@@ -322,6 +351,8 @@ def _check_pairs(sc, w, link_body, n_obstacles, off_self, off_obstacle, moves):
                 raise _err(w, f, f"link shapes {a} and {b} are on the same link")
         if (a, b, kind) in seen:
             raise _err(w, f, f"{p!r} is listed twice")
+        if kind == "link" and (a, b) in excluded:
+            raise _err(w, f, f"{p!r} is also in excluded_pairs")
         seen.add((a, b, kind))
     # Every pair left out is one the scene records as left out.
     for a in range(n_links):
@@ -332,9 +363,10 @@ def _check_pairs(sc, w, link_body, n_obstacles, off_self, off_obstacle, moves):
                            "disable (its disabled_pairs, a link no joint moves): not a record of a run")
         for b in range(a + 1, n_links):
             bb = link_body[b]
-            if (a, b, "link") not in seen and ba != bb and (min(ba, bb), max(ba, bb)) not in off_self:
+            if ((a, b, "link") not in seen and ba != bb and (min(ba, bb), max(ba, bb)) not in off_self
+                    and (a, b) not in excluded):
                 raise _err(w, "pairs", f"leaves out link shapes {a} and {b}, which the scene does not disable (its "
-                           "disabled_pairs, adjacent links): not a record of a run")
+                           "disabled_pairs, adjacent links, excluded_pairs): not a record of a run")
 
 
 # ---------------------------------------------------------------- problems

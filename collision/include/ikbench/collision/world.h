@@ -81,8 +81,12 @@ inline constexpr double kRestClearance = 5e-3;
 // returned first, unchanged): a capsule along every segment of at least
 // min_segment, a sphere at the origin of each run of moving bodies that
 // share one (a shoulder, a wrist), a leaf's short capsule made the hand
-// (radius at least max_radius), and each capsule that ends at another link's
-// joint sphere drawn back from it by the radii and kRestClearance
+// (radius at least max_radius), each capsule that ends at another link's
+// joint sphere drawn back from it by the radii and kRestClearance, and each
+// capsule that still overlaps a shape of a non-neighbouring link at rest split
+// into consecutive pieces (together the same capsule) at the ends of the part
+// within 5 cm (the avoidance's default influence distance) of that shape and
+// of the joint region, so that only the overlapping pieces need be left out
 // (docs/collision.md, "Coverage"). Throws std::invalid_argument for a
 // link_radius entry naming a body the model does not have.
 std::vector<LinkShape> fitLinkCapsules(const Model& model, const CapsuleRule& rule, std::vector<LinkShape> given = {});
@@ -113,6 +117,22 @@ struct LinkCoverage {
   // within kRestClearance of a link shape at the rest configuration and
   // at kCoverSamples seeded random ones.
   bool covered = false;
+};
+
+// A pair of link shapes of two links that are otherwise checked, left out on
+// its own (CollisionWorld::excludedPairs): pieces of split capsules that
+// overlap at the rest configuration (reason kDisabledOverlap), where the joint
+// between the links, not the geometry, keeps them apart. `joint` is the body
+// whose joint, on the kinematic path between the two links, lies nearest the
+// overlap at rest, and `joint_distance` [m] how far the overlap's witness
+// points are from that joint's origin (the farther one); -1 and NaN when not
+// derived (a world read back from a results file).
+struct ExcludedShapePair {
+  int a = -1;  // link shape index
+  int b = -1;  // link shape index, a < b
+  std::string reason;
+  int joint = -1;
+  double joint_distance = std::numeric_limits<double>::quiet_NaN();
 };
 
 struct CollisionPair {
@@ -161,12 +181,17 @@ class CollisionWorld {
   // than one joint from a static body collides with an obstacle in every
   // sampled configuration (an obstacle that encloses or pins the robot).
   // recorded_reasons (kAsRecorded): why each of `disabled` was left out, as
-  // the results file says (empty: not recorded).
+  // the results file says (empty: not recorded). recorded_excluded
+  // (kAsRecorded): the shape pairs the run left out on their own
+  // (excludedPairs()); std::invalid_argument naming excluded_pairs[k] for one
+  // that names shapes the scene does not have, two shapes of one link, a pair
+  // also checked or listed twice, or a reason other than kDisabledOverlap.
   CollisionWorld(std::shared_ptr<const Model> model, std::vector<LinkShape> links, std::vector<Shape> obstacles,
                  const std::vector<std::pair<std::string, std::string>>& disabled, std::string scene_name,
                  AvoidanceParameters avoid = {}, PairRule rule = PairRule::kDerive,
                  const std::optional<std::vector<CollisionPair>>& recorded = std::nullopt,
-                 std::vector<std::string> recorded_reasons = {});
+                 std::vector<std::string> recorded_reasons = {},
+                 std::vector<ExcludedShapePair> recorded_excluded = {});
   ~CollisionWorld();
   CollisionWorld(const CollisionWorld&) = delete;
   CollisionWorld& operator=(const CollisionWorld&) = delete;
@@ -183,6 +208,12 @@ class CollisionWorld {
   // Why each of disabledPairs() is left out: kDisabledAdjacent, kDisabledScene,
   // kDisabledOverlap or kDisabledAlways ("" when read back without reasons).
   const std::vector<std::string>& disabledReasons() const { return disabled_reason_; }
+  // Shape pairs left out on their own while other shape pairs of their two
+  // links are checked (split capsules overlapping at rest), a < b.
+  const std::vector<ExcludedShapePair>& excludedPairs() const { return excluded_; }
+  // One excluded pair as text: "link_5#1~link_7: overlap_at_rest, 0.031 m
+  // from joint of link_6".
+  std::string describeExcluded(const ExcludedShapePair& e) const;
   // Every moving body (one a joint moves), root first: what covers it.
   const std::vector<LinkCoverage>& coverage() const { return coverage_; }
   // The names of the moving bodies that are not covered.
@@ -238,6 +269,7 @@ class CollisionWorld {
   std::vector<CollisionPair> pairs_;
   std::vector<std::pair<std::string, std::string>> disabled_;
   std::vector<std::string> disabled_reason_;
+  std::vector<ExcludedShapePair> excluded_;
   std::vector<LinkCoverage> coverage_;
   std::string scene_name_;
   AvoidanceParameters avoid_;
