@@ -356,20 +356,51 @@ struct PlanLimits {
     return true;
   }
   // The first three angles of a branch; counts the branch as dropped if not
-  // within the limits, or as pruned if beyond the bound.
-  bool first3(double& q1, double& q2, double& q3, Solutions6* out) const {
+  // within the limits, or as pruned if beyond the bound. With a bound,
+  // *partial is the branch's squared distance so far (base and the three).
+  bool first3(double& q1, double& q2, double& q3, Solutions6* out, double* partial) const {
     const bool in = ok(0, q1) && ok(1, q2) && ok(2, q3);
     out->outside += !in;
     if (in && bound) {
       const double d1 = q1 - from[0], d2 = q2 - from[1], d3 = q3 - from[2];
-      if (bound->base + d1 * d1 + d2 * d2 + d3 * d3 > bound->bound) {
+      *partial = bound->base + d1 * d1 + d2 * d2 + d3 * d3;
+      if (*partial > bound->bound) {
         ++out->pruned;
         return false;
       }
     }
     return in;
   }
+  // The next two angles of a branch that passed first3 (wrapped into the
+  // limits); false, and the solution counted as dropped or pruned, if either
+  // is outside the limits or they put it beyond the bound. The last angle
+  // only adds to the distance.
+  bool next2(double& q4, double& q5, double partial, Solutions6* out) const {
+    if (!(ok(3, q4) && ok(4, q5))) {
+      ++out->outside;
+      return false;
+    }
+    if (bound) {
+      const double d4 = q4 - from[3], d5 = q5 - from[4];
+      if (partial + d4 * d4 + d5 * d5 > bound->bound) {
+        ++out->pruned;
+        return false;
+      }
+    }
+    return true;
+  }
 };
+
+// Stores a solution whose first five angles passed PlanLimits::first3 and
+// next2 (wrapped into the limits there).
+void store5(const PlanLimits& L, Solutions6* out, double q1, double q2, double q3, double q4, double q5, double q6) {
+  if (out->count >= 8) return;
+  if (!L.ok(5, q6)) {
+    ++out->outside;
+    return;
+  }
+  out->q[out->count++] = {q1, q2, q3, q4, q5, q6};
+}
 
 // Stores a solution whose first three angles passed PlanLimits::first3.
 void store(const PlanLimits& L, Solutions6* out, double q1, double q2, double q3, double q4, double q5, double q6) {
@@ -466,8 +497,8 @@ void solveSphericalWrist(const Plan6& P, const Eigen::Matrix3d& Rd, const Eigen:
   const Eigen::Vector3d y0 = Rd * k.h[5], z0 = Rd * P.h6_perp;
   for (int i = 0; i < np; ++i) {
     const Position3& x = pos[i];
-    double q1 = x.t1.angle(), q2 = x.t2.angle(), q3 = x.t3.angle();
-    if (!lim.first3(q1, q2, q3, out)) continue;
+    double q1 = x.t1.angle(), q2 = x.t2.angle(), q3 = x.t3.angle(), partial = 0.0;
+    if (!lim.first3(q1, q2, q3, out, &partial)) continue;
     const Eigen::Vector3d y =
         rotate(k.h[2], x.t3.inverse(), rotate(k.h[1], x.t2.inverse(), rotate(k.h[0], x.t1.inverse(), y0)));
     const Eigen::Vector3d z =
@@ -477,11 +508,15 @@ void solveSphericalWrist(const Plan6& P, const Eigen::Matrix3d& Rd, const Eigen:
     if (r.free1) flags |= kWristFree;
     if (r.double_root && r.count > 0 && !r.free1) flags |= kWristDouble;
     for (int m = 0; m < r.count; ++m) {
+      // q4 and q5 are checked against the limits and the bound before q6 is
+      // solved (a wrist flip far from the start is dropped here).
+      double q4 = -r.t1[m].angle(), q5 = r.t2[m].angle();
+      if (!lim.next2(q4, q5, partial, out)) continue;
       // R6 = R5^T R4^T R_w: SP1 on a vector normal to h6.
       const Eigen::Vector3d u = rotate(k.h[4], r.t2[m].inverse(), rotate(k.h[3], r.t1[m], z));
       CosSin t6;
       subproblem1(k.h[5], P.h6_perp, u, &t6);
-      store(lim, out, q1, q2, q3, -r.t1[m].angle(), r.t2[m].angle(), t6.angle());
+      store5(lim, out, q1, q2, q3, q4, q5, t6.angle());
     }
   }
 }
@@ -592,7 +627,8 @@ void solveThreeParallel(const Plan6& P, const Eigen::Matrix3d& Rd, const Eigen::
           flags |= kArmFree;
         }
         double q1 = q1_turn, q2 = t2.angle(), q3 = r3.t[m].angle();
-        if (!lim.first3(q1, q2, q3, out)) continue;
+        double partial = 0.0;
+        if (!lim.first3(q1, q2, q3, out, &partial)) continue;
         const double q4 = wrapPi(P.sign4 * (q234 - q2 - P.sign3 * q3));
         store(lim, out, q1, q2, q3, q4, q5, q6);
       }

@@ -333,7 +333,8 @@ struct Solutions6 {
   // the limits given to solve6.
   int outside = 0;
   // Shoulder-elbow branches within the limits dropped by the Bound6 given to
-  // solve6 before their wrist was solved.
+  // solve6 before their wrist was solved, and (spherical wrist) solutions
+  // whose first five angles put them beyond it before the last was solved.
   int pruned = 0;
 };
 
@@ -368,8 +369,10 @@ struct Limits6 {
 // them, wrapped into the limits) already put it farther than `bound` from
 // `from` (squared joint-space distance, plus `base` for joints outside the
 // 6R) is dropped before its wrist is solved and counted in
-// Solutions6::pruned. The other three angles only add to that distance, so
-// no solution within the bound is lost.
+// Solutions6::pruned; on a spherical wrist, so is a solution whose first
+// five angles put it beyond the bound, before its last angle is solved. The
+// angles not yet known only add to that distance, so no solution within the
+// bound is lost.
 struct Bound6 {
   std::array<double, 6> from;  // original chain order
   double base = 0.0;
