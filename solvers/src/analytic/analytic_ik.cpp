@@ -493,11 +493,23 @@ void solveSphericalWrist(const Plan6& P, const Eigen::Matrix3d& Rd, const Eigen:
       break;
     }
   }
+  // The angles of every position solution, two at a time (atan2Fast2).
+  double ys[12], xs[12], angles[12];
+  for (int i = 0; i < np; ++i) {
+    const CosSin* t[3] = {&pos[i].t1, &pos[i].t2, &pos[i].t3};
+    for (int j = 0; j < 3; ++j) {
+      ys[3 * i + j] = t[j]->s;
+      xs[3 * i + j] = t[j]->c;
+    }
+  }
+  int j = 0;
+  for (; j + 1 < 3 * np; j += 2) atan2Fast2(ys + j, xs + j, angles + j);
+  if (j < 3 * np) angles[j] = atan2Fast(ys[j], xs[j]);
   // Orientation: R4 R5 R6 = R_w = R03^T R_d.
   const Eigen::Vector3d y0 = Rd * k.h[5], z0 = Rd * P.h6_perp;
   for (int i = 0; i < np; ++i) {
     const Position3& x = pos[i];
-    double q1 = x.t1.angle(), q2 = x.t2.angle(), q3 = x.t3.angle(), partial = 0.0;
+    double q1 = angles[3 * i], q2 = angles[3 * i + 1], q3 = angles[3 * i + 2], partial = 0.0;
     if (!lim.first3(q1, q2, q3, out, &partial)) continue;
     const Eigen::Vector3d y =
         rotate(k.h[2], x.t3.inverse(), rotate(k.h[1], x.t2.inverse(), rotate(k.h[0], x.t1.inverse(), y0)));
@@ -507,17 +519,37 @@ void solveSphericalWrist(const Plan6& P, const Eigen::Matrix3d& Rd, const Eigen:
     const Roots2 r = subproblem2(k.h[3], y, k.h[4], k.h[5], -hint[3], hint[4]);
     if (r.free1) flags |= kWristFree;
     if (r.double_root && r.count > 0 && !r.free1) flags |= kWristDouble;
+    // q4 and q5 of both roots are checked against the limits and the bound
+    // before q6 is solved (a wrist flip far from the start is dropped here).
+    double wy[4], wx[4], wa[4];
     for (int m = 0; m < r.count; ++m) {
-      // q4 and q5 are checked against the limits and the bound before q6 is
-      // solved (a wrist flip far from the start is dropped here).
-      double q4 = -r.t1[m].angle(), q5 = r.t2[m].angle();
+      wy[2 * m] = r.t1[m].s;
+      wx[2 * m] = r.t1[m].c;
+      wy[2 * m + 1] = r.t2[m].s;
+      wx[2 * m + 1] = r.t2[m].c;
+    }
+    for (int m = 0; m < r.count; ++m) atan2Fast2(wy + 2 * m, wx + 2 * m, wa + 2 * m);
+    double q45[2][2], y6[2], x6[2];
+    int kept = 0;
+    for (int m = 0; m < r.count; ++m) {
+      double q4 = -wa[2 * m], q5 = wa[2 * m + 1];
       if (!lim.next2(q4, q5, partial, out)) continue;
       // R6 = R5^T R4^T R_w: SP1 on a vector normal to h6.
       const Eigen::Vector3d u = rotate(k.h[4], r.t2[m].inverse(), rotate(k.h[3], r.t1[m], z));
       CosSin t6;
       subproblem1(k.h[5], P.h6_perp, u, &t6);
-      store5(lim, out, q1, q2, q3, q4, q5, t6.angle());
+      q45[kept][0] = q4;
+      q45[kept][1] = q5;
+      y6[kept] = t6.s;
+      x6[kept++] = t6.c;
     }
+    double q6[2];
+    if (kept == 2) {
+      atan2Fast2(y6, x6, q6);
+    } else if (kept == 1) {
+      q6[0] = atan2Fast(y6[0], x6[0]);
+    }
+    for (int m = 0; m < kept; ++m) store5(lim, out, q1, q2, q3, q45[m][0], q45[m][1], q6[m]);
   }
 }
 

@@ -87,6 +87,46 @@ struct CosSin {
   static CosSin of(double theta) { return {std::cos(theta), std::sin(theta)}; }
 };
 
+// atan2Fast(y[i], x[i]) for two pairs at once, in the two lanes of one SSE2
+// register (GCC vector extensions): the same operations in the same order,
+// each lane rounded as the scalar function rounds it, its branches turned
+// into lane selects; the results are bit for bit the scalar's.
+inline void atan2Fast2(const double y[2], const double x[2], double out[2]) {
+  using V = double __attribute__((vector_size(16)));
+  using M = long long __attribute__((vector_size(16)));
+  constexpr long long kSign = static_cast<long long>(0x8000000000000000ULL);
+  const M sign = {kSign, kSign}, zero_m = {0, 0};
+  auto all = [](double v) { return V{v, v}; };
+  const V yv = {y[0], y[1]}, xv = {x[0], x[1]};
+  const V ay = (V)((M)yv & ~sign), ax = (V)((M)xv & ~sign);
+  const M swap = ay > ax;
+  const V num = swap ? ax : ay, den = swap ? ay : ax;
+  const V t = num / (den == all(0.0) ? all(1.0) : den);
+  const M mid = t > all(0.66);
+  const V u = mid ? (t - all(1.0)) / (t + all(1.0)) : t;
+  const V z = u * u;
+  const V p = (((all(-8.750608600031904122785e-1) * z - all(1.615753718733365076637e1)) * z -
+                all(7.500855792314704667340e1)) *
+                   z -
+               all(1.228866684490136173410e2)) *
+                  z -
+              all(6.485021904942025371773e1);
+  const V q = ((((z + all(2.485846490142306297962e1)) * z + all(1.650270098316988542046e2)) * z +
+                all(4.328810604912902668951e2)) *
+                   z +
+               all(4.853903996359136964868e2)) *
+                  z +
+              all(1.945506571482613964425e2);
+  constexpr double kMoreBits = 6.123233995736765886130e-17;  // pi/2 - double(pi/2)
+  V a = u + u * (z * p / q);
+  a = mid ? all(7.85398163397448309616e-1) + (a + all(0.5 * kMoreBits)) : a;
+  a = swap ? (all(1.57079632679489661923) - a) + all(kMoreBits) : a;
+  a = ((M)xv & sign) != zero_m ? (all(3.14159265358979323846) - a) + all(2.0 * kMoreBits) : a;
+  a = (V)(((M)a & ~sign) | ((M)yv & sign));
+  out[0] = a[0];
+  out[1] = a[1];
+}
+
 // R(k, t) v by Rodrigues' formula (k unit).
 [[gnu::always_inline]] inline Eigen::Vector3d rotate(const Eigen::Vector3d& k, const CosSin& a, const Eigen::Vector3d& v) {
   return a.c * v + a.s * k.cross(v) + ((1.0 - a.c) * k.dot(v)) * k;
