@@ -128,8 +128,23 @@ inline void atan2Fast2(const double y[2], const double x[2], double out[2]) {
 }
 
 // R(k, t) v by Rodrigues' formula (k unit).
+// Dot and cross products of 3-vectors written out per component (scalar
+// code: Eigen's two-lane packets spend shuffles on a 3-vector).
+[[gnu::always_inline]] inline double dot3(const Eigen::Vector3d& a, const Eigen::Vector3d& b) {
+  return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
+}
+[[gnu::always_inline]] inline Eigen::Vector3d cross3(const Eigen::Vector3d& a, const Eigen::Vector3d& b) {
+  return {a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]};
+}
+
+// Written out per component: the same sums in the same order as the vector
+// expression a.c v + a.s (k x v) + ((1 - a.c) k.v) k, without the shuffles
+// of Eigen's two-lane packets for a 3-vector.
 [[gnu::always_inline]] inline Eigen::Vector3d rotate(const Eigen::Vector3d& k, const CosSin& a, const Eigen::Vector3d& v) {
-  return a.c * v + a.s * k.cross(v) + ((1.0 - a.c) * k.dot(v)) * k;
+  const double k0 = k[0], k1 = k[1], k2 = k[2], v0 = v[0], v1 = v[1], v2 = v[2];
+  const double w = (1.0 - a.c) * (k0 * v0 + k1 * v1 + k2 * v2);
+  return {a.c * v0 + a.s * (k1 * v2 - k2 * v1) + w * k0, a.c * v1 + a.s * (k2 * v0 - k0 * v2) + w * k1,
+          a.c * v2 + a.s * (k0 * v1 - k1 * v0) + w * k2};
 }
 
 // ------------------------------------------------------------- subproblems --
@@ -173,12 +188,15 @@ struct Roots2 {
 struct Sp1Axis {
   Eigen::Vector3d kxp, pp;
   bool on_axis;
-  Sp1Axis(const Eigen::Vector3d& k, const Eigen::Vector3d& p)
-      : kxp(k.cross(p)), pp(p - k.dot(p) * k), on_axis(!(pp.squaredNorm() > kOnAxis * kOnAxis * p.squaredNorm())) {}
+  Sp1Axis(const Eigen::Vector3d& k, const Eigen::Vector3d& p) : kxp(cross3(k, p)) {
+    const double kp = dot3(k, p);
+    pp = {p[0] - kp * k[0], p[1] - kp * k[1], p[2] - kp * k[2]};
+    on_axis = !(dot3(pp, pp) > kOnAxis * kOnAxis * dot3(p, p));
+  }
   // SP1 for this (k, p) and q (see subproblem1).
   bool solve(const Eigen::Vector3d& q, CosSin* t) const {
     if (on_axis) return false;
-    const double x = q.dot(kxp), y = q.dot(pp);
+    const double x = dot3(q, kxp), y = dot3(q, pp);
     const double n = std::sqrt(x * x + y * y);
     if (n == 0.0) {  // q on the axis: no angle moves p there; any answer is as good
       *t = CosSin{};
@@ -202,12 +220,12 @@ inline bool subproblem1(const Eigen::Vector3d& k, const Eigen::Vector3d& p, cons
 // the boundary root).
 inline Roots subproblem4(const Eigen::Vector3d& a, const Eigen::Vector3d& k, const Eigen::Vector3d& p, double d) {
   Roots r;
-  const double kp = k.dot(p);
-  const double alpha = a.dot(k.cross(p));
-  const double beta = a.dot(p - kp * k);
-  const double e = d - a.dot(k) * kp;
+  const double kp = dot3(k, p);
+  const double alpha = dot3(a, cross3(k, p));
+  const double beta = a[0] * (p[0] - kp * k[0]) + a[1] * (p[1] - kp * k[1]) + a[2] * (p[2] - kp * k[2]);
+  const double e = d - dot3(a, k) * kp;
   const double rho2 = alpha * alpha + beta * beta;
-  const double scale2 = a.squaredNorm() * p.squaredNorm();
+  const double scale2 = dot3(a, a) * dot3(p, p);
   if (!(rho2 > kOnAxis * kOnAxis * scale2)) {
     // a or p on the axis: the left side does not depend on t.
     r.any = e * e <= kBeyondBoundary * kBeyondBoundary * scale2;
@@ -234,7 +252,7 @@ inline Roots subproblem4(const Eigen::Vector3d& a, const Eigen::Vector3d& k, con
 // |R p - q|^2 = |p|^2 + |q|^2 - 2 q.R p (Paden-Kahan subproblem 3).
 // SP3: t with |R(k, t) p - q| = d.
 inline Roots subproblem3(const Eigen::Vector3d& k, const Eigen::Vector3d& p, const Eigen::Vector3d& q, double d) {
-  return subproblem4(q, k, p, 0.5 * (p.squaredNorm() + q.squaredNorm() - d * d));
+  return subproblem4(q, k, p, 0.5 * (dot3(p, p) + dot3(q, q) - d * d));
 }
 
 // The common image v = R(k1, t1) p1 = R(k2, t2) p2 satisfies k1.v = k1.p1,
@@ -244,21 +262,22 @@ inline Roots subproblem3(const Eigen::Vector3d& k, const Eigen::Vector3d& p, con
 inline Roots2 subproblem2(const Eigen::Vector3d& k1, const Eigen::Vector3d& p1, const Eigen::Vector3d& k2,
                           const Eigen::Vector3d& p2, double hint1, double hint2) {
   Roots2 r;
-  const double c12 = k1.dot(k2);
+  const double c12 = dot3(k1, k2);
   const double den = 1.0 - c12 * c12;  // |k1 x k2|^2 > 0 (axes not parallel)
-  const double a1 = k1.dot(p1), a2 = k2.dot(p2);
+  const double a1 = dot3(k1, p1), a2 = dot3(k2, p2);
   const double x = (a1 - c12 * a2) / den, y = (a2 - c12 * a1) / den;
-  const Eigen::Vector3d w0 = x * k1 + y * k2;
-  const double r2 = 0.5 * (p1.squaredNorm() + p2.squaredNorm());
-  const double z2 = r2 - w0.squaredNorm();  // times den
+  const Eigen::Vector3d w0{x * k1[0] + y * k2[0], x * k1[1] + y * k2[1], x * k1[2] + y * k2[2]};
+  const double r2 = 0.5 * (dot3(p1, p1) + dot3(p2, p2));
+  const double z2 = r2 - dot3(w0, w0);  // times den
   if (!(z2 >= -kBeyondBoundary * r2)) return r;
   const double z = z2 > 0.0 ? std::sqrt(z2 / den) : 0.0;
   r.double_root = z2 <= kDoubleRoot * kDoubleRoot * r2;
-  const Eigen::Vector3d n = k1.cross(k2);
+  const Eigen::Vector3d n = cross3(k1, k2);
   const Sp1Axis sp1(k1, p1), sp2(k2, p2);
   const int m = z > 0.0 ? 2 : 1;
   for (int i = 0; i < m; ++i) {
-    Eigen::Vector3d v = w0 + (i == 0 ? z : -z) * n;
+    const double zi = i == 0 ? z : -z;
+    Eigen::Vector3d v{w0[0] + zi * n[0], w0[1] + zi * n[1], w0[2] + zi * n[2]};
     CosSin t1, t2;
     if (!sp1.solve(v, &t1)) {
       r.free1 = true;
