@@ -507,6 +507,7 @@ void solveSphericalWrist(const Plan6& P, const Eigen::Matrix3d& Rd, const Eigen:
   if (j < 3 * np) angles[j] = atan2Fast(ys[j], xs[j]);
   // Orientation: R4 R5 R6 = R_w = R03^T R_d.
   const Eigen::Vector3d y0 = Rd * k.h[5], z0 = Rd * P.h6_perp;
+  const Sp1Axis q6_axis(k.h[5], P.h6_perp);  // SP1's parts for q6, the same for every branch
   for (int i = 0; i < np; ++i) {
     const Position3& x = pos[i];
     double q1 = angles[3 * i], q2 = angles[3 * i + 1], q3 = angles[3 * i + 2], partial = 0.0;
@@ -537,7 +538,7 @@ void solveSphericalWrist(const Plan6& P, const Eigen::Matrix3d& Rd, const Eigen:
       // R6 = R5^T R4^T R_w: SP1 on a vector normal to h6.
       const Eigen::Vector3d u = rotate(k.h[4], r.t2[m].inverse(), rotate(k.h[3], r.t1[m], z));
       CosSin t6;
-      subproblem1(k.h[5], P.h6_perp, u, &t6);
+      q6_axis.solve(u, &t6);
       q45[kept][0] = q4;
       q45[kept][1] = q5;
       y6[kept] = t6.s;
