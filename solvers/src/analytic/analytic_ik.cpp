@@ -752,8 +752,17 @@ void planAt(const LockedPlan& L, double theta, Plan6* plan) {
   Plan6& P = *plan;
   P = P0;
   const CosSin a = CosSin::of(L.sign * (theta - L.theta0));
-  auto dir = [&](const Eigen::Vector3d& v) -> Eigen::Vector3d { return rotate(L.axis, a, v); };
-  auto pt = [&](const Eigen::Vector3d& x) -> Eigen::Vector3d { return L.point + rotate(L.axis, a, x - L.point); };
+  // The turn as a matrix (Rodrigues' formula, G = c I + s [k]x + (1 - c) k k^T),
+  // built once and applied to every vector that turns.
+  const double k0 = L.axis[0], k1 = L.axis[1], k2 = L.axis[2], c = a.c, s = a.s, t = 1.0 - a.c;
+  const double g00 = t * k0 * k0 + c, g01 = t * k0 * k1 - s * k2, g02 = t * k0 * k2 + s * k1;
+  const double g10 = t * k0 * k1 + s * k2, g11 = t * k1 * k1 + c, g12 = t * k1 * k2 - s * k0;
+  const double g20 = t * k0 * k2 - s * k1, g21 = t * k1 * k2 + s * k0, g22 = t * k2 * k2 + c;
+  auto dir = [&](const Eigen::Vector3d& v) -> Eigen::Vector3d {
+    return {g00 * v[0] + g01 * v[1] + g02 * v[2], g10 * v[0] + g11 * v[1] + g12 * v[2],
+            g20 * v[0] + g21 * v[1] + g22 * v[2]};
+  };
+  auto pt = [&](const Eigen::Vector3d& x) -> Eigen::Vector3d { return L.point + dir(x - L.point); };
   for (int i = 0; i < 6; ++i)
     if (L.moving[i]) {
       P.k.h[i] = dir(P0.k.h[i]);
