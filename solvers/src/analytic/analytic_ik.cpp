@@ -763,10 +763,26 @@ void planAt(const LockedPlan& L, double theta, Plan6* plan) {
             g20 * v[0] + g21 * v[1] + g22 * v[2]};
   };
   auto pt = [&](const Eigen::Vector3d& x) -> Eigen::Vector3d { return L.point + dir(x - L.point); };
+  // The points of axes through a meeting point that turns whole are put back
+  // through it below (meet): they are not turned here.
+  std::array<bool, 6> through{};
+  auto whole = [&](std::initializer_list<int> axes) {
+    bool all = true;
+    for (int i : axes) all = all && L.moving[i];
+    if (all)
+      for (int i : axes) through[i] = true;
+  };
+  if (P.arm_class == ArmClass::kSphericalWrist) {
+    whole({3, 4, 5});
+    if (P.position == PositionCase::kIntersect12) whole({0, 1});
+    if (P.position == PositionCase::kIntersect23) whole({1, 2});
+  } else {
+    whole({4, 5});
+  }
   for (int i = 0; i < 6; ++i)
     if (L.moving[i]) {
       P.k.h[i] = dir(P0.k.h[i]);
-      P.k.o[i] = pt(P0.k.o[i]);
+      if (!through[i]) P.k.o[i] = pt(P0.k.o[i]);
     }
   for (int col = 0; col < 3; ++col) P.k.R0.col(col) = dir(P0.k.R0.col(col));
   P.k.p0 = pt(P0.k.p0);
