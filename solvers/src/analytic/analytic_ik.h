@@ -259,7 +259,7 @@ inline Roots subproblem3(const Eigen::Vector3d& k, const Eigen::Vector3d& p, con
 // k2.v = k2.p2 and |v| = |p1|: v = x k1 + y k2 + z (k1 x k2) (Paden-Kahan
 // subproblem 2; Murray, Li & Sastry 1994, sec. 3.3.1), then one SP1 per angle.
 // SP2: (t1, t2) with R(k1, t1) p1 = R(k2, t2) p2, k1 not parallel to k2.
-inline Roots2 subproblem2(const Eigen::Vector3d& k1, const Eigen::Vector3d& p1, const Eigen::Vector3d& k2,
+[[gnu::always_inline]] inline Roots2 subproblem2(const Eigen::Vector3d& k1, const Eigen::Vector3d& p1, const Eigen::Vector3d& k2,
                           const Eigen::Vector3d& p2, double hint1, double hint2) {
   Roots2 r;
   const double c12 = dot3(k1, k2);
