@@ -197,7 +197,7 @@ class Analytic7rSolver final : public Solver {
     int failed = 0;
     if (P->fk) {
       failed = checkClosest(*P, g, ctx.options());
-      if (failed > 0 && sw.pruned > 0) {
+      if (failed > 0 && sw.pruned + sw.skipped > 0) {
         sw = sweep(*P, g, start, hint, false);
         failed = checkClosest(*P, g, ctx.options());
       }
@@ -213,11 +213,13 @@ class Analytic7rSolver final : public Solver {
         "manifold{}{}; {} value{} gave none",
         distinct, distinct == 1 ? "" : "s", used, f + 1, problem.model->joint(P->joints[f]).name,
         failed > 0 ? fmt::format(", {} of them not within tolerance by FK", failed) : "",
-        distinct - failed > kept_.size() || sw.pruned > 0
+        distinct - failed > kept_.size() || sw.pruned + sw.skipped > 0
             ? fmt::format(" (the {} closest to the start returned{})", kept_.size(),
-                          sw.pruned > 0 ? fmt::format("; {} branch{} farther than those left unfinished", sw.pruned,
-                                                      sw.pruned == 1 ? "" : "es")
-                                        : "")
+                          sw.pruned + sw.skipped > 0
+                              ? fmt::format("; {} branch{} and {} held value{} farther than those left unfinished",
+                                            sw.pruned, sw.pruned == 1 ? "" : "es", sw.skipped,
+                                            sw.skipped == 1 ? "" : "s")
+                              : "")
             : "",
         empty_samples, empty_samples == 1 ? "" : "s");
     if (sw.singular)
@@ -235,6 +237,7 @@ class Analytic7rSolver final : public Solver {
     int used = 0;         // values of the held joint solved
     int empty = 0;        // of them, those that gave no solution within limits
     int pruned = 0;       // branches left unfinished by the bound
+    int skipped = 0;      // values of the held joint left unsolved by the bound
     unsigned singular = 0;
     Plan6 singular_plan;
   };
@@ -256,11 +259,12 @@ class Analytic7rSolver final : public Solver {
     const size_t first_grid = order_.size();
     for (int k = 0; k < n; ++k) order_.push_back(k);
     auto value = [&](int item) { return item < n ? P.grid[item] : start[f]; };
-    std::sort(order_.begin() + static_cast<long>(first_grid), order_.end(), [&](int a, int b) {
-      const double da = std::abs(analytic::turnDifference(value(a), start[f]));
-      const double db = std::abs(analytic::turnDifference(value(b), start[f]));
-      return da < db || (da == db && a < b);
-    });
+    // Each grid value's distance to the start's, computed once (not in every
+    // comparison of the sort).
+    keys_.resize(n);
+    for (int k = 0; k < n; ++k) keys_[k] = std::abs(analytic::turnDifference(P.grid[k], start[f]));
+    std::sort(order_.begin() + static_cast<long>(first_grid), order_.end(),
+              [&](int a, int b) { return keys_[a] < keys_[b] || (keys_[a] == keys_[b] && a < b); });
     ranges_.assign(n + 1, HeldRange{0, 0, false});
     kept_.clear();
     heap_.clear();
@@ -272,6 +276,21 @@ class Analytic7rSolver final : public Solver {
     Solutions6 sols;
     for (int item : order_) {
       const double theta = value(item);
+      HeldRange& range = ranges_[item];
+      range.begin = range.end = kept_.size();
+      range.done = true;
+      const double dt = theta - start[f];
+      bound.base = dt * dt;
+      // The farthest of the max_solutions closest so far, with room for the
+      // rounding of the partial sums (the bound keeps every solution within it).
+      bound.bound = heap_.size() == want ? heap_.front() * (1 + 1e-12) : std::numeric_limits<double>::infinity();
+      if (use_bound && bound.base > bound.bound) {
+        // The held joint alone puts every branch of this value beyond the
+        // bound (solve6 would prune each before its wrist, as base plus
+        // squares is at least base): the value is not solved at all.
+        ++sw.skipped;
+        continue;
+      }
       ++sw.used;
       // Values solved before within the duplicate distance (modulo 2 pi):
       // the grid's neighbours on either side, on a very fine grid, and the
@@ -289,14 +308,7 @@ class Analytic7rSolver final : public Solver {
             if (ranges_[r].done) near_.push_back(r);
           }
       }
-      HeldRange& range = ranges_[item];
-      range.begin = kept_.size();
       analytic::planAt(P.locked, theta, &plan);
-      const double dt = theta - start[f];
-      bound.base = dt * dt;
-      // The farthest of the max_solutions closest so far, with room for the
-      // rounding of the partial sums (the bound keeps every solution within it).
-      bound.bound = heap_.size() == want ? heap_.front() * (1 + 1e-12) : std::numeric_limits<double>::infinity();
       analytic::solve6(plan, g.target_orientation, g.target_position, hint, &sols, &P.limits6,
                        use_bound ? &bound : nullptr);
       sw.found += sols.count + sols.outside + sols.pruned;
@@ -305,7 +317,6 @@ class Analytic7rSolver final : public Solver {
       sw.singular |= sols.singular;
       for (int s = 0; s < sols.count; ++s) addCandidate(P, theta, sols.q[s], start, range.begin);
       range.end = kept_.size();
-      range.done = true;
       sw.empty += range.end == range.begin && sols.pruned == 0;
     }
     sw.distinct = kept_.size();
@@ -384,7 +395,10 @@ class Analytic7rSolver final : public Solver {
     for (int r : near_)
       if (repeats(ranges_[r].begin, ranges_[r].end)) return;
     kept_.push_back(c);
-    // The max_solutions smallest distances so far, the largest on top.
+    // The max_solutions smallest distances so far, the largest on top. Once
+    // full, a distance not below the top would be pushed and popped again:
+    // the top, the only element read, stays the same.
+    if (heap_.size() == static_cast<size_t>(max_solutions_) && !(c.dist < heap_.front())) return;
     heap_.push_back(c.dist);
     std::push_heap(heap_.begin(), heap_.end());
     if (heap_.size() > static_cast<size_t>(max_solutions_)) {
@@ -440,6 +454,7 @@ class Analytic7rSolver final : public Solver {
   std::vector<int> order_;      // the values in the order they are solved
   std::vector<int> near_;       // solved values within the duplicate distance of the current one
   std::vector<double> heap_;    // the max_solutions smallest distances kept so far (a max-heap)
+  std::vector<double> keys_;    // each grid value's distance to the start's value (modulo 2 pi)
   Eigen::VectorXd buffer_;
 };
 

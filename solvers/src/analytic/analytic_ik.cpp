@@ -356,20 +356,51 @@ struct PlanLimits {
     return true;
   }
   // The first three angles of a branch; counts the branch as dropped if not
-  // within the limits, or as pruned if beyond the bound.
-  bool first3(double& q1, double& q2, double& q3, Solutions6* out) const {
+  // within the limits, or as pruned if beyond the bound. With a bound,
+  // *partial is the branch's squared distance so far (base and the three).
+  bool first3(double& q1, double& q2, double& q3, Solutions6* out, double* partial) const {
     const bool in = ok(0, q1) && ok(1, q2) && ok(2, q3);
     out->outside += !in;
     if (in && bound) {
       const double d1 = q1 - from[0], d2 = q2 - from[1], d3 = q3 - from[2];
-      if (bound->base + d1 * d1 + d2 * d2 + d3 * d3 > bound->bound) {
+      *partial = bound->base + d1 * d1 + d2 * d2 + d3 * d3;
+      if (*partial > bound->bound) {
         ++out->pruned;
         return false;
       }
     }
     return in;
   }
+  // The next two angles of a branch that passed first3 (wrapped into the
+  // limits); false, and the solution counted as dropped or pruned, if either
+  // is outside the limits or they put it beyond the bound. The last angle
+  // only adds to the distance.
+  bool next2(double& q4, double& q5, double partial, Solutions6* out) const {
+    if (!(ok(3, q4) && ok(4, q5))) {
+      ++out->outside;
+      return false;
+    }
+    if (bound) {
+      const double d4 = q4 - from[3], d5 = q5 - from[4];
+      if (partial + d4 * d4 + d5 * d5 > bound->bound) {
+        ++out->pruned;
+        return false;
+      }
+    }
+    return true;
+  }
 };
+
+// Stores a solution whose first five angles passed PlanLimits::first3 and
+// next2 (wrapped into the limits there).
+void store5(const PlanLimits& L, Solutions6* out, double q1, double q2, double q3, double q4, double q5, double q6) {
+  if (out->count >= 8) return;
+  if (!L.ok(5, q6)) {
+    ++out->outside;
+    return;
+  }
+  out->q[out->count++] = {q1, q2, q3, q4, q5, q6};
+}
 
 // Stores a solution whose first three angles passed PlanLimits::first3.
 void store(const PlanLimits& L, Solutions6* out, double q1, double q2, double q3, double q4, double q5, double q6) {
@@ -462,12 +493,25 @@ void solveSphericalWrist(const Plan6& P, const Eigen::Matrix3d& Rd, const Eigen:
       break;
     }
   }
+  // The angles of every position solution, two at a time (atan2Fast2).
+  double ys[12], xs[12], angles[12];
+  for (int i = 0; i < np; ++i) {
+    const CosSin* t[3] = {&pos[i].t1, &pos[i].t2, &pos[i].t3};
+    for (int j = 0; j < 3; ++j) {
+      ys[3 * i + j] = t[j]->s;
+      xs[3 * i + j] = t[j]->c;
+    }
+  }
+  int j = 0;
+  for (; j + 1 < 3 * np; j += 2) atan2Fast2(ys + j, xs + j, angles + j);
+  if (j < 3 * np) angles[j] = atan2Fast(ys[j], xs[j]);
   // Orientation: R4 R5 R6 = R_w = R03^T R_d.
   const Eigen::Vector3d y0 = Rd * k.h[5], z0 = Rd * P.h6_perp;
+  const Sp1Axis q6_axis(k.h[5], P.h6_perp);  // SP1's parts for q6, the same for every branch
   for (int i = 0; i < np; ++i) {
     const Position3& x = pos[i];
-    double q1 = x.t1.angle(), q2 = x.t2.angle(), q3 = x.t3.angle();
-    if (!lim.first3(q1, q2, q3, out)) continue;
+    double q1 = angles[3 * i], q2 = angles[3 * i + 1], q3 = angles[3 * i + 2], partial = 0.0;
+    if (!lim.first3(q1, q2, q3, out, &partial)) continue;
     const Eigen::Vector3d y =
         rotate(k.h[2], x.t3.inverse(), rotate(k.h[1], x.t2.inverse(), rotate(k.h[0], x.t1.inverse(), y0)));
     const Eigen::Vector3d z =
@@ -476,13 +520,37 @@ void solveSphericalWrist(const Plan6& P, const Eigen::Matrix3d& Rd, const Eigen:
     const Roots2 r = subproblem2(k.h[3], y, k.h[4], k.h[5], -hint[3], hint[4]);
     if (r.free1) flags |= kWristFree;
     if (r.double_root && r.count > 0 && !r.free1) flags |= kWristDouble;
+    // q4 and q5 of both roots are checked against the limits and the bound
+    // before q6 is solved (a wrist flip far from the start is dropped here).
+    double wy[4], wx[4], wa[4];
     for (int m = 0; m < r.count; ++m) {
+      wy[2 * m] = r.t1[m].s;
+      wx[2 * m] = r.t1[m].c;
+      wy[2 * m + 1] = r.t2[m].s;
+      wx[2 * m + 1] = r.t2[m].c;
+    }
+    for (int m = 0; m < r.count; ++m) atan2Fast2(wy + 2 * m, wx + 2 * m, wa + 2 * m);
+    double q45[2][2], y6[2], x6[2];
+    int kept = 0;
+    for (int m = 0; m < r.count; ++m) {
+      double q4 = -wa[2 * m], q5 = wa[2 * m + 1];
+      if (!lim.next2(q4, q5, partial, out)) continue;
       // R6 = R5^T R4^T R_w: SP1 on a vector normal to h6.
       const Eigen::Vector3d u = rotate(k.h[4], r.t2[m].inverse(), rotate(k.h[3], r.t1[m], z));
       CosSin t6;
-      subproblem1(k.h[5], P.h6_perp, u, &t6);
-      store(lim, out, q1, q2, q3, -r.t1[m].angle(), r.t2[m].angle(), t6.angle());
+      q6_axis.solve(u, &t6);
+      q45[kept][0] = q4;
+      q45[kept][1] = q5;
+      y6[kept] = t6.s;
+      x6[kept++] = t6.c;
     }
+    double q6[2];
+    if (kept == 2) {
+      atan2Fast2(y6, x6, q6);
+    } else if (kept == 1) {
+      q6[0] = atan2Fast(y6[0], x6[0]);
+    }
+    for (int m = 0; m < kept; ++m) store5(lim, out, q1, q2, q3, q45[m][0], q45[m][1], q6[m]);
   }
 }
 
@@ -592,7 +660,8 @@ void solveThreeParallel(const Plan6& P, const Eigen::Matrix3d& Rd, const Eigen::
           flags |= kArmFree;
         }
         double q1 = q1_turn, q2 = t2.angle(), q3 = r3.t[m].angle();
-        if (!lim.first3(q1, q2, q3, out)) continue;
+        double partial = 0.0;
+        if (!lim.first3(q1, q2, q3, out, &partial)) continue;
         const double q4 = wrapPi(P.sign4 * (q234 - q2 - P.sign3 * q3));
         store(lim, out, q1, q2, q3, q4, q5, q6);
       }
@@ -683,12 +752,37 @@ void planAt(const LockedPlan& L, double theta, Plan6* plan) {
   Plan6& P = *plan;
   P = P0;
   const CosSin a = CosSin::of(L.sign * (theta - L.theta0));
-  auto dir = [&](const Eigen::Vector3d& v) -> Eigen::Vector3d { return rotate(L.axis, a, v); };
-  auto pt = [&](const Eigen::Vector3d& x) -> Eigen::Vector3d { return L.point + rotate(L.axis, a, x - L.point); };
+  // The turn as a matrix (Rodrigues' formula, G = c I + s [k]x + (1 - c) k k^T),
+  // built once and applied to every vector that turns.
+  const double k0 = L.axis[0], k1 = L.axis[1], k2 = L.axis[2], c = a.c, s = a.s, t = 1.0 - a.c;
+  const double g00 = t * k0 * k0 + c, g01 = t * k0 * k1 - s * k2, g02 = t * k0 * k2 + s * k1;
+  const double g10 = t * k0 * k1 + s * k2, g11 = t * k1 * k1 + c, g12 = t * k1 * k2 - s * k0;
+  const double g20 = t * k0 * k2 - s * k1, g21 = t * k1 * k2 + s * k0, g22 = t * k2 * k2 + c;
+  auto dir = [&](const Eigen::Vector3d& v) -> Eigen::Vector3d {
+    return {g00 * v[0] + g01 * v[1] + g02 * v[2], g10 * v[0] + g11 * v[1] + g12 * v[2],
+            g20 * v[0] + g21 * v[1] + g22 * v[2]};
+  };
+  auto pt = [&](const Eigen::Vector3d& x) -> Eigen::Vector3d { return L.point + dir(x - L.point); };
+  // The points of axes through a meeting point that turns whole are put back
+  // through it below (meet): they are not turned here.
+  std::array<bool, 6> through{};
+  auto whole = [&](std::initializer_list<int> axes) {
+    bool all = true;
+    for (int i : axes) all = all && L.moving[i];
+    if (all)
+      for (int i : axes) through[i] = true;
+  };
+  if (P.arm_class == ArmClass::kSphericalWrist) {
+    whole({3, 4, 5});
+    if (P.position == PositionCase::kIntersect12) whole({0, 1});
+    if (P.position == PositionCase::kIntersect23) whole({1, 2});
+  } else {
+    whole({4, 5});
+  }
   for (int i = 0; i < 6; ++i)
     if (L.moving[i]) {
       P.k.h[i] = dir(P0.k.h[i]);
-      P.k.o[i] = pt(P0.k.o[i]);
+      if (!through[i]) P.k.o[i] = pt(P0.k.o[i]);
     }
   for (int col = 0; col < 3; ++col) P.k.R0.col(col) = dir(P0.k.R0.col(col));
   P.k.p0 = pt(P0.k.p0);

@@ -87,9 +87,64 @@ struct CosSin {
   static CosSin of(double theta) { return {std::cos(theta), std::sin(theta)}; }
 };
 
+// atan2Fast(y[i], x[i]) for two pairs at once, in the two lanes of one SSE2
+// register (GCC vector extensions): the same operations in the same order,
+// each lane rounded as the scalar function rounds it, its branches turned
+// into lane selects; the results are bit for bit the scalar's.
+inline void atan2Fast2(const double y[2], const double x[2], double out[2]) {
+  using V = double __attribute__((vector_size(16)));
+  using M = long long __attribute__((vector_size(16)));
+  constexpr long long kSign = static_cast<long long>(0x8000000000000000ULL);
+  const M sign = {kSign, kSign}, zero_m = {0, 0};
+  auto all = [](double v) { return V{v, v}; };
+  const V yv = {y[0], y[1]}, xv = {x[0], x[1]};
+  const V ay = (V)((M)yv & ~sign), ax = (V)((M)xv & ~sign);
+  const M swap = ay > ax;
+  const V num = swap ? ax : ay, den = swap ? ay : ax;
+  const V t = num / (den == all(0.0) ? all(1.0) : den);
+  const M mid = t > all(0.66);
+  const V u = mid ? (t - all(1.0)) / (t + all(1.0)) : t;
+  const V z = u * u;
+  const V p = (((all(-8.750608600031904122785e-1) * z - all(1.615753718733365076637e1)) * z -
+                all(7.500855792314704667340e1)) *
+                   z -
+               all(1.228866684490136173410e2)) *
+                  z -
+              all(6.485021904942025371773e1);
+  const V q = ((((z + all(2.485846490142306297962e1)) * z + all(1.650270098316988542046e2)) * z +
+                all(4.328810604912902668951e2)) *
+                   z +
+               all(4.853903996359136964868e2)) *
+                  z +
+              all(1.945506571482613964425e2);
+  constexpr double kMoreBits = 6.123233995736765886130e-17;  // pi/2 - double(pi/2)
+  V a = u + u * (z * p / q);
+  a = mid ? all(7.85398163397448309616e-1) + (a + all(0.5 * kMoreBits)) : a;
+  a = swap ? (all(1.57079632679489661923) - a) + all(kMoreBits) : a;
+  a = ((M)xv & sign) != zero_m ? (all(3.14159265358979323846) - a) + all(2.0 * kMoreBits) : a;
+  a = (V)(((M)a & ~sign) | ((M)yv & sign));
+  out[0] = a[0];
+  out[1] = a[1];
+}
+
 // R(k, t) v by Rodrigues' formula (k unit).
+// Dot and cross products of 3-vectors written out per component (scalar
+// code: Eigen's two-lane packets spend shuffles on a 3-vector).
+[[gnu::always_inline]] inline double dot3(const Eigen::Vector3d& a, const Eigen::Vector3d& b) {
+  return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
+}
+[[gnu::always_inline]] inline Eigen::Vector3d cross3(const Eigen::Vector3d& a, const Eigen::Vector3d& b) {
+  return {a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]};
+}
+
+// Written out per component: the same sums in the same order as the vector
+// expression a.c v + a.s (k x v) + ((1 - a.c) k.v) k, without the shuffles
+// of Eigen's two-lane packets for a 3-vector.
 [[gnu::always_inline]] inline Eigen::Vector3d rotate(const Eigen::Vector3d& k, const CosSin& a, const Eigen::Vector3d& v) {
-  return a.c * v + a.s * k.cross(v) + ((1.0 - a.c) * k.dot(v)) * k;
+  const double k0 = k[0], k1 = k[1], k2 = k[2], v0 = v[0], v1 = v[1], v2 = v[2];
+  const double w = (1.0 - a.c) * (k0 * v0 + k1 * v1 + k2 * v2);
+  return {a.c * v0 + a.s * (k1 * v2 - k2 * v1) + w * k0, a.c * v1 + a.s * (k2 * v0 - k0 * v2) + w * k1,
+          a.c * v2 + a.s * (k0 * v1 - k1 * v0) + w * k2};
 }
 
 // ------------------------------------------------------------- subproblems --
@@ -133,12 +188,15 @@ struct Roots2 {
 struct Sp1Axis {
   Eigen::Vector3d kxp, pp;
   bool on_axis;
-  Sp1Axis(const Eigen::Vector3d& k, const Eigen::Vector3d& p)
-      : kxp(k.cross(p)), pp(p - k.dot(p) * k), on_axis(!(pp.squaredNorm() > kOnAxis * kOnAxis * p.squaredNorm())) {}
+  Sp1Axis(const Eigen::Vector3d& k, const Eigen::Vector3d& p) : kxp(cross3(k, p)) {
+    const double kp = dot3(k, p);
+    pp = {p[0] - kp * k[0], p[1] - kp * k[1], p[2] - kp * k[2]};
+    on_axis = !(dot3(pp, pp) > kOnAxis * kOnAxis * dot3(p, p));
+  }
   // SP1 for this (k, p) and q (see subproblem1).
   bool solve(const Eigen::Vector3d& q, CosSin* t) const {
     if (on_axis) return false;
-    const double x = q.dot(kxp), y = q.dot(pp);
+    const double x = dot3(q, kxp), y = dot3(q, pp);
     const double n = std::sqrt(x * x + y * y);
     if (n == 0.0) {  // q on the axis: no angle moves p there; any answer is as good
       *t = CosSin{};
@@ -162,12 +220,12 @@ inline bool subproblem1(const Eigen::Vector3d& k, const Eigen::Vector3d& p, cons
 // the boundary root).
 inline Roots subproblem4(const Eigen::Vector3d& a, const Eigen::Vector3d& k, const Eigen::Vector3d& p, double d) {
   Roots r;
-  const double kp = k.dot(p);
-  const double alpha = a.dot(k.cross(p));
-  const double beta = a.dot(p - kp * k);
-  const double e = d - a.dot(k) * kp;
+  const double kp = dot3(k, p);
+  const double alpha = dot3(a, cross3(k, p));
+  const double beta = a[0] * (p[0] - kp * k[0]) + a[1] * (p[1] - kp * k[1]) + a[2] * (p[2] - kp * k[2]);
+  const double e = d - dot3(a, k) * kp;
   const double rho2 = alpha * alpha + beta * beta;
-  const double scale2 = a.squaredNorm() * p.squaredNorm();
+  const double scale2 = dot3(a, a) * dot3(p, p);
   if (!(rho2 > kOnAxis * kOnAxis * scale2)) {
     // a or p on the axis: the left side does not depend on t.
     r.any = e * e <= kBeyondBoundary * kBeyondBoundary * scale2;
@@ -194,31 +252,32 @@ inline Roots subproblem4(const Eigen::Vector3d& a, const Eigen::Vector3d& k, con
 // |R p - q|^2 = |p|^2 + |q|^2 - 2 q.R p (Paden-Kahan subproblem 3).
 // SP3: t with |R(k, t) p - q| = d.
 inline Roots subproblem3(const Eigen::Vector3d& k, const Eigen::Vector3d& p, const Eigen::Vector3d& q, double d) {
-  return subproblem4(q, k, p, 0.5 * (p.squaredNorm() + q.squaredNorm() - d * d));
+  return subproblem4(q, k, p, 0.5 * (dot3(p, p) + dot3(q, q) - d * d));
 }
 
 // The common image v = R(k1, t1) p1 = R(k2, t2) p2 satisfies k1.v = k1.p1,
 // k2.v = k2.p2 and |v| = |p1|: v = x k1 + y k2 + z (k1 x k2) (Paden-Kahan
 // subproblem 2; Murray, Li & Sastry 1994, sec. 3.3.1), then one SP1 per angle.
 // SP2: (t1, t2) with R(k1, t1) p1 = R(k2, t2) p2, k1 not parallel to k2.
-inline Roots2 subproblem2(const Eigen::Vector3d& k1, const Eigen::Vector3d& p1, const Eigen::Vector3d& k2,
+[[gnu::always_inline]] inline Roots2 subproblem2(const Eigen::Vector3d& k1, const Eigen::Vector3d& p1, const Eigen::Vector3d& k2,
                           const Eigen::Vector3d& p2, double hint1, double hint2) {
   Roots2 r;
-  const double c12 = k1.dot(k2);
+  const double c12 = dot3(k1, k2);
   const double den = 1.0 - c12 * c12;  // |k1 x k2|^2 > 0 (axes not parallel)
-  const double a1 = k1.dot(p1), a2 = k2.dot(p2);
+  const double a1 = dot3(k1, p1), a2 = dot3(k2, p2);
   const double x = (a1 - c12 * a2) / den, y = (a2 - c12 * a1) / den;
-  const Eigen::Vector3d w0 = x * k1 + y * k2;
-  const double r2 = 0.5 * (p1.squaredNorm() + p2.squaredNorm());
-  const double z2 = r2 - w0.squaredNorm();  // times den
+  const Eigen::Vector3d w0{x * k1[0] + y * k2[0], x * k1[1] + y * k2[1], x * k1[2] + y * k2[2]};
+  const double r2 = 0.5 * (dot3(p1, p1) + dot3(p2, p2));
+  const double z2 = r2 - dot3(w0, w0);  // times den
   if (!(z2 >= -kBeyondBoundary * r2)) return r;
   const double z = z2 > 0.0 ? std::sqrt(z2 / den) : 0.0;
   r.double_root = z2 <= kDoubleRoot * kDoubleRoot * r2;
-  const Eigen::Vector3d n = k1.cross(k2);
+  const Eigen::Vector3d n = cross3(k1, k2);
   const Sp1Axis sp1(k1, p1), sp2(k2, p2);
   const int m = z > 0.0 ? 2 : 1;
   for (int i = 0; i < m; ++i) {
-    Eigen::Vector3d v = w0 + (i == 0 ? z : -z) * n;
+    const double zi = i == 0 ? z : -z;
+    Eigen::Vector3d v{w0[0] + zi * n[0], w0[1] + zi * n[1], w0[2] + zi * n[2]};
     CosSin t1, t2;
     if (!sp1.solve(v, &t1)) {
       r.free1 = true;
@@ -333,7 +392,8 @@ struct Solutions6 {
   // the limits given to solve6.
   int outside = 0;
   // Shoulder-elbow branches within the limits dropped by the Bound6 given to
-  // solve6 before their wrist was solved.
+  // solve6 before their wrist was solved, and (spherical wrist) solutions
+  // whose first five angles put them beyond it before the last was solved.
   int pruned = 0;
 };
 
@@ -368,8 +428,10 @@ struct Limits6 {
 // them, wrapped into the limits) already put it farther than `bound` from
 // `from` (squared joint-space distance, plus `base` for joints outside the
 // 6R) is dropped before its wrist is solved and counted in
-// Solutions6::pruned. The other three angles only add to that distance, so
-// no solution within the bound is lost.
+// Solutions6::pruned; on a spherical wrist, so is a solution whose first
+// five angles put it beyond the bound, before its last angle is solved. The
+// angles not yet known only add to that distance, so no solution within the
+// bound is lost.
 struct Bound6 {
   std::array<double, 6> from;  // original chain order
   double base = 0.0;
