@@ -92,6 +92,15 @@ TEST(WholeBodySuite, TaskErrorsNameTheField) {
   expectError(R"({"tasks": [{"kind": "position", "body": "chest_link", "target": "random", "distance": [2, 1]}]})",
               "distance");
   expectError(R"({"tasks": []})", "tasks");
+  // A goal set of com goals is refused: the generators place effector points.
+  try {
+    parseSuite(R"({"name": "t", "families": [{"name": "f", "type": "random_chain", "count": 1,
+                  "chain": {"joints": 3}, "goals": {"kind": "com"}}]})",
+               "t.json");
+    ADD_FAILURE() << "accepted a com goal set";
+  } catch (const SuiteError& e) {
+    EXPECT_NE(std::string(e.what()).find("families[0].goals.kind"), std::string::npos) << e.what();
+  }
 }
 
 TEST(WholeBodySuite, SupportPolygonIsTheConvexHull) {

@@ -102,6 +102,7 @@ TEST(SkeletonMasses, ShippedHumanoidCarriesWintersFractions) {
   const BvhClip clip = loadBvh(std::string(IKBENCH_SOURCE_DIR) + "/scenarios/data/skeletons/humanoid_walk_wave.bvh");
   const Model& m = *clip.model;
   // One of every segment of Winter's Table 4.1: the fractions sum to 1.
+  EXPECT_NEAR(clip.mass_fraction, 1.0, 1e-12);
   EXPECT_NEAR(m.totalMass(), 70.0, 1e-9);
   EXPECT_NEAR(m.bodyMass(m.bodyIndex("LeftUpLeg")), 7.0, 1e-12);
   EXPECT_NEAR(m.bodyMass(m.bodyIndex("RightHand")), 0.42, 1e-12);
@@ -125,6 +126,26 @@ TEST(SkeletonMasses, ShippedHumanoidCarriesWintersFractions) {
   mid[up] = com[up];
   EXPECT_LT((com - mid).norm(), spread) << "com " << com.transpose() << " feet " << lf.transpose() << " / "
                                         << rf.transpose();
+}
+
+TEST(SkeletonMasses, SharedClipsMatchEverySegmentOnce) {
+  const std::string dir = std::string(IKBENCH_SHARED_DATA_DIR) + "/skeletons";
+  if (!std::filesystem::is_directory(dir)) GTEST_SKIP() << "shared skeleton data " << dir << " is absent";
+  // CMU names joints by where they are (LeftHip starts the thigh, LeftShoulder
+  // the upper arm), Bandai Namco by segment (UpperLeg_L, Shoulder_L the clavicle).
+  for (const char* name : {"cmu_131_01_walk.bvh", "bandai_namco_walk_normal_001.bvh"}) {
+    const std::string path = dir + "/" + name;
+    if (!std::filesystem::exists(path)) continue;
+    const BvhClip clip = loadBvh(path);
+    EXPECT_NEAR(clip.mass_fraction, 1.0, 1e-12) << name;
+    EXPECT_NEAR(clip.model->totalMass(), 70.0, 1e-9) << name;
+  }
+  const BvhClip cmu = loadBvh(dir + "/cmu_131_01_walk.bvh");
+  const Model& m = *cmu.model;
+  EXPECT_NEAR(m.bodyMass(m.bodyIndex("LeftHip")), 7.0, 1e-12);
+  EXPECT_NEAR(m.bodyMass(m.bodyIndex("LeftShoulder")), 70 * 0.028, 1e-12);
+  EXPECT_EQ(m.bodyMass(m.bodyIndex("lhand")), 0.0);
+  EXPECT_EQ(m.bodyMass(m.bodyIndex("LHipJoint")), 0.0);
 }
 
 TEST(SkeletonMasses, BadBodyMassIsRefused) {

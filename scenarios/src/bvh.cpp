@@ -349,10 +349,7 @@ BvhClip parseBvh(const std::string& text, const std::string& source, const BvhOp
         static_translations, clip.max_translation_deviation));
   if (!(options.body_mass > 0.0) || !std::isfinite(options.body_mass))
     throw SuiteError(fmt::format("{}: body_mass = {} (expected a finite mass > 0 [kg])", source, options.body_mass));
-  const double assigned = assignAnthropometricMasses(specs, options.body_mass);
-  if (std::abs(assigned - 1.0) > 1e-9)
-    clip.notes.push_back(fmt::format("anthropometric masses: {:.1f}% of the {} kg body mass matched a segment name",
-                                     100.0 * assigned, options.body_mass));
+  clip.mass_fraction = assignAnthropometricMasses(specs, options.body_mass);
   try {
     clip.model = std::make_shared<const Model>(std::move(specs), std::filesystem::path(source).stem().string());
   } catch (const ModelError& e) {

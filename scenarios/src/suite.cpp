@@ -72,6 +72,8 @@ GoalSetSpec parseGoals(const Ctx& c, const json& f, const Path& fp, int count) {
                "frame_rate", "branch_jump", "targets_seed", "near_obstacle"});
   g.type = c.parseEnumField(*gj, p, "set", "reachable", kGoalSetTypeNames);
   g.kind = c.parseEnumField(*gj, p, "kind", "position", kGoalKindNames);
+  if (g.kind == GoalKind::kCentreOfMass)
+    c.fail(p / "kind", "'com' goals are posed by a family's 'wholebody' tasks (docs/wholebody.md), not a goal set");
   const bool in_order = g.type == GoalSetType::kTrajectory || g.type == GoalSetType::kPath;
   try {
     parseStartRegime(c.string(*gj, p, "start", in_order ? "previous" : "nominal"), &g.start, &g.near_distance);
