@@ -62,6 +62,14 @@ TEST(UrdfMasses, InertialMassAndOriginBecomeBodyMassAndCom) {
   EXPECT_LT((centreOfMass(model, d, 0) - expected).norm(), 1e-14);
 }
 
+TEST(UrdfMasses, ShippedDualArmTotalMassIsTheSumOfInertials) {
+  const std::string path = std::string(IKBENCH_SOURCE_DIR) + "/scenarios/data/robots/dual_arm.urdf";
+  const UrdfModel m = loadUrdf(path);
+  EXPECT_NEAR(m.model->totalMass(), sumOfMassTags(readText(path)), 1e-12);
+  EXPECT_NEAR(m.model->totalMass(), 64.0, 1e-12);  // as its header says
+  EXPECT_EQ(m.model->nv(), 2 + 2 * 7);
+}
+
 TEST(UrdfMasses, SharedRobotsTotalMassIsTheSumOfInertials) {
   const std::string dir = std::string(IKBENCH_SHARED_DATA_DIR) + "/robots";
   if (!std::filesystem::is_directory(dir)) GTEST_SKIP() << "shared robot data " << dir << " is absent";
