@@ -370,6 +370,8 @@ std::vector<Problem> makeGoals(const std::shared_ptr<const Model>& model, const 
                                const std::string& name_prefix) {
   if (!model) throw std::invalid_argument("goal set: null model");
   if (spec.count < 0) throw std::invalid_argument(fmt::format("goal set: count = {} must be >= 0", spec.count));
+  if (spec.kind == GoalKind::kCentreOfMass)
+    throw std::invalid_argument("goal set: kind 'com' is posed by whole-body tasks (wholebody.h), not a goal set");
   if (!(spec.orientation_scale > 0.0) || !std::isfinite(spec.orientation_scale))
     throw std::invalid_argument("goal set: orientation_scale must be finite and > 0");
   const std::vector<int> effectors = effectorBodies(*model, spec.effectors);

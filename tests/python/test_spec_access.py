@@ -44,6 +44,7 @@ OTHER_TEXTS = {
     "render/plots.py": (2, "a Google Benchmark name's `dof:N` part; the family names curves.dof_sweeps joins"),
     "render/report_figures.py": (1, "the family names curves.dof_sweeps lists joined by ', '"),
     "render/gate_render.py": (1, "the gate's metric key `outcome:NAME`"),
+    "analysis/levels.py": (1, "a level_errors cell's `position:orientation` pairs (docs/wholebody.md)"),
 }
 
 

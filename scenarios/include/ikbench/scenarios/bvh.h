@@ -59,6 +59,9 @@ struct BvhOptions {
   // Translation channels whose values stay within this distance [file
   // units] of their first-frame value are treated as constant.
   double static_tolerance = 1e-3;
+  // Total body mass [kg] spread over the segments by Winter's anthropometric
+  // table (skeleton.h, assignAnthropometricMasses) for centre-of-mass goals.
+  double body_mass = 70.0;
 };
 
 struct BvhClip {
@@ -70,6 +73,9 @@ struct BvhClip {
   double scale = 1.0;                      // metres per file unit actually used
   std::vector<int> end_effectors;          // model bodies of the End Sites
   std::vector<std::string> notes;          // approximations made
+  // Share of BvhOptions::body_mass given to segments recognised by name
+  // (assignAnthropometricMasses; 1 for a full humanoid).
+  double mass_fraction = 0.0;
   double max_translation_deviation = 0.0;  // [m], see above
   int numFrames() const { return static_cast<int>(frames.size()); }
 };
