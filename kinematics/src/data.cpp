@@ -3,7 +3,8 @@
 namespace ikbench {
 
 Data::Data(const Model& model)
-    : world_T_body(model.numJoints()), world_R_dof(model.numJoints(), Eigen::Matrix3d::Identity()) {}
+    : world_T_body(model.numJoints()), world_R_dof(model.numJoints(), Eigen::Matrix3d::Identity()),
+      subtree_moment(model.numJoints(), Eigen::Vector3d::Zero()) {}
 
 void Data::resizeGoals(int num_goals, int rows) {
   if (residual.size() != rows) residual.resize(rows);

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "ikbench/kinematics/config.h"
@@ -14,11 +15,42 @@ bool GoalErrors::finite() const {
 
 int totalRows(const std::vector<Goal>& goals) {
   int m = 0;
-  for (const Goal& g : goals) m += goalRows(g.kind);
+  for (const Goal& g : goals) m += residualRows(g);
   return m;
 }
 
+int GoalBound::rows() const {
+  switch (kind) {
+    case BoundKind::kNone: return 0;
+    case BoundKind::kHalfSpaces: return static_cast<int>(offsets.size());
+    case BoundKind::kInsideBall:
+    case BoundKind::kOutsideBall: return 1;
+  }
+  return 0;
+}
+
 int Problem::rows() const { return totalRows(goals); }
+
+std::vector<int> Problem::levels() const {
+  std::vector<int> out;
+  for (const Goal& g : goals) out.push_back(g.priority);
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+std::vector<int> Problem::goalsAtLevel(int priority) const {
+  std::vector<int> out;
+  for (size_t i = 0; i < goals.size(); ++i)
+    if (goals[i].priority == priority) out.push_back(static_cast<int>(i));
+  return out;
+}
+
+bool Problem::isWholeBody() const {
+  for (const Goal& g : goals)
+    if (!isPointTarget(g) || g.priority != goals.front().priority) return true;
+  return false;
+}
 
 bool Problem::isValid(std::string* why) const {
   auto fail = [&](std::string msg) {
@@ -33,7 +65,34 @@ bool Problem::isValid(std::string* why) const {
       return fail(fmt::format("goal {} names body {}, but the model has bodies 0..{}", i, g.body,
                               model->numJoints() - 1));
     if (!g.point.allFinite()) return fail(fmt::format("goal {}: effector point is not finite", i));
-    if (hasPosition(g.kind) && !g.target_position.allFinite())
+    if (g.priority < 0) return fail(fmt::format("goal {}: priority {} must be >= 0 (0 is the highest level)", i, g.priority));
+    if (g.kind == GoalKind::kCentreOfMass && !(model->subtreeMass(g.body) > 0.0))
+      return fail(fmt::format("goal {}: centre-of-mass goal on body '{}', whose subtree has total mass {} kg "
+                              "(the model needs body masses, e.g. URDF <inertial>)",
+                              i, model->bodyName(g.body), model->subtreeMass(g.body)));
+    if (g.bounded()) {
+      const GoalBound& b = g.bound;
+      if (g.kind != GoalKind::kPosition && g.kind != GoalKind::kCentreOfMass)
+        return fail(fmt::format("goal {}: a {} bound needs a position or com goal, not {}", i, toString(b.kind),
+                                toString(g.kind)));
+      if (b.kind == BoundKind::kHalfSpaces) {
+        if (b.offsets.size() == 0 || b.normals.rows() != b.offsets.size())
+          return fail(fmt::format("goal {}: half_spaces bound has {} normals and {} offsets (expected the same "
+                                  "number, at least one)",
+                                  i, b.normals.rows(), b.offsets.size()));
+        for (Eigen::Index k = 0; k < b.offsets.size(); ++k) {
+          if (!b.normals.row(k).allFinite() || !std::isfinite(b.offsets[k]))
+            return fail(fmt::format("goal {}: half-space {} is not finite", i, k));
+          if (std::abs(b.normals.row(k).norm() - 1.0) > 1e-6)
+            return fail(fmt::format("goal {}: half-space {} normal has length {} (expected a unit vector)", i, k,
+                                    b.normals.row(k).norm()));
+        }
+      } else {
+        if (!b.centre.allFinite()) return fail(fmt::format("goal {}: ball centre is not finite", i));
+        if (!std::isfinite(b.radius) || b.radius < 0.0)
+          return fail(fmt::format("goal {}: ball radius {} must be finite and >= 0 [m]", i, b.radius));
+      }
+    } else if (hasPosition(g.kind) && !g.target_position.allFinite())
       return fail(fmt::format("goal {}: target position is not finite", i));
     if (hasOrientation(g.kind)) {
       const Eigen::Matrix3d& R = g.target_orientation;
@@ -55,23 +114,198 @@ Eigen::Vector3d effectorPosition(const Goal& goal, const Data& data) {
   return data.world_T_body[goal.body].act(goal.point);
 }
 
+namespace {
+
+// mom[i] = sum over the subtree of body i of m_k * (world centre of mass)_k.
+void subtreeMoments(const Model& model, const Data& data, std::vector<Eigen::Vector3d>& mom) {
+  const int n = model.numJoints();
+  if (static_cast<int>(mom.size()) != n) mom.resize(n);
+  for (int i = 0; i < n; ++i) mom[i] = model.bodyMass(i) * data.world_T_body[i].act(model.bodyCom(i));
+  for (int i = n - 1; i > 0; --i)
+    if (model.parent(i) >= 0) mom[model.parent(i)] += mom[i];
+}
+
+Eigen::Vector3d positionOf(const Model& model, const Goal& g, const Data& data,
+                           const std::vector<Eigen::Vector3d>& mom) {
+  if (g.kind == GoalKind::kCentreOfMass) return mom[g.body] / model.subtreeMass(g.body);
+  return data.world_T_body[g.body].act(g.point);
+}
+
+// One row of a bound, written as the constraint value(p) <= limit with
+// d value / d p = grad^T.
+struct BoundRow {
+  double value, limit;
+  Eigen::Vector3d grad;
+};
+
+BoundRow boundRow(const GoalBound& b, int k, const Eigen::Vector3d& p) {
+  if (b.kind == BoundKind::kHalfSpaces) {
+    const Eigen::Vector3d n = b.normals.row(k).transpose();
+    return {n.dot(p), b.offsets[k], n};
+  }
+  const Eigen::Vector3d d = p - b.centre;
+  const double len = d.norm();
+  // At the centre the direction is undefined; +z is a fixed, documented choice.
+  const Eigen::Vector3d u = len > 0.0 ? Eigen::Vector3d(d / len) : Eigen::Vector3d::UnitZ();
+  if (b.kind == BoundKind::kInsideBall) return {len, b.radius, u};
+  return {-len, -b.radius, -u};
+}
+
+// Calls emit(col, lin, ang) for every tangent DOF moving the goal's position:
+// lin = d position / d dq_col, ang = the DOF's world angular velocity (zero
+// for sliders and for the centre-of-mass columns of descendant joints).
+template <class Emit>
+void forEachColumn(const Model& model, const Goal& g, const Data& data, const std::vector<Eigen::Vector3d>& mom,
+                   Emit&& emit) {
+  const Eigen::Vector3d x = positionOf(model, g, data, mom);
+  auto joint = [&](int j, const Eigen::Vector3d& point, double scale, bool angular) {
+    const int iv = model.idxV(j);
+    const Eigen::Matrix3d& R = data.world_R_dof[j];
+    const Eigen::Vector3d& pivot = data.world_T_body[j].p;
+    const Eigen::Vector3d zero = Eigen::Vector3d::Zero();
+    auto hinge = [&](int col, const Eigen::Vector3d& a) {
+      emit(col, Eigen::Vector3d(scale * a.cross(point - pivot)), angular ? a : zero);
+    };
+    switch (model.type(j)) {
+      case JointType::kRevolute: hinge(iv, R * model.axis(j)); break;
+      case JointType::kPrismatic: emit(iv, Eigen::Vector3d(scale * (R * model.axis(j))), zero); break;
+      case JointType::kBall:
+        for (int k = 0; k < 3; ++k) hinge(iv + k, R.col(k));
+        break;
+      case JointType::kFree:
+        for (int k = 0; k < 3; ++k) emit(iv + k, Eigen::Vector3d(scale * R.col(k)), zero);
+        for (int k = 0; k < 3; ++k) hinge(iv + 3 + k, R.col(k));
+        break;
+      case JointType::kFixed: break;
+    }
+  };
+  // Joints from the goal's body to the root move the whole point (or subtree).
+  for (int j = g.body; j >= 0; j = model.parent(j)) joint(j, x, 1.0, true);
+  if (g.kind != GoalKind::kCentreOfMass) return;
+  // A joint inside the subtree moves only its own subtree: its column is
+  // (M_j / M) times the column of that subtree's centre of mass.
+  const double M = model.subtreeMass(g.body);
+  for (int j = g.body + 1; j < model.numJoints(); ++j) {
+    int k = j;
+    while (k > g.body) k = model.parent(k);
+    if (k != g.body || model.subtreeMass(j) <= 0.0) continue;
+    joint(j, Eigen::Vector3d(mom[j] / model.subtreeMass(j)), model.subtreeMass(j) / M, false);
+  }
+}
+
+bool anyCentreOfMass(const std::vector<Goal>& goals) {
+  for (const Goal& g : goals)
+    if (g.kind == GoalKind::kCentreOfMass) return true;
+  return false;
+}
+
+}  // namespace
+
+Eigen::Vector3d centreOfMass(const Model& model, const Data& data, int body) {
+  std::vector<Eigen::Vector3d> mom;
+  subtreeMoments(model, data, mom);
+  return mom[body] / model.subtreeMass(body);
+}
+
+Eigen::Vector3d goalPosition(const Model& model, const Goal& goal, const Data& data) {
+  if (goal.kind != GoalKind::kCentreOfMass) return effectorPosition(goal, data);
+  return centreOfMass(model, data, goal.body);
+}
+
+GoalRows goalRows(const Model& model, const Goal& g, const Data& data) {
+  const int nv = model.nv();
+  std::vector<Eigen::Vector3d> mom;
+  if (g.kind == GoalKind::kCentreOfMass) subtreeMoments(model, data, mom);
+  const Eigen::Vector3d p = positionOf(model, g, data, mom);
+  GoalRows out;
+  if (g.bounded()) {
+    const int m = g.bound.rows();
+    out.J.setZero(0, nv);
+    out.r.resize(0);
+    out.C.setZero(m, nv);
+    out.upper.resize(m);
+    std::vector<BoundRow> rows;
+    for (int k = 0; k < m; ++k) {
+      rows.push_back(boundRow(g.bound, k, p));
+      out.upper[k] = rows[k].limit - rows[k].value;
+    }
+    forEachColumn(model, g, data, mom, [&](int col, const Eigen::Vector3d& lin, const Eigen::Vector3d&) {
+      for (int k = 0; k < m; ++k) out.C(k, col) += rows[k].grad.dot(lin);
+    });
+    return out;
+  }
+  const bool pos = hasPosition(g.kind), ori = hasOrientation(g.kind);
+  const int m = goalRows(g.kind), ro = pos ? 3 : 0;
+  out.J.setZero(m, nv);
+  out.r.resize(m);
+  out.C.setZero(0, nv);
+  out.upper.resize(0);
+  if (pos) out.r.head<3>() = g.target_position - p;
+  if (ori) {
+    const Pose3d& T = data.world_T_body[g.body];
+    out.r.segment<3>(ro) = g.orientation_scale * so3::log(g.target_orientation * T.R.transpose());
+  }
+  forEachColumn(model, g, data, mom, [&](int col, const Eigen::Vector3d& lin, const Eigen::Vector3d& ang) {
+    if (pos) out.J.block<3, 1>(0, col) += lin;
+    if (ori) out.J.block<3, 1>(ro, col) += g.orientation_scale * ang;
+  });
+  return out;
+}
+
+std::vector<GoalErrors> levelErrors(const Model& model, const Problem& problem, Data& data) {
+  evaluateGoals(model, problem.goals, data);
+  const std::vector<int> levels = problem.levels();
+  std::vector<GoalErrors> out(levels.size());
+  std::vector<double> sq(levels.size(), 0.0);
+  int row = 0;
+  for (size_t i = 0; i < problem.goals.size(); ++i) {
+    const Goal& g = problem.goals[i];
+    const size_t l = std::lower_bound(levels.begin(), levels.end(), g.priority) - levels.begin();
+    const double pe = data.goal_position_error[i], oe = data.goal_orientation_error[i];
+    out[l].position = std::isnan(pe) || std::isnan(out[l].position) ? std::nan("") : std::max(out[l].position, pe);
+    out[l].orientation =
+        std::isnan(oe) || std::isnan(out[l].orientation) ? std::nan("") : std::max(out[l].orientation, oe);
+    const int m = residualRows(g);
+    sq[l] += data.residual.segment(row, m).squaredNorm();
+    row += m;
+  }
+  for (size_t l = 0; l < levels.size(); ++l) out[l].weighted_norm = std::sqrt(sq[l]);
+  return out;
+}
+
 GoalErrors evaluateGoals(const Model& model, const std::vector<Goal>& goals, Data& data) {
-  (void)model;
   const int m = totalRows(goals);
   data.resizeGoals(static_cast<int>(goals.size()), m);
   GoalErrors out;
+  if (anyCentreOfMass(goals)) subtreeMoments(model, data, data.subtree_moment);
   int row = 0;
   for (size_t i = 0; i < goals.size(); ++i) {
     const Goal& g = goals[i];
     const Pose3d& T = data.world_T_body[g.body];
     double pe = 0.0, oe = 0.0;
-    if (hasPosition(g.kind)) {
+    if (g.bounded()) {
+      const Eigen::Vector3d p = positionOf(model, g, data, data.subtree_moment);
+      const int m = g.bound.rows();
+      for (int k = 0; k < m; ++k) {
+        const BoundRow b = boundRow(g.bound, k, p);
+        const double slack = b.limit - b.value;
+        data.residual[row + k] = g.weight * std::min(0.0, slack);
+        pe = std::max(pe, -slack);
+        if (std::isnan(slack)) pe = slack;
+      }
+      row += m;
+    } else if (g.kind == GoalKind::kCentreOfMass) {
+      const Eigen::Vector3d e = g.target_position - positionOf(model, g, data, data.subtree_moment);
+      pe = e.norm();
+      data.residual.segment<3>(row) = g.weight * e;
+      row += 3;
+    } else if (hasPosition(g.kind)) {
       const Eigen::Vector3d e = g.target_position - T.act(g.point);
       pe = e.norm();
       data.residual.segment<3>(row) = g.weight * e;
       row += 3;
     }
-    if (hasOrientation(g.kind)) {
+    if (!g.bounded() && hasOrientation(g.kind)) {
       const Eigen::Vector3d e = so3::log(g.target_orientation * T.R.transpose(), &oe);  // oe = |e|
       data.residual.segment<3>(row) = (g.weight * g.orientation_scale) * e;
       row += 3;
@@ -97,8 +331,36 @@ void goalJacobian(const Model& model, const std::vector<Goal>& goals, Data& data
   // once per solver iteration and Eigen's dynamic-size block views cost more
   // than the arithmetic at m = 6.
   double* const Jd = data.J.data();
+  if (anyCentreOfMass(goals)) subtreeMoments(model, data, data.subtree_moment);
   int row = 0;
   for (const Goal& g : goals) {
+    if (!isPointTarget(g)) {
+      // Centre-of-mass and bounded goals: position rows, or one row per
+      // violated bound (zero while the bound holds, matching the residual).
+      if (g.bounded()) {
+        const Eigen::Vector3d p = positionOf(model, g, data, data.subtree_moment);
+        const int nb = g.bound.rows();
+        for (int k = 0; k < nb; ++k) {
+          const BoundRow b = boundRow(g.bound, k, p);
+          if (!(b.value > b.limit)) continue;
+          const Eigen::Vector3d a = g.weight * b.grad;
+          forEachColumn(model, g, data, data.subtree_moment,
+                        [&](int col, const Eigen::Vector3d& lin, const Eigen::Vector3d&) {
+                          Jd[static_cast<Eigen::Index>(col) * m + row + k] += a.dot(lin);
+                        });
+        }
+      } else {
+        forEachColumn(model, g, data, data.subtree_moment,
+                      [&](int col, const Eigen::Vector3d& lin, const Eigen::Vector3d&) {
+                        double* c = Jd + static_cast<Eigen::Index>(col) * m + row;
+                        c[0] += g.weight * lin.x();
+                        c[1] += g.weight * lin.y();
+                        c[2] += g.weight * lin.z();
+                      });
+      }
+      row += residualRows(g);
+      continue;
+    }
     const bool pos = hasPosition(g.kind), ori = hasOrientation(g.kind);
     const int rp = row, ro = pos ? row + 3 : row;
     const double wp = g.weight, wo = g.weight * g.orientation_scale;

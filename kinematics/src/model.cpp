@@ -106,11 +106,20 @@ Model::Model(std::vector<JointSpec> joints, std::string name)
       if (!(j.weight[k] > 0.0) || !std::isfinite(j.weight[k]))
         throw ModelError(fmt::format("{}: weight of DOF {} is {}, expected a finite value > 0", who, k, j.weight[k]));
     }
+    if (!std::isfinite(j.body_mass) || j.body_mass < 0.0)
+      throw ModelError(fmt::format("{}: body mass {} must be finite and >= 0 [kg]", who, j.body_mass));
+    if (!j.body_com.allFinite()) throw ModelError(who + ": body centre of mass contains NaN or infinity");
     idx_q_[i] = nq_;
     idx_v_[i] = nv_;
     nq_ += configSize(j.type);
     nv_ += nv;
     if (j.parent >= 0) children_[j.parent].push_back(i);
+  }
+  subtree_mass_.resize(n);
+  for (int i = 0; i < n; ++i) subtree_mass_[i] = joints_[i].body_mass;
+  for (int i = n - 1; i >= 0; --i) {
+    if (joints_[i].parent >= 0) subtree_mass_[joints_[i].parent] += subtree_mass_[i];
+    else total_mass_ += subtree_mass_[i];
   }
   lower_.resize(nv_);
   upper_.resize(nv_);

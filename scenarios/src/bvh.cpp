@@ -4,6 +4,7 @@
 // are listed, so a joint's local transform is T(offset or translation
 // channels) * R_c1 * R_c2 * R_c3, and world_T_joint = world_T_parent * local.
 #include "ikbench/scenarios/bvh.h"
+#include "ikbench/scenarios/skeleton.h"
 #include "ikbench/scenarios/input_limits.h"
 
 #include <fmt/format.h>
@@ -346,6 +347,12 @@ BvhClip parseBvh(const std::string& text, const std::string& source, const BvhOp
     clip.notes.push_back(fmt::format(
         "{} joints have constant translation channels: fixed at their first-frame values (max deviation {:.3g} m)",
         static_translations, clip.max_translation_deviation));
+  if (!(options.body_mass > 0.0) || !std::isfinite(options.body_mass))
+    throw SuiteError(fmt::format("{}: body_mass = {} (expected a finite mass > 0 [kg])", source, options.body_mass));
+  const double assigned = assignAnthropometricMasses(specs, options.body_mass);
+  if (std::abs(assigned - 1.0) > 1e-9)
+    clip.notes.push_back(fmt::format("anthropometric masses: {:.1f}% of the {} kg body mass matched a segment name",
+                                     100.0 * assigned, options.body_mass));
   try {
     clip.model = std::make_shared<const Model>(std::move(specs), std::filesystem::path(source).stem().string());
   } catch (const ModelError& e) {

@@ -330,6 +330,18 @@ void readBody(Reader& r, const TiXmlElement* b, int parent, const std::string& c
     out->specs.push_back(std::move(s));
   }
   const int body = static_cast<int>(out->specs.size()) - 1;
+  // <inertial pos mass>: the body's mass and centre of mass (body frame).
+  // Masses MuJoCo would infer from geoms are not computed: a body without an
+  // <inertial> element keeps mass 0.
+  if (const TiXmlElement* in = b->FirstChildElement("inertial")) {
+    JointSpec& s = out->specs[static_cast<size_t>(body)];
+    const char* mass = in->Attribute("mass");
+    if (!mass) r.fail(in, fmt::format("body '{}': <inertial> without a mass", name));
+    s.body_mass = r.numbers(in, "mass", mass, 1)[0];
+    if (!(s.body_mass >= 0.0) || !std::isfinite(s.body_mass))
+      r.fail(in, fmt::format("body '{}': <inertial mass=\"{}\">: expected a finite mass >= 0 [kg]", name, mass));
+    if (const char* pos = in->Attribute("pos")) s.body_com = r.numbers(in, "pos", pos, 3);
+  }
   for (const TiXmlElement* g = b->FirstChildElement("geom"); g; g = g->NextSiblingElement("geom")) {
     const char* gc = g->Attribute("class");
     const std::string cls = gc ? gc : (cls_inherited.empty() ? "main" : cls_inherited);
@@ -493,6 +505,8 @@ UrdfModel parseMjcf(const std::string& xml, const std::string& source, const Urd
   root_joint.name = all.specs[static_cast<size_t>(b0)].name;
   root_joint.body_name = base;
   root_joint.type = JointType::kFixed;
+  root_joint.body_mass = all.specs[static_cast<size_t>(b0)].body_mass;
+  root_joint.body_com = all.specs[static_cast<size_t>(b0)].body_com;
   specs.push_back(root_joint);
   index[static_cast<size_t>(b0)] = 0;
   for (size_t i = 0; i < all.specs.size(); ++i) {

@@ -425,6 +425,15 @@ UrdfModel parseUrdf(const std::string& xml, const std::string& source, const Urd
     body_of_link[j->child_link_name] = static_cast<int>(specs.size());
     specs.push_back(std::move(s));
   }
+  // Masses: each link's <inertial> mass, its centre of mass the inertial
+  // frame's origin (<inertial><origin xyz>, in the link frame).
+  for (JointSpec& s : specs) {
+    const urdf::LinkConstSharedPtr link = urdf->getLink(s.body_name);
+    if (!link || !link->inertial) continue;
+    s.body_mass = link->inertial->mass;
+    const urdf::Vector3& c = link->inertial->origin.position;
+    s.body_com = Eigen::Vector3d(c.x, c.y, c.z);
+  }
   try {
     out.model = std::make_shared<const Model>(std::move(specs), out.robot_name);
   } catch (const ModelError& e) {

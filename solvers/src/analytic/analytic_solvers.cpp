@@ -49,6 +49,7 @@ bool buildTwoLink(const Problem& problem, bool require_planar, TwoLinkPlan* plan
   if (problem.goals.size() != 1)
     return fail(fmt::format("needs exactly one goal, the problem has {}", problem.goals.size()));
   const Goal& g = problem.goals[0];
+  if (g.bounded()) return fail("the goal has a bound; the closed form solves position targets only");
   if (g.kind != GoalKind::kPosition)
     return fail(fmt::format("the goal is a {} goal; the closed form solves position goals only",
                             toString(g.kind)));

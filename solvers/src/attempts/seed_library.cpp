@@ -415,7 +415,8 @@ SeedLibrary::CacheStats SeedLibrary::cacheStats() {
 
 std::shared_ptr<const SeedLibrary> SeedLibrary::forGoals(const std::shared_ptr<const Model>& model,
                                                          const std::vector<Goal>& goals, int entries) {
-  if (!model || goals.size() != 1 || goals.front().kind == GoalKind::kOrientation) return nullptr;
+  if (!model || goals.size() != 1 || goals.front().kind == GoalKind::kOrientation || !isPointTarget(goals.front()))
+    return nullptr;
   const Goal& g = goals.front();
   if (g.body < 0 || g.body >= model->numJoints() || !g.point.allFinite() || entries < 1 || entries > kMaxEntries)
     return nullptr;

@@ -285,6 +285,17 @@ class CeresSolver final : public Solver {
     options_.initial_trust_region_radius = o.initial_radius;
   }
 
+  bool supports(const Problem& problem, std::string* why) const override {
+    for (const Goal& g : problem.goals)
+      if (!isPointTarget(g)) {
+        if (why)
+          *why = fmt::format("{} takes effector point targets; a {} goal{} is unsupported", dogleg_ ? "ceres-dogleg" : "ceres-lm", toString(g.kind),
+                             g.bounded() ? " with a bound" : "");
+        return false;
+      }
+    return true;
+  }
+
  protected:
   void solveImpl(const Problem& problem, Eigen::VectorXd& q, SolveContext& ctx) override {
     ensureProblem(problem);

@@ -186,6 +186,12 @@ class KdlSolver final : public Solver, private HookedFk::Hook {
       return false;
     }
     const Goal& g = problem.goals[0];
+    if (!isPointTarget(g)) {
+      if (why)
+        *why = fmt::format("{} solves an end-effector frame; a {} goal{} is not one", name, toString(g.kind),
+                           g.bounded() ? " with a bound" : "");
+      return false;
+    }
     if (method_ == KdlMethod::kNrJl && g.kind != GoalKind::kPose) {
       if (why)
         *why = fmt::format(

@@ -77,6 +77,10 @@ ChainPlan planChain(const Problem& problem) {
     return plan;
   }
   const Goal& goal = problem.goals.front();
+  if (!isPointTarget(goal)) {
+    plan.why = "the batch kernel takes point targets, not centre-of-mass or bounded goals";
+    return plan;
+  }
   if (goal.kind == GoalKind::kOrientation) {
     plan.why = "the batch kernel takes pose and position goals";
     return plan;

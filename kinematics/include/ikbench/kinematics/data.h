@@ -25,6 +25,9 @@ struct Data {
   // Per goal, unweighted: position error [m] and orientation error [rad]
   // (0 where the goal kind has none).
   std::vector<double> goal_position_error, goal_orientation_error;
+  // Scratch for centre-of-mass goals: per body, the first mass moment of its
+  // subtree, sum of m_i * world centre of mass_i [kg m].
+  std::vector<Eigen::Vector3d> subtree_moment;
 
   // Resizes the goal buffers (allocates only when the row count changes).
   void resizeGoals(int num_goals, int rows);

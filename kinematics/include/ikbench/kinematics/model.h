@@ -24,6 +24,9 @@
 //   orientation). Infinite limits are allowed; finite ones must have a finite span.
 // * The DOF weight is a motion cost ("stiffness"): weighted solvers minimise
 //   dv^T W dv, so a DOF with weight 4 moves half as far as one with weight 1.
+// * Each body may carry a mass [kg] and the position of its centre of mass in
+//   the body frame (for centre-of-mass goals). Masses default to 0: a model
+//   (or subtree) of total mass 0 has no centre of mass.
 #pragma once
 
 #include <Eigen/Core>
@@ -64,6 +67,10 @@ struct JointSpec {
   Eigen::Vector3d axis = Eigen::Vector3d::UnitZ();  // revolute / prismatic
   // Per tangent DOF; empty means (-inf, +inf) and weight 1.
   Eigen::VectorXd lower, upper, weight;
+  // Inertial data of the body the joint moves: mass [kg] (finite, >= 0) and
+  // its centre of mass in the body frame [m] (URDF <inertial><origin xyz>).
+  double body_mass = 0.0;
+  Eigen::Vector3d body_com = Eigen::Vector3d::Zero();
 };
 
 // Thrown by the Model constructor; what() names the joint and the field.
@@ -76,7 +83,8 @@ class Model {
  public:
   // Validates and builds; throws ModelError with a message naming the joint
   // and the field for: parent out of order, zero/NaN axis, lower > upper, NaN
-  // anywhere, non-positive weight, wrong limit size, duplicate names.
+  // anywhere, non-positive weight, wrong limit size, duplicate names,
+  // negative or non-finite body mass, non-finite centre of mass.
   explicit Model(std::vector<JointSpec> joints, std::string name = "");
 
   const std::string& name() const { return name_; }
@@ -103,6 +111,13 @@ class Model {
   int idxV(int i) const { return idx_v_[i]; }
   int jointNq(int i) const { return configSize(joints_[i].type); }
   int jointNv(int i) const { return tangentSize(joints_[i].type); }
+
+  // Mass [kg] and centre of mass (body frame) of body i; total mass of the
+  // model, and of the subtree rooted at body i (body i and its descendants).
+  double bodyMass(int i) const { return joints_[i].body_mass; }
+  const Eigen::Vector3d& bodyCom(int i) const { return joints_[i].body_com; }
+  double totalMass() const { return total_mass_; }
+  double subtreeMass(int i) const { return subtree_mass_[i]; }
 
   // nv-sized limits and weights over all DOFs.
   const Eigen::VectorXd& lowerLimits() const { return lower_; }
@@ -140,6 +155,8 @@ class Model {
   bool only_scalar_ = true;
   std::vector<std::vector<int>> children_;
   Eigen::VectorXd lower_, upper_, weight_;
+  std::vector<double> subtree_mass_;
+  double total_mass_ = 0.0;
   int nq_ = 0, nv_ = 0;
 };
 

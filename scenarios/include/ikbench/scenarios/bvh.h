@@ -59,6 +59,9 @@ struct BvhOptions {
   // Translation channels whose values stay within this distance [file
   // units] of their first-frame value are treated as constant.
   double static_tolerance = 1e-3;
+  // Total body mass [kg] spread over the segments by Winter's anthropometric
+  // table (skeleton.h, assignAnthropometricMasses) for centre-of-mass goals.
+  double body_mass = 70.0;
 };
 
 struct BvhClip {

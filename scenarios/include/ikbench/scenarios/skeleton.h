@@ -51,4 +51,18 @@ int skeletonTwistAxis(const std::vector<JointSpec>& joints, int j);
 std::shared_ptr<const Model> constrainSkeleton(const Model& model, const std::vector<JointLimitSpec>& limits,
                                                std::string name = "");
 
+// Anthropometric masses for a character skeleton without inertial data
+// (BVH): segment mass fractions of a total body mass `body_mass` [kg] and the
+// centre of mass along each segment, from Winter, "Biomechanics and Motor
+// Control of Human Movement", Table 4.1 (docs/scenarios.md, "Skeleton
+// masses"). A joint's segment is its bone: from the joint to its child (the
+// trunk-continuing child where it has several). Segments are recognised by
+// joint name (case-insensitive): hand/wrist, forearm/lowerarm, arm/upperarm,
+// upleg/thigh, leg/shin/calf, foot/ankle, neck (head and neck), head (only
+// when there is no neck), hips/pelvis, spine/abdomen, chest/thorax. Others
+// (clavicles, toes, fingers) and leaves (end sites) get no mass. Writes body_mass and
+// body_com of `joints`; returns the fraction of body_mass assigned (1 for a
+// full humanoid with one of each trunk segment).
+double assignAnthropometricMasses(std::vector<JointSpec>& joints, double body_mass);
+
 }  // namespace ikbench
