@@ -32,6 +32,7 @@ Registry& Registry::global() {
     registerKdlSolvers(*r);
 #endif
     registerAnalyticIkSolvers(*r);
+    registerWholeBodySolvers(*r);
     registerPresets(*r);
     return r;
   }();

@@ -166,6 +166,8 @@ HierarchyStep projectHierarchy(const std::vector<TaskLevel>& input, const Eigen:
   for (int pass = 0;; ++pass) {
     ++step.iterations;
     step.dq = fixed;
+    step.level_dq.assign(levels.size(), Eigen::VectorXd::Zero(n));
+    Eigen::VectorXd before = Eigen::VectorXd::Zero(n);
     P.setZero(n, n);
     for (Eigen::Index v = 0; v < n; ++v) P(v, v) = frozen[v] ? 0.0 : 1.0;
     for (size_t k = 0; k < levels.size(); ++k) {
@@ -180,7 +182,11 @@ HierarchyStep projectHierarchy(const std::vector<TaskLevel>& input, const Eigen:
           rows.row(r) = l.C.row(i);
           target[r++] = l.upper[i];
         }
-      if (rows.rows() == 0) continue;
+      if (rows.rows() == 0) {
+        step.level_dq[k] = step.dq - before;
+        before = step.dq;
+        continue;
+      }
       M.noalias() = rows * P;
       const Eigen::JacobiSVD<Eigen::MatrixXd> svd(M, Eigen::ComputeThinU | Eigen::ComputeThinV);
       const Eigen::VectorXd& s = svd.singularValues();
@@ -194,6 +200,8 @@ HierarchyStep projectHierarchy(const std::vector<TaskLevel>& input, const Eigen:
         P.noalias() -= vi * vi.transpose();
       }
       P = 0.5 * (P + P.transpose()).eval();
+      step.level_dq[k] = step.dq - before;
+      before = step.dq;
     }
     if (pass + 1 >= options.max_active_set_iterations) break;
     bool changed = false;
@@ -215,7 +223,9 @@ HierarchyStep projectHierarchy(const std::vector<TaskLevel>& input, const Eigen:
   }
   // The box is the top level: if the pass bound ended the loop first, the
   // step is still put inside it.
-  step.dq = step.dq.cwiseMax(lo).cwiseMin(hi);
+  const Eigen::VectorXd inside = step.dq.cwiseMax(lo).cwiseMin(hi);
+  if (!step.level_dq.empty()) step.level_dq.back() += inside - step.dq;
+  step.dq = inside;
   fillResiduals(levels, &step);
   return step;
 }
@@ -248,6 +258,7 @@ HierarchyStep solveHierarchy(const std::vector<TaskLevel>& input, const Eigen::V
       g_rhs.push_back(-lo[v]);
     }
   }
+  Eigen::VectorXd before = Eigen::VectorXd::Zero(n);
   for (const TaskLevel& l : levels) {
     const Eigen::Index nz = Z.cols(), p = l.C.rows(), nh = static_cast<Eigen::Index>(g_rows.size());
     if (l.A.rows() + p > 0) {
@@ -275,6 +286,8 @@ HierarchyStep solveHierarchy(const std::vector<TaskLevel>& input, const Eigen::V
       y = activeSetQp(H, g, G, h, y, options.max_active_set_iterations, &step.iterations);
       x.noalias() += Z * y.head(nz);
     }
+    step.level_dq.push_back(x - before);
+    before = x;
     // The levels below keep this level's inequality rows at their optimal
     // slack, C_i dq <= max(upper_i, C_i x) ...
     for (Eigen::Index i = 0; i < p; ++i) {

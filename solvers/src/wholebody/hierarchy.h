@@ -53,6 +53,11 @@ struct HierarchyStep {
   Eigen::VectorXd dq;                // n
   std::vector<double> level_residual;  // rho_k at dq, one per level
   int iterations = 0;                  // active-set passes / QP iterations, all levels
+  // What each level added to dq (they sum to dq; level 0's includes the
+  // box's share). Level k's part changes no equality row of a level above,
+  // so a caller may shorten the lower levels' parts first (a step clamp that
+  // keeps the priorities).
+  std::vector<Eigen::VectorXd> level_dq;
 };
 
 // The recursive null-space projection (Siciliano & Slotine 1991, eq. 19-20):

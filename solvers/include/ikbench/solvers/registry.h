@@ -121,6 +121,7 @@ void registerGeometricSolvers(Registry& registry);
 void registerCeresSolvers(Registry& registry);
 void registerKdlSolvers(Registry& registry);
 void registerAnalyticIkSolvers(Registry& registry);
+void registerWholeBodySolvers(Registry& registry);
 void registerPresets(Registry& registry);
 
 }  // namespace ikbench
