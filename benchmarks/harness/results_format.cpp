@@ -38,10 +38,12 @@ const std::vector<std::string> kTimeColumns = names(results_schema::kTimeColumns
 const std::vector<std::string> kQualityColumns = names(results_schema::kQualityColumns);
 const std::vector<std::string> kCollisionColumns = names(results_schema::kCollisionColumns);
 const std::vector<std::string> kExternalColumns = names(results_schema::kExternalColumns);
+const std::vector<std::string> kLevelColumns = names(results_schema::kLevelColumns);
 const std::vector<std::string> kOptionalSolveColumns = [] {
   std::vector<std::string> c = kQualityColumns;
   c.insert(c.end(), kCollisionColumns.begin(), kCollisionColumns.end());
   c.insert(c.end(), kExternalColumns.begin(), kExternalColumns.end());
+  c.insert(c.end(), kLevelColumns.begin(), kLevelColumns.end());
   return c;
 }();
 const std::vector<std::string> kOutcomeNames = names(results_schema::kOutcomes);
@@ -464,6 +466,12 @@ json modelToJson(const Model& model, const std::string& id, const std::string& s
                       {"weight", limits(model.dofWeights(), iv, nv)},
                       {"idx_q", model.idxQ(i)},
                       {"idx_v", iv}});
+    // Inertial data only where present: older readers and massless models
+    // see the same joints as before.
+    if (js.body_mass != 0.0) {
+      joints.back()["mass"] = js.body_mass;
+      joints.back()["com"] = vec(js.body_com);
+    }
   }
   json out = {{"id", id},
               {"name", model.name()},
@@ -503,6 +511,10 @@ std::shared_ptr<const Model> modelFromJson(const json& j, const std::string& whe
     s.lower = numbers(member(jj, "lower", w), nv, w, "lower", -std::numeric_limits<double>::infinity());
     s.upper = numbers(member(jj, "upper", w), nv, w, "upper", std::numeric_limits<double>::infinity());
     s.weight = numbers(member(jj, "weight", w), nv, w, "weight");
+    if (jj.contains("mass")) {
+      s.body_mass = number(jj["mass"], w, "mass");
+      s.body_com = numbers(member(jj, "com", w), 3, w, "com");
+    }
     specs.push_back(std::move(s));
   }
   const json& name = member(j, "name", where);
@@ -541,6 +553,26 @@ json problemToJson(const std::string& family, int index, const std::string& mode
                      {"target_quat_xyzw", quatJson(g.target_orientation)},
                      {"weight", g.weight},
                      {"orientation_scale", g.orientation_scale}});
+  // Whole-body fields only where used, so plain problems read as before.
+  for (size_t k = 0; k < problem.goals.size(); ++k) {
+    const Goal& g = problem.goals[k];
+    if (g.priority != 0) goals[k]["priority"] = g.priority;
+    if (!g.bounded()) continue;
+    json b = {{"kind", toString(g.bound.kind)}};
+    if (g.bound.kind == BoundKind::kHalfSpaces) {
+      json normals = json::array();
+      for (Eigen::Index r = 0; r < g.bound.normals.rows(); ++r)
+        normals.push_back(vec(Eigen::Vector3d(g.bound.normals.row(r).transpose())));
+      b["normals"] = normals;
+      json offsets = json::array();
+      for (Eigen::Index r = 0; r < g.bound.offsets.size(); ++r) offsets.push_back(g.bound.offsets[r]);
+      b["offsets"] = offsets;
+    } else {
+      b["centre"] = vec(g.bound.centre);
+      b["radius"] = g.bound.radius;
+    }
+    goals[k]["bound"] = b;
+  }
   json q0 = json::array();
   for (Eigen::Index k = 0; k < problem.q0.size(); ++k) q0.push_back(problem.q0[k]);
   json out = {{"family", family}, {"problem", index}, {"name", problem.name}, {"model", model_id},
@@ -584,6 +616,33 @@ Problem problemFromJson(const json& j, const std::map<std::string, std::shared_p
     g.target_orientation = rotationFromQuat(member(gj, "target_quat_xyzw", w), w, "target_quat_xyzw");
     g.weight = number(member(gj, "weight", w), w, "weight");
     g.orientation_scale = number(member(gj, "orientation_scale", w), w, "orientation_scale");
+    if (gj.contains("priority")) {
+      const json& pr = gj["priority"];
+      if (!pr.is_number_integer() || pr.get<long>() < 0 || pr.get<long>() > 1000000)
+        fail(w, "priority", fmt::format("{}: expected an integer level >= 0", pr.dump()));
+      g.priority = pr.get<int>();
+    }
+    if (gj.contains("bound")) {
+      const std::string wb = w + ": bound";
+      const json& b = gj["bound"];
+      const json& bk = member(b, "kind", wb);
+      const auto k3 = bk.is_string() ? kBoundKindNames.find(bk.get<std::string>()) : std::nullopt;
+      if (!k3) fail(wb, "kind", fmt::format("expected one of: {}", kBoundKindNames.names()));
+      g.bound.kind = *k3;
+      if (g.bound.kind == BoundKind::kHalfSpaces) {
+        const json& normals = member(b, "normals", wb);
+        if (!normals.is_array() || normals.empty() || normals.size() > 100000)
+          fail(wb, "normals", "expected a non-empty array of [x, y, z]");
+        g.bound.normals.resize(static_cast<Eigen::Index>(normals.size()), 3);
+        for (size_t r = 0; r < normals.size(); ++r)
+          g.bound.normals.row(static_cast<Eigen::Index>(r)) =
+              numbers(normals[r], 3, wb, fmt::format("normals[{}]", r)).transpose();
+        g.bound.offsets = numbers(member(b, "offsets", wb), static_cast<int>(normals.size()), wb, "offsets");
+      } else if (g.bound.kind != BoundKind::kNone) {
+        g.bound.centre = numbers(member(b, "centre", wb), 3, wb, "centre");
+        g.bound.radius = number(member(b, "radius", wb), wb, "radius");
+      }
+    }
     p.goals.push_back(g);
   }
   std::string why;

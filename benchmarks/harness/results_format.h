@@ -59,6 +59,12 @@ extern const std::vector<std::string> kCollisionColumns;
 // process reported for the solve [us], empty where it reported none (and in
 // the rows of other solvers).
 extern const std::vector<std::string> kExternalColumns;
+// Last, in a run with whole-body problems (docs/wholebody.md): level_errors,
+// "position:orientation" of each priority level from the top separated by
+// spaces, and levels_met, the number of levels met from the top (a level is
+// met when its goals are within tolerance and every level above is met);
+// empty in the rows of other families and of solves not attempted.
+extern const std::vector<std::string> kLevelColumns;
 extern const std::vector<std::string> kTraceColumns;
 extern const std::vector<std::string> kSolutionColumns;
 // Columns whose values depend on the machine's speed.

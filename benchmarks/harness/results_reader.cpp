@@ -376,7 +376,8 @@ Kind kindOf(const std::string& column) {
       {"joint_jump", Kind::kMaybeEmpty}, {"branch_switch", Kind::kMaybeFlag},
       {"joint_velocity", Kind::kMaybeEmpty}, {"joint_acceleration", Kind::kMaybeEmpty},
       {"joint_jerk", Kind::kMaybeEmpty}, {"collision_free", Kind::kMaybeFlag},
-      {"min_clearance", Kind::kMaybeNumber}, {"solver_time_us", Kind::kMaybeEmpty}};
+      {"min_clearance", Kind::kMaybeNumber}, {"solver_time_us", Kind::kMaybeEmpty},
+      {"levels_met", Kind::kMaybeEmpty}};
   const auto it = kinds.find(column);
   return it == kinds.end() ? Kind::kText : it->second;
 }

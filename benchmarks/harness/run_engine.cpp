@@ -25,6 +25,7 @@
 #include "harness/answer_quality.h"
 #include "harness/batching_solver.h"
 #include "harness/build_info.h"
+#include "harness/levels.h"
 #include "harness/machine_load.h"
 #include "harness/results_format.h"
 #include "harness/run_directory.h"
@@ -227,6 +228,7 @@ class Engine {
     if (quality()) h.insert(h.end(), kQualityColumns.begin(), kQualityColumns.end());
     if (collision_) h.insert(h.end(), kCollisionColumns.begin(), kCollisionColumns.end());
     if (external()) h.insert(h.end(), kExternalColumns.begin(), kExternalColumns.end());
+    if (levels_) h.insert(h.end(), kLevelColumns.begin(), kLevelColumns.end());
     return h;
   }
   // Problems per exchange of spec s: an external solver's `batch` key
@@ -255,6 +257,11 @@ class Engine {
   // A family has a scene: solves.csv gets the collision columns.
   const bool collision_ = std::any_of(suite_.families.begin(), suite_.families.end(),
                                       [](const Family& f) { return !f.problems.empty() && f.problems.front().collision; });
+  // A family has whole-body problems (several levels, com or bounded goals):
+  // solves.csv gets the per-level verdict columns.
+  const bool levels_ = std::any_of(suite_.families.begin(), suite_.families.end(), [](const Family& f) {
+    return std::any_of(f.problems.begin(), f.problems.end(), [](const Problem& p) { return p.isWholeBody(); });
+  });
   const RunConfig& config_;
   SolverList list_;
   std::unique_ptr<RunDirectory> dir_;
@@ -581,6 +588,10 @@ void Engine::formatRow(int f, int p, int s, const Summary& sm, const Eigen::Vect
                                                    csvField(sm.collision_pair));
   if (external())
     out.row += sm.reported_time_us < 0 ? std::string(",") : fmt::format(",{:.3f}", sm.reported_time_us);
+  if (levels_)
+    out.row += "," + (ran && prob.isWholeBody() ? levelCells(levelVerdict(prob, q, suite_.options.position_tolerance,
+                                                                           suite_.options.orientation_tolerance))
+                                                : std::string(","));
   out.row += '\n';
   out.solutions.clear();
   for (size_t k = 0; k < sm.solutions.size(); ++k)

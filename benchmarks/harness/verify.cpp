@@ -8,6 +8,7 @@
 #include <ostream>
 
 #include "harness/answer_quality.h"
+#include "harness/levels.h"
 #include "harness/results_reader.h"
 #include "ikbench/core/numeric.h"
 #include "ikbench/kinematics/config.h"
@@ -198,6 +199,46 @@ VerifyReport verifyRun(const std::string& dir, std::ostream& out, int max_listed
       check(key, where + " solution " + cells.at(3), parseConfigText(cells.at(4), where), 1, 1, -2, cells.at(3));
     }
   }
+  // The per-level verdict of whole-body solves (kLevelColumns), recomputed by FK.
+  const auto met_it = std::find(r.solve_header.begin(), r.solve_header.end(), "levels_met");
+  const auto lerr_it = std::find(r.solve_header.begin(), r.solve_header.end(), "level_errors");
+  if (met_it != r.solve_header.end() && lerr_it != r.solve_header.end()) {
+    const size_t c_met = static_cast<size_t>(met_it - r.solve_header.begin());
+    const size_t c_lerr = static_cast<size_t>(lerr_it - r.solve_header.begin());
+    for (const auto& [key, line] : r.solves) {
+      const std::string where = fmt::format("solves.csv {} problem {} {}", r.families[std::get<0>(key)],
+                                            std::get<1>(key), r.solvers[std::get<2>(key)]);
+      const std::vector<std::string> cells = parseCsvLine(line, where);
+      if (cells[c_met].empty()) continue;
+      const auto pit = problems.find({std::get<0>(key), std::get<1>(key)});
+      if (pit == problems.end()) continue;
+      const LevelVerdict v = levelVerdict(pit->second, parseConfigText(cells[c_q], where), tol_p, tol_o);
+      std::vector<GoalErrors> claimed;
+      try {
+        claimed = parseLevelErrors(cells[c_lerr]);
+      } catch (const std::invalid_argument& e) {
+        throw ResultsError(fmt::format("{}: column level_errors: {}", where, e.what()));
+      }
+      ++rep.level_rows;
+      auto near = [](double a, double b) { return std::abs(a - b) <= 1e-9 * std::max({1.0, std::abs(a), std::abs(b)}); };
+      bool same = claimed.size() == v.errors.size() && cells[c_met] == std::to_string(v.met);
+      // A level whose recomputed error sits at the tolerance's edge may be judged either way.
+      bool edge = false;
+      for (size_t k = 0; k < v.errors.size(); ++k) {
+        edge = edge || std::abs(v.errors[k].position - tol_p) <= kEdge * tol_p ||
+               std::abs(v.errors[k].orientation - tol_o) <= kEdge * tol_o;
+        if (k < claimed.size())
+          same = same && near(claimed[k].position, v.errors[k].position) &&
+                 near(claimed[k].orientation, v.errors[k].orientation);
+      }
+      if (same || (edge && claimed.size() == v.errors.size())) continue;
+      ++rep.level_disagreements;
+      ++rep.disagreements;
+      if (rep.disagreements <= max_listed)
+        out << fmt::format("{}: levels_met={} level_errors='{}' disagree; recomputed levels_met {} level_errors '{}'\n",
+                           where, cells[c_met], cells[c_lerr], v.met, levelCells(v));
+    }
+  }
   verifyQuality(r, problems, out, max_listed, rep);
   if (rep.disagreements > max_listed) out << fmt::format("... and {} more\n", rep.disagreements - max_listed);
   out << fmt::format("verify {}: {} solves and {} extra solutions recomputed by forward kinematics from models.json "
@@ -207,6 +248,9 @@ VerifyReport verifyRun(const std::string& dir, std::ostream& out, int max_listed
                          ? fmt::format(", {} of them checked for collisions in their scene", rep.collision_checks)
                          : "",
                      rep.disagreements, rep.false_successes);
+  if (rep.level_rows > 0)
+    out << fmt::format("verify {}: per-level verdicts of {} whole-body solves recomputed: {} disagree\n", dir,
+                       rep.level_rows, rep.level_disagreements);
   if (rep.quality_rows > 0)
     out << fmt::format("verify {}: outcome and quality columns of {} solves recomputed: {} disagree\n", dir,
                        rep.quality_rows, rep.quality_disagreements);

@@ -20,6 +20,8 @@ struct VerifyReport {
   long collision_checks = 0;  // rows and solutions checked for collisions in their scene
   long quality_rows = 0;           // rows whose quality columns were recomputed (runs that have them)
   long quality_disagreements = 0;  // of those, rows whose outcome or a quality figure differs
+  long level_rows = 0;           // rows whose per-level verdict (level_errors, levels_met) was recomputed
+  long level_disagreements = 0;  // of those, rows whose levels_met or a level's error differs
 };
 
 // The verdict on every checked answer, as CSV (kVerdictColumns): its file

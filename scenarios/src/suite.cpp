@@ -27,6 +27,7 @@
 #include "ikbench/scenarios/scene.h"
 #include "json_input.h"
 #include "ikbench/scenarios/skeleton.h"
+#include "ikbench/scenarios/wholebody.h"
 #include "ikbench/scenarios/urdf.h"
 
 namespace ikbench {
@@ -140,15 +141,134 @@ void randomModelFamily(const Ctx& c, const json& f, const Path& fp, Family& fam,
   finishFamily(fam, g);
 }
 
+// A family's "wholebody" object (docs/wholebody.md), if it has one: its
+// problems replace the goal set's. {"start_perturbation": rad, "up": [x, y, z],
+// "tasks": [{"kind": "pose"|"position"|"orientation"|"com", "body": name,
+// "point": [x, y, z], "priority": int, "weight": w, "target": "start" |
+// "random" | "support" | "bound", "distance": [lo, hi] (random), "support":
+// [bodies], "margin": m (support), "half_spaces": [[nx, ny, nz, d], ...] |
+// "inside_ball" | "outside_ball": {"centre": [x, y, z], "radius": r} (bound)}]}.
+bool wholeBodyFamily(const Ctx& c, const json& f, const Path& fp, const std::shared_ptr<const Model>& model,
+                     int count, std::uint64_t seed, Family& fam) {
+  const json* wj = c.find(f, "wholebody");
+  if (!wj) return false;
+  if (c.find(f, "goals")) c.fail(fp / "goals", "a family with 'wholebody' tasks takes no goal set");
+  const Path wp = fp / "wholebody";
+  c.checkObject(*wj, wp);
+  c.allowKeys(*wj, wp, {"start_perturbation", "up", "tasks"});
+  WholeBodySpec spec;
+  spec.count = count;
+  spec.start_perturbation = c.number(*wj, wp, "start_perturbation", 0.0, 0.0, 3.15);
+  auto vec3 = [&](const json& o, const Path& p, const std::string& key) {
+    const json& v = c.require(o, p, key, "an array [x, y, z]");
+    if (!v.is_array() || v.size() != 3) c.fail(p / key, fmt::format("expected [x, y, z], got {}", describe(v)));
+    Eigen::Vector3d x;
+    for (size_t k = 0; k < 3; ++k) {
+      if (!v[k].is_number() || !std::isfinite(v[k].get<double>()))
+        c.fail(p / key / k, fmt::format("expected a finite number, got {}", describe(v[k])));
+      x[static_cast<int>(k)] = v[k].get<double>();
+    }
+    return x;
+  };
+  if (c.find(*wj, "up")) spec.up = vec3(*wj, wp, "up");
+  if (!(spec.up.norm() > 0.0)) c.fail(wp / "up", "expected a non-zero vector");
+  const json& tasks = c.require(*wj, wp, "tasks", "an array of task objects");
+  if (!tasks.is_array() || tasks.empty())
+    c.fail(wp / "tasks", fmt::format("expected a non-empty array of task objects, got {}", describe(tasks)));
+  for (size_t k = 0; k < tasks.size(); ++k) {
+    const Path tp = wp / "tasks" / k;
+    const json& t = tasks[k];
+    c.checkObject(t, tp);
+    c.allowKeys(t, tp, {"kind", "body", "point", "priority", "weight", "target", "distance", "support", "margin",
+                        "half_spaces", "inside_ball", "outside_ball"});
+    WholeBodyTask task;
+    task.kind = c.parseEnumField(t, tp, "kind", "position", kGoalKindNames);
+    task.body = c.string(t, tp, "body", task.kind == GoalKind::kCentreOfMass ? "" : std::optional<std::string>());
+    if (c.find(t, "point")) task.point = vec3(t, tp, "point");
+    task.priority = static_cast<int>(c.integer(t, tp, "priority", 0, 0, 1000));
+    task.weight = c.number(t, tp, "weight", 1.0, 1e-9, 1e9);
+    const std::string target = c.string(t, tp, "target", "start");
+    if (target == "start") {
+      task.target = TaskTarget::kStart;
+    } else if (target == "random") {
+      task.target = TaskTarget::kRandom;
+      const json& dj = c.require(t, tp, "distance", "an array [lo, hi] [m]");
+      if (!dj.is_array() || dj.size() != 2 || !dj[0].is_number() || !dj[1].is_number() ||
+          !(0.0 <= dj[0].get<double>() && dj[0].get<double>() <= dj[1].get<double>() && dj[1].get<double>() < 1e6))
+        c.fail(tp / "distance", fmt::format("expected [lo, hi] with 0 <= lo <= hi [m], got {}", describe(dj)));
+      task.distance_lo = dj[0].get<double>();
+      task.distance_hi = dj[1].get<double>();
+    } else if (target == "support") {
+      task.target = TaskTarget::kSupport;
+      task.support = c.strings(t, tp, "support");
+      task.margin = c.number(t, tp, "margin", 0.0, -10.0, 10.0);
+    } else if (target == "bound") {
+      task.target = TaskTarget::kBound;
+      if (const json* hs = c.find(t, "half_spaces")) {
+        if (!hs->is_array() || hs->empty())
+          c.fail(tp / "half_spaces", fmt::format("expected an array of [nx, ny, nz, d], got {}", describe(*hs)));
+        task.bound.kind = BoundKind::kHalfSpaces;
+        task.bound.normals.resize(static_cast<Eigen::Index>(hs->size()), 3);
+        task.bound.offsets.resize(static_cast<Eigen::Index>(hs->size()));
+        for (size_t r = 0; r < hs->size(); ++r) {
+          const json& row = (*hs)[r];
+          bool ok = row.is_array() && row.size() == 4;
+          for (size_t i = 0; ok && i < 4; ++i) ok = row[i].is_number() && std::isfinite(row[i].get<double>());
+          if (!ok) c.fail(tp / "half_spaces" / r, fmt::format("expected [nx, ny, nz, d], got {}", describe(row)));
+          const Eigen::Vector3d n(row[0].get<double>(), row[1].get<double>(), row[2].get<double>());
+          if (!(n.norm() > 0.0)) c.fail(tp / "half_spaces" / r, "the normal is zero");
+          // Normalised, with d scaled alike: the same half-space n . p <= d.
+          task.bound.normals.row(static_cast<Eigen::Index>(r)) = n.normalized().transpose();
+          task.bound.offsets[static_cast<Eigen::Index>(r)] = row[3].get<double>() / n.norm();
+        }
+      } else {
+        const bool inside = c.find(t, "inside_ball") != nullptr;
+        const std::string key = inside ? "inside_ball" : "outside_ball";
+        const json& bj = c.require(t, tp, key, "a bound: half_spaces, inside_ball or outside_ball");
+        c.checkObject(bj, tp / key);
+        c.allowKeys(bj, tp / key, {"centre", "radius"});
+        task.bound.kind = inside ? BoundKind::kInsideBall : BoundKind::kOutsideBall;
+        task.bound.centre = vec3(bj, tp / key, "centre");
+        task.bound.radius = c.number(bj, tp / key, "radius", std::nullopt, 0.0, 1e6);
+      }
+    } else {
+      c.fail(tp / "target", fmt::format("'{}': expected start, random, support or bound", target));
+    }
+    if ((task.target == TaskTarget::kSupport || task.target == TaskTarget::kBound) &&
+        task.kind != GoalKind::kPosition && task.kind != GoalKind::kCentreOfMass)
+      c.fail(tp / "kind", "a bounded task needs kind 'position' or 'com'");
+    if (task.target == TaskTarget::kRandom && !hasPosition(task.kind))
+      c.fail(tp / "kind", "a random target needs a position-type kind");
+    spec.tasks.push_back(task);
+  }
+  try {
+    fam.problems = makeWholeBodyProblems(model, spec, seed);
+  } catch (const std::invalid_argument& e) {
+    c.fail(wp, e.what());
+  }
+  fam.goal = "wholebody";
+  fam.targets = "reachable";
+  fam.start = spec.start_perturbation > 0.0 ? fmt::format("perturbed:{}", spec.start_perturbation) : "nominal";
+  fam.sequential = false;
+  if (!fam.problems.empty()) {
+    fam.dof = model->nv();
+    fam.effectors = static_cast<int>(fam.problems.front().goals.size());
+  }
+  for (size_t k = 0; k < fam.problems.size(); ++k) fam.problems[k].name = fmt::format("{}/{}", fam.name, k);
+  return true;
+}
+
 // Family type "skeleton": a BVH skeleton with anatomical joint limits
 // (skeleton.h), reachable goals on its End Sites from random configurations
 // within those limits: {"type": "skeleton", "file": ..., "scale": 0, "count": N,
 // "limits": {"<joint>": {"cone": rad, "twist": [lo, hi]} | {"hinge": [x, y, z],
 // "range": [lo, hi]} | {"translation": m, "cone": ..., "twist": ...}}, "goals": {...}}.
 void parseSkeletonFamily(const Ctx& c, const json& f, const Path& fp, Family& fam, std::uint64_t family_seed) {
-  c.allowKeys(f, fp, {"name", "description", "type", "file", "scale", "count", "limits", "goals", "scene"});
+  c.allowKeys(f, fp, {"name", "description", "type", "file", "scale", "count", "limits", "goals", "scene", "wholebody",
+                      "body_mass"});
   const std::string file = c.resolve(f, fp, "file");
   BvhOptions bo;
+  bo.body_mass = c.number(f, fp, "body_mass", bo.body_mass, 1e-6, 1e6);
   bo.scale = c.number(f, fp, "scale", 0.0, 0.0, 1e6);
   const int count = static_cast<int>(c.integer(f, fp, "count", std::nullopt, 0, 1000000));
   GoalSetSpec g = parseGoals(c, f, fp, count);
@@ -194,6 +314,19 @@ void parseSkeletonFamily(const Ctx& c, const json& f, const Path& fp, Family& fa
       c.fail(jp / "range", "'range' belongs to a 'hinge'");
     }
     limits.push_back(l);
+  }
+  if (c.find(f, "wholebody")) {
+    std::shared_ptr<const Model> model;
+    try {
+      model = constrainSkeleton(*loadBvh(file, bo).model, limits);
+    } catch (const SuiteError& e) {
+      c.fail(fp / "file", e.what());
+    } catch (const std::invalid_argument& e) {
+      c.fail(lp, e.what());
+    }
+    if (c.find(f, "scene")) c.fail(fp / "wholebody", "a whole-body family takes no scene");
+    wholeBodyFamily(c, f, fp, model, count, family_seed, fam);
+    return;
   }
   try {
     const BvhClip clip = loadBvh(file, bo);
@@ -284,7 +417,7 @@ Family parseFamily(const Ctx& c, const json& f, const Path& fp, std::uint64_t su
   } else if (type == "urdf" || type == "mjcf") {
     c.allowKeys(f, fp,
                 {"name", "description", "type", "count", "file", "base", "tip", "floating_base", "goals", "scene",
-                 "srdf", "start_state", "package_path", "geometry"});
+                 "srdf", "start_state", "package_path", "geometry", "wholebody"});
     const std::string file = c.resolve(f, fp, "file");
     UrdfOptions uo;
     uo.base = c.string(f, fp, "base", "");
@@ -312,6 +445,13 @@ Family parseFamily(const Ctx& c, const json& f, const Path& fp, std::uint64_t su
       um = loadRobot(file, uo, type == "mjcf");
     } catch (const SuiteError& e) {
       c.fail(fp / "file", e.what());
+    }
+    if (wholeBodyFamily(c, f, fp, um.model, count, family_seed, fam)) {
+      if (c.find(f, "scene") || c.find(f, "srdf")) c.fail(fp / "wholebody", "a whole-body family takes no scene");
+      fam.source = file;
+      fam.robot = um.robot_name;
+      fam.type = type;
+      return fam;
     }
     const std::string srdf = c.find(f, "srdf") ? c.resolve(f, fp, "srdf") : "";
     const std::string start_state = c.string(f, fp, "start_state", "");

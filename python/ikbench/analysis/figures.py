@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from . import outcomes, stats
+from . import levels, outcomes, stats
 from ..io.safe_io import atomic_write_text
 from ..io.results import NOT_ATTEMPTED, SUMMARY_COLUMNS, optional_json
 from ..io.specs import named
@@ -191,6 +191,9 @@ def summarize(run_or_solves, *, keys=("family", "solver"), seed=stats.BOOTSTRAP_
     if key_cols == ["family", "solver"] and not isinstance(run_or_solves, pd.DataFrame):
         # outcome rates and answer quality need run.json's families (targets, regimes)
         df = df.merge(outcomes.outcome_figures(run_or_solves, confidence), on=key_cols, how="left")
+    lv = levels.level_figures(solves, keys)
+    if not lv.empty:  # whole-body families: per-level success and the top level's error
+        df = df.merge(lv, on=key_cols, how="left")
     lead = key_cols + [c for c in SUMMARY_COLUMNS if c not in ("family", "solver")]
     rest = [c for c in df.columns if c not in lead]
     return df[lead + rest]
@@ -365,11 +368,13 @@ def summary_csv_text(summary, noisy=None):
     that reads back as the same double, integers as integers, n/a empty); pandas writes the CSV
     (quoting a name that holds a comma or a quote)."""
     noisy_cell = "" if noisy is None else ("1" if noisy else "0")
+    # A run with whole-body families appends the per-level figures (levels.LEVEL_SUMMARY_COLUMNS).
+    columns = SUMMARY_CSV_COLUMNS + (levels.LEVEL_SUMMARY_COLUMNS if "level_success" in summary else [])
     rows = []
     for d in summary.to_dict("records"):
         avail = d["supported"] > 0
         row = []
-        for c in SUMMARY_CSV_COLUMNS:
+        for c in columns:
             v = d.get(c)
             if c in ("family", "solver"):
                 row.append(str(v))
@@ -379,10 +384,14 @@ def summary_csv_text(summary, noisy=None):
                 row.append(str(int(v)))
             elif c == "noisy":
                 row.append(noisy_cell)
+            elif c == "level_success":
+                row.append(v if isinstance(v, str) else "")
+            elif c in levels.LEVEL_SUMMARY_COLUMNS and (v is None or (isinstance(v, float) and math.isnan(v))):
+                row.append("")
             else:
                 row.append(_csv_number(v) if avail else "")
         rows.append(row)
-    return pd.DataFrame(rows, columns=SUMMARY_CSV_COLUMNS, dtype=object).to_csv(index=False, lineterminator="\n")
+    return pd.DataFrame(rows, columns=columns, dtype=object).to_csv(index=False, lineterminator="\n")
 
 
 def write_summary(run, path=None, summary=None, **kw):

@@ -58,6 +58,19 @@ COLLISION_BORDERLINE = 1e-6
 
 # ---------------------------------------------------------------- the model
 
+def bound_violation(bound, x):
+    """The largest violation [m] of a goal's bound (problems.jsonl "bound") at position x:
+    max(0, n_i . x - d_i) over half-spaces, |x - c| - r outside an inside_ball, r - |x - c| inside
+    an outside_ball."""
+    kind = bound["kind"]
+    if kind == "half_spaces":
+        n = np.asarray(bound["normals"], dtype=float).reshape(-1, 3)
+        return float(max(0.0, np.max(n @ x - np.asarray(bound["offsets"], dtype=float))))
+    dist = float(np.linalg.norm(x - np.asarray(bound["centre"], dtype=float)))
+    r = float(bound["radius"])
+    return max(0.0, dist - r) if kind == "inside_ball" else max(0.0, r - dist)
+
+
 class Model:
     """A models.json model compiled for batched FK."""
 
@@ -72,6 +85,26 @@ class Model:
                 "iq": j["idx_q"], "lower": np.array([-np.inf if x is None else x for x in j["lower"]], dtype=float),
                 "upper": np.array([np.inf if x is None else x for x in j["upper"]], dtype=float),
             })
+        # Inertial data (models.json "mass", "com"; 0 where absent) and the subtree of each body:
+        # subtree[b, i] when body i is b or below it.
+        nj = len(self.joints)
+        self.mass = np.array([float(j.get("mass", 0.0)) for j in m["joints"]])
+        self.com = np.array([j.get("com", [0.0, 0.0, 0.0]) for j in m["joints"]], dtype=float).reshape(nj, 3)
+        self.subtree = np.eye(nj, dtype=bool)
+        for i in range(nj):
+            k = self.joints[i]["parent"]
+            while k >= 0:
+                self.subtree[k, i] = True
+                k = self.joints[k]["parent"]
+
+    def centre_of_mass(self, R, p):
+        """Centre of mass (n, nj, 3) of the subtree of every body: sum m_i (p_i + R_i c_i) / sum m_i
+        (docs/wholebody.md); NaN for a massless subtree."""
+        world = p + np.einsum("nkab,kb->nka", R, self.com)
+        moment = np.einsum("bk,k,nka->nba", self.subtree.astype(float), self.mass, world)
+        total = self.subtree.astype(float) @ self.mass
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return moment / total[None, :, None]
 
     def fk(self, Q):
         """World rotation (n, nj, 3, 3) and position (n, nj, 3) of every body for configurations Q (n, nq)."""
@@ -207,7 +240,7 @@ def verify_run(run, verdicts=None):
             Q[k] = q
         R, p = model.fk(Q)
         # Goals, flattened over the rows of this model.
-        gr, gb, gpt, gtp, gtq, gkind = [], [], [], [], [], []
+        gr, gb, gpt, gtp, gtq, gkind, gbound = [], [], [], [], [], [], []
         goals_col = run.problems["goals"].to_numpy()
         for k, i in enumerate(rows):
             for g in goals_col[prob_rows[i]]:
@@ -217,12 +250,19 @@ def verify_run(run, verdicts=None):
                 gtp.append(g["target_position"])
                 gtq.append(g["target_quat_xyzw"])
                 gkind.append(g["kind"])
+                gbound.append(g.get("bound"))
         gr, gb = np.asarray(gr, dtype=np.int64), np.asarray(gb, dtype=np.int64)
-        pos_part = np.isin(gkind, ["position", "pose"])
+        pos_part = np.isin(gkind, ["position", "pose", "com"])
         ori_part = np.isin(gkind, ["orientation", "pose"])
         Rb, pb = R[gr, gb], p[gr, gb]
         world = pb + np.einsum("nab,nb->na", Rb, np.asarray(gpt, dtype=float).reshape(-1, 3))
+        com_goal = np.asarray(gkind) == "com"
+        if com_goal.any():  # a centre-of-mass goal's position is its subtree's centre of mass
+            world[com_goal] = model.centre_of_mass(R, p)[gr[com_goal], gb[com_goal]]
         perr = np.linalg.norm(np.asarray(gtp, dtype=float).reshape(-1, 3) - world, axis=1)
+        for k, b in enumerate(gbound):  # a bounded goal's error is its largest violation
+            if b is not None and b.get("kind", "none") != "none":
+                perr[k] = bound_violation(b, world[k])
         Rt = quat_to_matrix(np.asarray(gtq, dtype=float).reshape(-1, 4))
         oerr = rotation_angle(Rt @ np.swapaxes(Rb, -1, -2))
         m = len(rows)

@@ -46,7 +46,11 @@ QUALITY_COLUMNS = list(_COLUMNS["quality"])
 # Appended by a run with an external solver (docs/external-solvers.md): the time the solver
 # process reported for the solve [us], empty where it reported none.
 EXTERNAL_COLUMNS = list(_COLUMNS["external"])
-OPTIONAL_SOLVE_COLUMNS = QUALITY_COLUMNS + COLLISION_COLUMNS + EXTERNAL_COLUMNS
+# Appended by a run with whole-body problems (docs/wholebody.md): the error of each priority
+# level, "position:orientation" per level separated by spaces, and the number of levels met
+# from the top; empty in the rows of other families.
+LEVEL_COLUMNS = list(_COLUMNS["levels"])
+OPTIONAL_SOLVE_COLUMNS = QUALITY_COLUMNS + COLLISION_COLUMNS + EXTERNAL_COLUMNS + LEVEL_COLUMNS
 OUTCOMES = tuple(SCHEMA["outcomes"])
 
 SOLVE_COLUMNS_BY_VERSION = {1: SOLVE_COLUMNS_V1, 2: SOLVE_COLUMNS}

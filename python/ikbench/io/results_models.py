@@ -19,6 +19,7 @@ from .results_schema import LIMITS, SCHEMA, TOLERANCES, ResultsError
 
 JOINT_TYPES = {k: tuple(v) for k, v in SCHEMA["joint_types"].items()}
 GOAL_KINDS = tuple(SCHEMA["goal_kinds"])
+BOUND_KINDS = tuple(SCHEMA["bound_kinds"])
 SHAPE_TYPES = tuple(SCHEMA["shape_types"])
 DISABLED_REASONS = tuple(SCHEMA["disabled_reasons"])
 UNIT = TOLERANCES["unit_quaternion"]
@@ -136,6 +137,11 @@ def validate_model(m, where):
                 raise _err(w, f"lower[{k}]", f"limits [{lo:g}, {up:g}] are too far apart (upper - lower overflows)")
             if not float(weight[k]) > 0.0:
                 raise _err(w, f"weight[{k}]", f"{weight[k]!r}, expected a finite value > 0")
+        if "mass" in j:  # inertial data (docs/results-format.md), optional
+            mass = j["mass"]
+            if not _is_number(mass) or not mass >= 0:
+                raise _err(w, "mass", f"{mass!r}, expected a finite mass >= 0 [kg]")
+            _numbers(_member(j, "com", w), 3, w, "com")
         for k, expect in (("idx_q", nq), ("idx_v", nv)):
             v = _member(j, k, w)
             if not _is_int(v) or v != expect:
@@ -339,6 +345,40 @@ def _check_pairs(sc, w, link_body, n_obstacles, off_self, off_obstacle, moves):
 
 # ---------------------------------------------------------------- problems
 
+def _validate_whole_body_goal(g, where, f):
+    """The optional whole-body fields of a goal (docs/wholebody.md): an integer
+    priority >= 0 and a bound (half-spaces with unit normals, or a ball) on a
+    position or com goal, as problemFromJson and Problem::isValid take them."""
+    if "priority" in g:
+        p = g["priority"]
+        if not _is_int(p) or p < 0:
+            raise _err(where, f + "priority", f"{p!r}: expected an integer level >= 0")
+    if "bound" not in g:
+        return
+    b = g["bound"]
+    kind = _member(b, "kind", where, f + "bound.kind")
+    if kind not in BOUND_KINDS:
+        raise _err(where, f + "bound.kind", f"expected one of: {', '.join(BOUND_KINDS)}")
+    if kind == "none":
+        return
+    if g["kind"] not in ("position", "com"):
+        raise _err(where, f + "bound", f"a {kind} bound needs a position or com goal, not {g['kind']}")
+    if kind == "half_spaces":
+        normals = _member(b, "normals", where, f + "bound.normals")
+        if not isinstance(normals, list) or not normals:
+            raise _err(where, f + "bound.normals", "expected a non-empty array of [x, y, z]")
+        for r, n in enumerate(normals):
+            v = _numbers(n, 3, where, f + f"bound.normals[{r}]")
+            if abs(float(np.linalg.norm(np.asarray(v, dtype=float))) - 1.0) > 1e-6:
+                raise _err(where, f + f"bound.normals[{r}]", "expected a unit vector")
+        _numbers(_member(b, "offsets", where, f + "bound.offsets"), len(normals), where, f + "bound.offsets")
+    else:
+        _numbers(_member(b, "centre", where, f + "bound.centre"), 3, where, f + "bound.centre")
+        r = _member(b, "radius", where, f + "bound.radius")
+        if not _is_number(r) or not r >= 0:
+            raise _err(where, f + "bound.radius", f"{r!r}: expected a finite radius >= 0")
+
+
 def validate_problem(r, where, models):
     """One line of problems.jsonl (its family, problem and model already found) as
     problemFromJson and Problem::isValid take it."""
@@ -370,6 +410,7 @@ def validate_problem(r, where, models):
                 raise _err(where, f + key, "expected a number")
             if not v > 0:
                 raise _err(where, f + key, f"{v!r} must be finite and > 0")
+        _validate_whole_body_goal(g, where, f)
     # The start configuration: finite, unit quaternions (isValidConfiguration).
     for j in model["joints"]:
         iq = j["idx_q"]

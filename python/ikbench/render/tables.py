@@ -8,6 +8,7 @@ import math
 import numpy as np
 
 from ..analysis.figures import PEER, VERDICT_NA, VERDICT_NO_SUCCESS, family_leaders, noisy_text, robot_summary, summarize
+from ..analysis.levels import level_lines
 
 from .numbers import interval, is_finite, number
 
@@ -241,6 +242,7 @@ def summary_table(run, summary=None, markdown=False, table=None, width=None):
             feet.append("* partly unsupported: success over all solves (unsupported ones count as failures), the "
                         "other figures over the supported ones (supp.)")
         out += _wrapped(feet, width, markdown)
+    out += _wrapped(level_lines(summary), width, markdown)
     out.append("definitions: docs/analysis.md")
     out += _wrapped(_feet(run), width, markdown)
     return "\n".join(out) + "\n"
