@@ -187,8 +187,10 @@ TEST(WholebodyHierarchy, SatisfiedInequalitiesAreInactive) {
         }
         const HierarchyStep s = method(levels, freeBox(n, -1), freeBox(n, 1), HierarchyOptions{});
         EXPECT_LT((s.dq - plain.dq).norm(), 1e-9);
-        if (same_level) EXPECT_NEAR(s.level_residual[0], plain.level_residual[0], 1e-9);
-        else EXPECT_EQ(s.level_residual[0], 0.0);
+        if (same_level)
+          EXPECT_NEAR(s.level_residual[0], plain.level_residual[0], 1e-9);
+        else
+          EXPECT_EQ(s.level_residual[0], 0.0);
       }
     }
   }
@@ -219,17 +221,17 @@ TEST(WholebodyHierarchy, InfeasibleInequalitiesGiveTheLeastSquaresSlack) {
   MatrixXd C(3, 2);
   C << 1, 0, 0, 1, -1, -1;
   const VectorXd u = (VectorXd(3) << -1, -1, -1).finished();
-  const std::vector<TaskLevel> levels = {
-      inequality(C, u), equality(MatrixXd::Identity(2, 2), (VectorXd(2) << 5, -5).finished())};
+  const std::vector<TaskLevel> levels = {inequality(C, u),
+                                         equality(MatrixXd::Identity(2, 2), (VectorXd(2) << 5, -5).finished())};
   const HierarchyStep s = solveHierarchy(levels, freeBox(2, -1), freeBox(2, 1), undamped());
   EXPECT_LT(s.dq.norm(), 1e-8);
   EXPECT_NEAR(s.level_residual[0], std::sqrt(3.0), 1e-8);
   // Two contradicting rows, one DOF: x0 <= -1 and x0 >= 1 meet halfway.
   MatrixXd C2(2, 1);
   C2 << 1, -1;
-  const HierarchyStep t =
-      solveHierarchy({inequality(C2, VectorXd::Constant(2, -1.0)), equality(MatrixXd::Identity(1, 1), VectorXd::Constant(1, 5.0))},
-                     freeBox(1, -1), freeBox(1, 1), undamped());
+  const HierarchyStep t = solveHierarchy(
+      {inequality(C2, VectorXd::Constant(2, -1.0)), equality(MatrixXd::Identity(1, 1), VectorXd::Constant(1, 5.0))},
+      freeBox(1, -1), freeBox(1, 1), undamped());
   EXPECT_NEAR(t.dq[0], 0.0, 1e-9);
   EXPECT_NEAR(t.level_residual[0], std::sqrt(2.0), 1e-9);
 }
@@ -351,8 +353,9 @@ TEST(WholebodyHierarchy, RankDeficientLevels) {
     EXPECT_NEAR(s.level_residual[0], std::sqrt(0.5), 1e-9);
     MatrixXd A1(1, 3);
     A1 << 2, 2, 0;  // the same row, scaled
-    const HierarchyStep t = method({equality(A.topRows(1), VectorXd::Ones(1)), equality(A1, VectorXd::Constant(1, 6.0))},
-                                   freeBox(3, -1), freeBox(3, 1), undamped());
+    const HierarchyStep t =
+        method({equality(A.topRows(1), VectorXd::Ones(1)), equality(A1, VectorXd::Constant(1, 6.0))}, freeBox(3, -1),
+               freeBox(3, 1), undamped());
     EXPECT_NEAR(t.dq[0] + t.dq[1], 1.0, 1e-9);
     EXPECT_NEAR(t.level_residual[1], 4.0, 1e-9);
   }
@@ -372,7 +375,8 @@ TEST(WholebodyHierarchy, DegenerateInputGivesFiniteSteps) {
     EXPECT_EQ(z.dq, VectorXd::Zero(3));
     EXPECT_NEAR(z.level_residual[0], std::sqrt(2.0), 1e-12);
     const VectorXd fixed_lo = (VectorXd(2) << 0.0, -1.0).finished(), fixed_hi = (VectorXd(2) << 0.0, 1.0).finished();
-    const HierarchyStep f = method({equality(MatrixXd::Identity(2, 2), VectorXd::Ones(2))}, fixed_lo, fixed_hi, undamped());
+    const HierarchyStep f =
+        method({equality(MatrixXd::Identity(2, 2), VectorXd::Ones(2))}, fixed_lo, fixed_hi, undamped());
     EXPECT_EQ(f.dq[0], 0.0);
     EXPECT_NEAR(f.dq[1], 1.0, 1e-9);
     // n = 0.

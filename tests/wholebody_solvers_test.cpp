@@ -34,7 +34,8 @@ JointSpec slider(const std::string& name, int parent, const Eigen::Vector3d& axi
 // Base sliding in x and y; leg a1-a3 and arm b1-b3 (hinges about z, links of
 // 0.5 m, limits +-3 rad) in the x-y plane; foot (5) and hand (9) at their tips.
 std::shared_ptr<const Model> twoLimbs() {
-  std::vector<JointSpec> j = {slider("base_x", -1, Eigen::Vector3d::UnitX()), slider("base_y", 0, Eigen::Vector3d::UnitY())};
+  std::vector<JointSpec> j = {slider("base_x", -1, Eigen::Vector3d::UnitX()),
+                              slider("base_y", 0, Eigen::Vector3d::UnitY())};
   for (const char* limb : {"a", "b"}) {
     const int first = static_cast<int>(j.size());
     const Eigen::Vector3d start = limb[0] == 'a' ? Eigen::Vector3d(0, -0.2, 0) : Eigen::Vector3d(0, 0.2, 0);
@@ -190,7 +191,8 @@ TEST(WholebodySolvers, JointLimitsHold) {
   const Eigen::VectorXd q0 = bentStart();
   const Eigen::Vector3d foot = pointOf(*model, q0, kFoot);
   const Problem p = problemOf(
-      model, {positionGoal(kFoot, foot, 0), positionGoal(kHand, pointOf(*model, q0, kHand) + Eigen::Vector3d(0, -1.2, 0), 1)},
+      model,
+      {positionGoal(kFoot, foot, 0), positionGoal(kHand, pointOf(*model, q0, kHand) + Eigen::Vector3d(0, -1.2, 0), 1)},
       q0);
   for (const char* spec : {"hqp", "nullspace"}) {
     SCOPED_TRACE(spec);

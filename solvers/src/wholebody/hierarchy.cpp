@@ -39,9 +39,9 @@ std::vector<TaskLevel> checkedLevels(const std::vector<TaskLevel>& levels, const
         fmt::format("hierarchy: max_active_set_iterations must be >= 1, got {}", options.max_active_set_iterations));
   for (Eigen::Index i = 0; i < n; ++i)
     if (std::isnan(lo[i]) || std::isnan(hi[i]) || lo[i] > hi[i] || lo[i] == INFINITY || hi[i] == -INFINITY)
-      throw std::invalid_argument(fmt::format(
-          "hierarchy: box entry {}: expected dq_lower <= dq_upper with a finite side each, got [{}, {}]", i, lo[i],
-          hi[i]));
+      throw std::invalid_argument(
+          fmt::format("hierarchy: box entry {}: expected dq_lower <= dq_upper with a finite side each, got [{}, {}]", i,
+                      lo[i], hi[i]));
   std::vector<TaskLevel> out(levels.size());
   for (size_t k = 0; k < levels.size(); ++k) {
     const TaskLevel& l = levels[k];
@@ -51,10 +51,11 @@ std::vector<TaskLevel> checkedLevels(const std::vector<TaskLevel>& levels, const
         throw std::invalid_argument(
             fmt::format("hierarchy: level {}: {} has {} columns, expected n = {}", k, mname, M.cols(), n));
       if (v.size() != M.rows())
-        throw std::invalid_argument(
-            fmt::format("hierarchy: level {}: {} has {} entries for {} rows of {}", k, vname, v.size(), M.rows(), mname));
+        throw std::invalid_argument(fmt::format("hierarchy: level {}: {} has {} entries for {} rows of {}", k, vname,
+                                                v.size(), M.rows(), mname));
       if (!M.allFinite() || !v.allFinite())
-        throw std::invalid_argument(fmt::format("hierarchy: level {}: {} or {} has a non-finite entry", k, mname, vname));
+        throw std::invalid_argument(
+            fmt::format("hierarchy: level {}: {} or {} has a non-finite entry", k, mname, vname));
       if (M.rows() > 0) {
         *Mo = M;
         *vo = v;
@@ -78,7 +79,7 @@ void fillResiduals(const std::vector<TaskLevel>& levels, HierarchyStep* step) {
 // feasible y: the primal active-set method (Nocedal & Wright 2006, Algorithm
 // 16.3). The working set W stays linearly independent (a blocking row has
 // G_i p > 0 while every row of W has G_W p = 0), so the KKT matrix
-// [H G_W^T; G_W 0] is invertible. Stops after max_iterations iterations with
+// [H G_W^T; G_W 0] is invertible (LU with partial pivoting). Stops after max_iterations iterations with
 // the (feasible) point reached.
 Eigen::VectorXd activeSetQp(const Eigen::MatrixXd& H, const Eigen::VectorXd& g, const Eigen::MatrixXd& G,
                             const Eigen::VectorXd& h, Eigen::VectorXd y, int max_iterations, int* iterations) {
@@ -98,7 +99,7 @@ Eigen::VectorXd activeSetQp(const Eigen::MatrixXd& H, const Eigen::VectorXd& g, 
     }
     rhs.setZero(n + w);
     rhs.head(n) = -(H * y + g);
-    const Eigen::VectorXd sol = K.fullPivLu().solve(rhs);
+    const Eigen::VectorXd sol = K.partialPivLu().solve(rhs);
     const Eigen::VectorXd p = sol.head(n);
     if (!p.allFinite()) break;
     if (p.norm() <= 1e-12 * (1.0 + y.norm())) {

@@ -50,7 +50,7 @@ struct HierarchyOptions {
 };
 
 struct HierarchyStep {
-  Eigen::VectorXd dq;                // n
+  Eigen::VectorXd dq;                  // n
   std::vector<double> level_residual;  // rho_k at dq, one per level
   int iterations = 0;                  // active-set passes / QP iterations, all levels
   // What each level added to dq (they sum to dq; level 0's includes the

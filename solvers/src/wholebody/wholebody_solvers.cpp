@@ -58,7 +58,7 @@ struct WholeBodyOptions {
   int active_set_iterations = 100;
   // Restoration steps of the levels above the lowest after each step
   // (HierarchySolver::restore); 0 = none.
-  int restore_steps = 10;
+  int restore_steps = 30;
 };
 
 class HierarchySolver final : public Solver {
@@ -104,7 +104,8 @@ class HierarchySolver final : public Solver {
     }
     HierarchyStep h;
     try {
-      h = method_ == StepMethod::kQp ? solveHierarchy(levels, lo_, hi_, hopt_) : projectHierarchy(levels, lo_, hi_, hopt_);
+      h = method_ == StepMethod::kQp ? solveHierarchy(levels, lo_, hi_, hopt_)
+                                     : projectHierarchy(levels, lo_, hi_, hopt_);
     } catch (const std::invalid_argument& ex) {
       ctx.stop(Status::kNumericalFailure, fmt::format("{}: {}", name(), ex.what()));
       return false;
@@ -204,11 +205,14 @@ class HierarchySolver final : public Solver {
       const int iq = model.idxQ(j), iv = model.idxV(j);
       switch (model.type(j)) {
         case JointType::kRevolute:
-        case JointType::kPrismatic: scalar_q_[iv] = iq; break;
+        case JointType::kPrismatic:
+          scalar_q_[iv] = iq;
+          break;
         case JointType::kFree:
           for (int k = 0; k < 3; ++k) scalar_q_[iv + k] = iq + k;
           break;
-        default: break;
+        default:
+          break;
       }
     }
     goal_rows_.clear();
