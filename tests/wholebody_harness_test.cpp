@@ -17,6 +17,7 @@
 #include "ikbench/kinematics/forward_kinematics.h"
 #include "ikbench/scenarios/suite.h"
 #include "ikbench/scenarios/wholebody.h"
+#include "ikbench/solvers/batch.h"
 #include "ikbench/solvers/registry.h"
 #include "run_files_util.h"
 #include "test_util.h"
@@ -238,6 +239,29 @@ TEST(WholeBodySolvers, PointTargetBackendsRefuseAndWeightedOnesSolve) {
     forwardKinematics(*p.model, q, d);
     EXPECT_LT((centreOfMass(*p.model, d, 0) - p.goals[0].target_position).norm(), 1e-4) << spec;
   }
+}
+
+TEST(WholeBodySolvers, FastPathsFallBackForOneComGoalOnAChain) {
+  // One centre-of-mass goal on a revolute chain with unit weights: the shape
+  // the chain kernel and the batch path take for a point target. They must
+  // hand it to the generic loop, whose answer FK confirms.
+  Problem p = comProblem();
+  p.goals.resize(1);
+  EXPECT_FALSE(batchFallbackReason(p, Registry::global().parse("dls"), SolverOptions{}).empty());
+  BatchStats stats;
+  const std::vector<BatchResult> out = solveBatch({p, p}, "dls", BatchOptions{}, &stats);
+  EXPECT_EQ(stats.batched, 0);
+  for (const BatchResult& r : out) {
+    EXPECT_FALSE(r.batched);
+    ASSERT_EQ(r.summary.status, Status::kConverged) << r.summary.message;
+    Data d(*p.model);
+    forwardKinematics(*p.model, r.q, d);
+    EXPECT_LT((centreOfMass(*p.model, d, 0) - p.goals[0].target_position).norm(), 1e-4);
+  }
+  // A bounded position goal likewise.
+  Problem b = comProblem();
+  b.goals = {b.goals[1]};
+  EXPECT_FALSE(batchFallbackReason(b, Registry::global().parse("dls"), SolverOptions{}).empty());
 }
 
 }  // namespace

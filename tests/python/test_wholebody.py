@@ -104,6 +104,13 @@ def test_shipped_wholebody_suite_is_cross_checked_and_summarised(tmp_path):
     # numpy's centres of mass and bound violations give the harness's errors and verdicts.
     assert report.checked == len(run.solves) and report.disagreements.empty, report.disagreements
     assert max(report.max_error_difference) < 1e-9
+    # A levels_met the recomputation does not give is a finding (tampered in memory).
+    i = int(np.flatnonzero(run.solves["levels_met"].notna().to_numpy())[0])
+    claimed = int(run.solves["levels_met"].iat[i])
+    run.solves.loc[run.solves.index[i], "levels_met"] = claimed + 1
+    tampered = verify.verify_run(run)
+    assert list(tampered.disagreements["finding"]) == [f"levels_met {claimed + 1}, recomputed {claimed}"]
+    run.solves.loc[run.solves.index[i], "levels_met"] = claimed
     summary = figures.summarize(run, intervals=False)
     assert summary["level_success"].notna().all()
     text = figures.summary_csv_text(summary)

@@ -228,6 +228,12 @@ def verify_run(run, verdicts=None):
     np_within = np.zeros((2, n), dtype=bool)
     np_free = np.zeros((2, n), dtype=bool)
     np_all_pairs = np.zeros(n, dtype=bool)
+    # Whole-body runs (docs/wholebody.md): levels met from the top, recomputed at the strict and the
+    # loose threshold (they differ only for a row with a level error in the borderline band).
+    has_levels = "levels_met" in solves
+    claimed_levels = pd.to_numeric(solves["levels_met"], errors="coerce").to_numpy(dtype=float) if has_levels \
+        else np.full(n, np.nan)
+    np_levels = np.full((2, n), np.nan)
     for mid in pd.unique(model_of[has_q]):
         rows = np.flatnonzero(has_q & (model_of == mid))
         model = compiled.setdefault(mid, Model(run.models[mid]))
@@ -240,7 +246,7 @@ def verify_run(run, verdicts=None):
             Q[k] = q
         R, p = model.fk(Q)
         # Goals, flattened over the rows of this model.
-        gr, gb, gpt, gtp, gtq, gkind, gbound = [], [], [], [], [], [], []
+        gr, gb, gpt, gtp, gtq, gkind, gbound, glevel = [], [], [], [], [], [], [], []
         goals_col = run.problems["goals"].to_numpy()
         for k, i in enumerate(rows):
             for g in goals_col[prob_rows[i]]:
@@ -251,6 +257,7 @@ def verify_run(run, verdicts=None):
                 gtq.append(g["target_quat_xyzw"])
                 gkind.append(g["kind"])
                 gbound.append(g.get("bound"))
+                glevel.append(int(g.get("priority", 0)))
         gr, gb = np.asarray(gr, dtype=np.int64), np.asarray(gb, dtype=np.int64)
         pos_part = np.isin(gkind, ["position", "pose", "com"])
         ori_part = np.isin(gkind, ["orientation", "pose"])
@@ -276,6 +283,22 @@ def verify_run(run, verdicts=None):
             bad_l = part & ~(err <= tol * (1 + BORDERLINE_RTOL))
             ok_strict &= ~np.bincount(gr[bad_s], minlength=m).astype(bool)
             ok_loose &= ~np.bincount(gr[bad_l], minlength=m).astype(bool)
+        if has_levels:
+            # Per row: each distinct priority in ascending order is a level; count the levels met
+            # from the top (a level's goals all within tolerance, every level above met).
+            glevel_a = np.asarray(glevel, dtype=np.int64)
+            for k in range(m):
+                mine = gr == k
+                for t, factor in enumerate((1 - BORDERLINE_RTOL, 1 + BORDERLINE_RTOL)):
+                    met = 0
+                    for lv in np.unique(glevel_a[mine]):
+                        sel = mine & (glevel_a == lv)
+                        ok = np.all(~pos_part[sel] | (perr[sel] <= tol_p * factor)) and \
+                            np.all(~ori_part[sel] | (oerr[sel] <= tol_o * factor))
+                        if not ok:
+                            break
+                        met += 1
+                    np_levels[t, rows[k]] = met
         c, bc = _decide(claimed_conv[rows], ok_strict, ok_loose)
         np_conv[0, rows], np_conv[1, rows] = ok_strict, ok_loose
         # within limits, up to LIMIT_SLACK; borderline within a relative 1e-12 of the band's edge.
@@ -360,8 +383,10 @@ def verify_run(run, verdicts=None):
     claimed_success = claimed_conv & claimed_within & (claimed_free != 0.0)
     recomputed_success = conv & within & np.where(scene_rows, free, True)
     false_successes = claimed_success & ~recomputed_success & (bad_c | bad_w | bad_f)
+    # levels_met that neither threshold's recomputation gives (rows of whole-body families).
+    bad_l = has_q & ~np.isnan(claimed_levels) & (claimed_levels != np_levels[0]) & (claimed_levels != np_levels[1])
     rows = []
-    for i in np.flatnonzero(bad_c | bad_w | bad_f):
+    for i in np.flatnonzero(bad_c | bad_w | bad_f | bad_l):
         what = []
         if bad_f[i]:
             what.append((("false success" if claimed_free[i] == 1.0 else "false failure") + " (collision-free)")
@@ -370,6 +395,8 @@ def verify_run(run, verdicts=None):
             what.append(("false success" if claimed_conv[i] else "false failure") + " (converged)")
         if bad_w[i]:
             what.append(("false success" if claimed_within[i] else "false failure") + " (within limits)")
+        if bad_l[i]:
+            what.append(f"levels_met {int(claimed_levels[i])}, recomputed {int(np_levels[0, i])}")
         rows.append({"line": int(run.solve_lines[i]), "family": solves["family"].iat[i],
                      "problem": int(solves["problem"].iat[i]), "solver": solves["solver"].iat[i],
                      "converged": int(claimed_conv[i]), "within_limits": int(claimed_within[i]),
