@@ -29,7 +29,7 @@ PALETTE = ("#2E91E5", "#E15F99", "#1CA71C", "#FB0D0D", "#DA16FF", "#222A2A", "#B
 # most often drawn together first, so that they get the most distinct colours.
 KNOWN = ("auto", "kdl-lma", "dls", "ccd", "fabrik", "kdl-nr-jl", "lm", "sdls", "jt", "pinv", "gn",
          "dls-adaptive", "dls-marquardt", "gd-momentum", "ceres-lm", "ceres-dogleg", "two-bone",
-         "planar-analytic", "analytic-6r", "analytic-7r")
+         "planar-analytic", "analytic-6r", "analytic-7r", "nullspace", "hqp")
 
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")   # matplotlib marker codes
 HASHED_DASHES = ("dash", "dot", "dashdot")            # plotly names of the line styles of hashed specs

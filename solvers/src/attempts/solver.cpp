@@ -394,8 +394,9 @@ bool Solver::runAttempts(const Problem& problem, const Eigen::VectorXd& start, c
       summary->iterations += ctx.iteration_;
       // A backend's last iterate may be worse than one it passed through
       // (overshoot, non-monotone methods): the attempt's result is the best
-      // configuration the context saw, unless the backend's own q is better.
-      if (ctx.best_q_.size() == attempt_q.size()) {
+      // configuration the context saw, unless the backend's own q is better
+      // (or the backend's order is not the weighted residual's: keepsLowestResidual).
+      if (solver.keepsLowestResidual() && ctx.best_q_.size() == attempt_q.size()) {
         const double last = normalizeConfiguration(model, attempt_q) ? ctx.verify(attempt_q).weighted_norm
                                                                     : std::numeric_limits<double>::infinity();
         if (!(last <= ctx.lowest_norm_)) attempt_q = ctx.best_q_;

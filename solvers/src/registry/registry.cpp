@@ -82,6 +82,7 @@ Registry& Registry::global() {
     std::stable_sort(linked.begin(), linked.end(), [](const auto& a, const auto& b) { return a.rank < b.rank; });
     for (const LinkedLibrary& lib : linked) lib.add(*r);
     registerAnalyticIkSolvers(*r);
+    registerWholeBodySolvers(*r);
     registerPresets(*r);
     return r;
   }();

@@ -119,6 +119,7 @@ class Registry {
 void registerJacobianSolvers(Registry& registry);
 void registerGeometricSolvers(Registry& registry);
 void registerAnalyticIkSolvers(Registry& registry);
+void registerWholeBodySolvers(Registry& registry);
 void registerPresets(Registry& registry);
 
 // A backend library outside this one: the backends that wrap Ceres Solver

@@ -172,6 +172,11 @@ class Solver {
   virtual bool restartable() const { return true; }
   // Whether the backend can keep its steps clear of a scene (collision=avoid).
   virtual bool avoidsCollisions() const { return false; }
+  // Whether an attempt's answer is the configuration of lowest weighted
+  // residual it passed through when that is lower than the backend's last
+  // iterate (step 2). A priority hierarchy (nullspace, hqp) says no: a lower
+  // weighted sum bought with a higher level's error is not a better answer.
+  virtual bool keepsLowestResidual() const { return true; }
 
   // Called by the registry after construction with the spec and its common
   // keys. User solvers built without the registry may call it too.
