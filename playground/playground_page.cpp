@@ -116,11 +116,16 @@ json runModels(const std::string& dir) {
     bool pose = false;
     for (const Goal& g : p.goals) pose = pose || g.kind != GoalKind::kPosition;
     const std::string family = r.families.at(static_cast<size_t>(key.first));
+    // models.json writes null for what a model has not (a generated chain's source).
+    auto text = [](const json& object, const char* key, const std::string& otherwise) {
+      const auto it = object.find(key);
+      return it != object.end() && it->is_string() ? it->get<std::string>() : otherwise;
+    };
     const std::string scene = entry.contains("scene") && entry["scene"].is_object()
-                                  ? fmt::format(", scene '{}'", entry["scene"].value("name", ""))
+                                  ? fmt::format(", scene '{}'", text(entry["scene"], "name", ""))
                                   : "";
     entry["id"] = fmt::format("{}/{}", run, id);  // the page's id: unique across runs
-    const std::string name = entry.value("name", id), source = fs::path(entry.value("source", "")).filename().string();
+    const std::string name = text(entry, "name", id), source = fs::path(text(entry, "source", "")).filename().string();
     out.push_back(pageModel(fmt::format("run:{}/{}", run, id),
                             fmt::format("{}{} (run {}, family {}{})", name, source.empty() ? "" : ", " + source, run,
                                         family, scene),

@@ -248,6 +248,27 @@ TEST(HostileCli, PlaygroundModuleMustBeARegularFile) {
   }
 }
 
+// A run of generated chains has models without a source file (null in
+// models.json): `playground --run` offers them all the same.
+TEST(HostileCli, PlaygroundTakesARunOfGeneratedChains) {
+  const std::string dir = tempDir("playground_chains");
+  std::string out;
+  ASSERT_EQ(runCli("run --chain 3 --samples 2 --solvers dls --threads 1 --no-trace --no-summary --progress none --out " +
+                       dir + "/run",
+                   &out),
+            0)
+      << out;
+  {
+    std::ofstream module(dir + "/module.js");
+    module << "var createIkbenchPlayground = function () {};\n";
+  }
+  ASSERT_EQ(runCli("playground --module " + dir + "/module.js --run " + dir + "/run --out " + dir + "/page.html", &out),
+            0)
+      << out;
+  const std::string page = test::readFile(dir + "/page.html");
+  EXPECT_NE(page.find("run:run/"), std::string::npos) << "the run's models are not on the page";
+}
+
 }  // namespace
 }  // namespace ikbench
 
