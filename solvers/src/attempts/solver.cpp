@@ -474,4 +474,15 @@ void Solver::verdict(const Model& model, const AttemptResult& best, SolveContext
                 &summary->status, &summary->message);
 }
 
+bool pointTargetsOnly(const Problem& problem, std::string_view solver, std::string* why) {
+  for (const Goal& g : problem.goals)
+    if (!isPointTarget(g)) {
+      if (why)
+        *why = fmt::format("{} takes effector point targets; a {} goal{} is unsupported", solver, toString(g.kind),
+                           g.bounded() ? " with a bound" : "");
+      return false;
+    }
+  return true;
+}
+
 }  // namespace ikbench

@@ -51,14 +51,7 @@ class CcdSolver final : public Solver {
       : max_angle_(o.max_angle), tip_to_root_(o.order == CcdOrder::kTipToRoot) {}
 
   bool supports(const Problem& problem, std::string* why) const override {
-    for (const Goal& g : problem.goals)
-      if (!isPointTarget(g)) {
-        if (why)
-          *why = fmt::format("{} takes effector point targets; a {} goal{} is unsupported", "ccd", toString(g.kind),
-                             g.bounded() ? " with a bound" : "");
-        return false;
-      }
-    return true;
+    return pointTargetsOnly(problem, "ccd", why);
   }
 
  protected:

@@ -436,13 +436,7 @@ class FabrikSolver final : public Solver {
         forward_limits_(o.limits == FabrikLimits::kBoth) {}
 
   bool supports(const Problem& problem, std::string* why) const override {
-    for (const Goal& g : problem.goals)
-      if (!isPointTarget(g)) {
-        if (why)
-          *why = fmt::format("fabrik moves effector points to targets; a {} goal{} is unsupported", toString(g.kind),
-                             g.bounded() ? " with a bound" : "");
-        return false;
-      }
+    if (!pointTargetsOnly(problem, "fabrik", why)) return false;
     const FabrikPlan& P = plan(problem);
     if (!P.ok && why) *why = P.why;
     return P.ok;

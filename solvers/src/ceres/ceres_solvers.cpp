@@ -286,14 +286,7 @@ class CeresSolver final : public Solver {
   }
 
   bool supports(const Problem& problem, std::string* why) const override {
-    for (const Goal& g : problem.goals)
-      if (!isPointTarget(g)) {
-        if (why)
-          *why = fmt::format("{} takes effector point targets; a {} goal{} is unsupported", dogleg_ ? "ceres-dogleg" : "ceres-lm", toString(g.kind),
-                             g.bounded() ? " with a bound" : "");
-        return false;
-      }
-    return true;
+    return pointTargetsOnly(problem, dogleg_ ? "ceres-dogleg" : "ceres-lm", why);
   }
 
  protected:

@@ -28,6 +28,7 @@
 #include <chrono>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "ikbench/kinematics/data.h"
 #include "ikbench/kinematics/goal.h"
@@ -250,5 +251,11 @@ class Solver {
   std::unique_ptr<Data> collision_data_;  // FK for the collision checks, kept between solves
   std::shared_ptr<const CollisionWorld> collision_owner_;
 };
+
+// For a backend's supports(): true when every goal of `problem` is an
+// effector point reaching a target (isPointTarget: no centre of mass, no
+// bound); otherwise writes why `solver` (its name in the message) takes
+// none of the others into *why.
+bool pointTargetsOnly(const Problem& problem, std::string_view solver, std::string* why);
 
 }  // namespace ikbench
