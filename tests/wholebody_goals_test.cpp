@@ -86,24 +86,6 @@ std::vector<Eigen::VectorXd> configurations(const Model& model) {
   return out;
 }
 
-// Central differences of the residual: -(r(q + h e_k) - r(q - h e_k)) / 2h.
-Eigen::MatrixXd residualDifferences(const Model& model, const std::vector<Goal>& goals, const Eigen::VectorXd& q,
-                                    double h = 1e-6) {
-  Data d(model);
-  Eigen::MatrixXd J(totalRows(goals), model.nv());
-  for (int k = 0; k < model.nv(); ++k) {
-    Eigen::VectorXd dq = Eigen::VectorXd::Zero(model.nv());
-    dq[k] = h;
-    forwardKinematics(model, integrate(model, q, dq), d);
-    evaluateGoals(model, goals, d);
-    const Eigen::VectorXd rp = d.residual;
-    forwardKinematics(model, integrate(model, q, -dq), d);
-    evaluateGoals(model, goals, d);
-    J.col(k) = -(rp - d.residual) / (2 * h);
-  }
-  return J;
-}
-
 Eigen::Vector3d comAt(const Model& model, const Eigen::VectorXd& q, int body) {
   Data d(model);
   forwardKinematics(model, q, d);
@@ -155,7 +137,7 @@ TEST(CentreOfMass, JacobianMatchesFiniteDifferencesInBothModes) {
     forwardKinematics(*model, q, d);
     evaluateGoals(*model, goals, d);
     goalJacobian(*model, goals, d, JacobianMode::kExactResidual);
-    const Eigen::MatrixXd numeric = residualDifferences(*model, goals, q);
+    const Eigen::MatrixXd numeric = test::numericResidualJacobian(*model, goals, q);
     EXPECT_LT(maxAbsDiff(d.J, numeric), 1e-7) << q.transpose();
     goalJacobian(*model, goals, d, JacobianMode::kGeometric);
     // COM rows are position rows: the same in both modes.
@@ -178,7 +160,7 @@ TEST(CentreOfMass, WrongJacobianIsCaught) {
   naive.point = d.world_T_body[0].inverse().act(centreOfMass(*model, d, 0));
   evaluateGoals(*model, {naive}, d);
   goalJacobian(*model, {naive}, d);
-  EXPECT_GT(maxAbsDiff(d.J, residualDifferences(*model, {g}, q)), 1e-2);
+  EXPECT_GT(maxAbsDiff(d.J, test::numericResidualJacobian(*model, {g}, q)), 1e-2);
 }
 
 TEST(Problem, RefusesCentreOfMassWithoutMass) {
@@ -272,7 +254,7 @@ TEST(Bounds, ResidualErrorsAndJacobianMatchFiniteDifferences) {
   EXPECT_NEAR(d.residual[7], -0.15, 1e-12);
   for (JacobianMode mode : {JacobianMode::kGeometric, JacobianMode::kExactResidual}) {
     goalJacobian(*model, goals, d, mode);
-    EXPECT_LT(maxAbsDiff(d.J, residualDifferences(*model, goals, q)), 1e-7);
+    EXPECT_LT(maxAbsDiff(d.J, test::numericResidualJacobian(*model, goals, q)), 1e-7);
     for (int k : {0, 2, 3, 5}) EXPECT_EQ(d.J.row(k).cwiseAbs().maxCoeff(), 0.0) << k;
   }
 }
